@@ -1,0 +1,40 @@
+// Package taintevict is a library for timed, toleration-based eviction: the logic by which
+// Kubernetes evicts pods from nodes that carry NoExecute taints, taken out of
+// kube-controller-manager so that any controller can import it.
+//
+// Kubernetes evicts a pod from a node with a NoExecute taint unless the pod tolerates the
+// taint, and then only after the smallest tolerationSeconds of the tolerations that match.
+// kube-controller-manager's implementation (pkg/controller/tainteviction) cannot be reused:
+// it hard-codes a clientset Delete, real time and one timer per pod; it restarts every
+// countdown when the controller restarts; it drops an eviction after five quick failures;
+// and it never moves a deadline once scheduled. This module is for the authors of
+// controllers that need the same behaviour (multi-cluster schedulers, edge node managers,
+// device-taint controllers, simulators) without those limits.
+//
+// # Packages
+//
+//   - [github.com/taintevict/taintevict/tolerations]: pure functions. The NoExecute taints
+//     of a node, which tolerations match them, the minimum toleration time, the eviction
+//     deadline of a pod computed from each taint's TimeAdded (so that a restart changes
+//     nothing), and validation as the API server does it.
+//   - [github.com/taintevict/taintevict/timedqueue]: a generic, cancellable timed worker
+//     queue with an injected clock, a bounded worker pool and retries, built to hold a
+//     million pending items. It knows nothing of Kubernetes.
+//   - [github.com/taintevict/taintevict/eviction]: a Manager that takes node and pod updates
+//     (no informers inside), keeps the schedule, and calls a pluggable Deleter when a pod's
+//     time is up.
+//   - examples/: runnable programs; examples/outage simulates a zone outage in memory.
+//
+// Nothing in this module imports client-go: the caller owns informers and clients.
+//
+// # Quick start
+//
+// The deadline of one pod on one node:
+//
+//	e := tolerations.Deadline(node.Spec.Taints, pod.Spec.Tolerations, now, time.Time{}, tolerations.Options{})
+//	switch e.Verdict {
+//	case tolerations.Stay: // never evicted
+//	case tolerations.EvictNow: // evict at once
+//	case tolerations.EvictAt: // evict at e.At
+//	}
+package taintevict

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
+# For every Go module in the repository it checks formatting, runs go vet, and runs every
+# test with the race detector (fuzz targets run their seed corpus only). It fails on the
+# first failing check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+modules=$(find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+echo "gofmt: ok"
+
+for m in $modules; do
+  echo "== module $m"
+  (cd "$m" && go vet ./... && go test -race -count=1 ./...)
+done

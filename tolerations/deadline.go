@@ -1,0 +1,219 @@
+package tolerations
+
+import (
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// maxSeconds is the largest tolerationSeconds that fits a time.Duration; larger values are
+// clamped to it (about 292 years) instead of overflowing, as kube's own arithmetic would.
+const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
+
+// seconds converts a tolerationSeconds value to a duration: values <= 0 become 0 (evict
+// now, as in Kubernetes) and values too large for a time.Duration are clamped.
+func seconds(s int64) time.Duration {
+	switch {
+	case s <= 0:
+		return 0
+	case s > maxSeconds:
+		return time.Duration(maxSeconds) * time.Second
+	}
+	return time.Duration(s) * time.Second
+}
+
+// MinTolerationTime returns how long the tolerations in used let a pod stay on a node, by
+// kube's rule (getMinTolerationTime in kube-controller-manager):
+//
+//   - no tolerations: 0, expires true (evict now);
+//   - any tolerationSeconds <= 0: 0, expires true;
+//   - every tolerationSeconds nil: expires false (the pod may stay forever; min is 0 and
+//     means nothing);
+//   - otherwise the smallest tolerationSeconds, expires true.
+//
+// Forever is reported by expires rather than by a magic negative duration, the way
+// context.Context.Deadline reports "no deadline". used is normally the result of [Match].
+func MinTolerationTime(used []v1.Toleration) (min time.Duration, expires bool) {
+	if len(used) == 0 {
+		return 0, true
+	}
+	for i := range used {
+		s := used[i].TolerationSeconds
+		if s == nil {
+			continue
+		}
+		d := seconds(*s)
+		if !expires || d < min {
+			min, expires = d, true
+		}
+		if d == 0 {
+			return 0, true
+		}
+	}
+	return min, expires
+}
+
+// Verdict says whether and when a pod must leave a node. The zero value is [Stay].
+type Verdict uint8
+
+const (
+	// Stay means the pod is never evicted: the node has no NoExecute taint, or the pod
+	// tolerates every one of them forever.
+	Stay Verdict = iota
+	// EvictNow means the pod must leave now: a NoExecute taint is not tolerated, or a
+	// toleration has run out.
+	EvictNow
+	// EvictAt means the pod must leave at [Eviction.At], which is after now.
+	EvictAt
+)
+
+// String returns the verdict's name.
+func (v Verdict) String() string {
+	switch v {
+	case Stay:
+		return "Stay"
+	case EvictNow:
+		return "EvictNow"
+	case EvictAt:
+		return "EvictAt"
+	}
+	return "Verdict(" + itoa(int(v)) + ")"
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// Eviction is the outcome for one pod on one node. The zero value means [Stay].
+type Eviction struct {
+	// Verdict says whether and when the pod must leave.
+	Verdict Verdict
+	// At is when the pod must leave: now for EvictNow, the deadline for EvictAt, and the
+	// zero time for Stay.
+	At time.Time
+	// Taint is the taint that decided the outcome: for EvictNow the first taint that is not
+	// tolerated or whose toleration ran out first, for EvictAt the taint whose toleration
+	// runs out first, for Stay nil. It points into the taints the caller passed.
+	Taint *v1.Taint
+	// Toleration is the toleration that tolerates Taint, nil when Taint is not tolerated or
+	// for Stay. It points into the tolerations the caller passed.
+	Toleration *v1.Toleration
+}
+
+// Deadline returns when a pod with tolerations must leave a node with taints, by the rule
+// that makes evictions survive a controller restart: for every NoExecute taint, the time the
+// taint was added plus the tolerationSeconds of the first toleration that tolerates it (see
+// [Match]); the pod's deadline is the earliest of these.
+//
+//   - The time a taint was added is its TimeAdded. When TimeAdded is nil, fallback is used
+//     instead (such as when the caller first saw the taint); when fallback is also zero,
+//     now is used. A time added later than now, from clock skew between the node's
+//     controller and the caller, counts as now.
+//   - A NoExecute taint that no toleration tolerates gives EvictNow.
+//   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
+//     Kubernetes; one with nil tolerationSeconds never runs out.
+//   - A deadline at or before now gives EvictNow; no deadline at all gives Stay.
+//   - Taints of other effects are ignored, so a node's whole taint list may be passed.
+//
+// Deadline does not allocate.
+func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time.Time, opts Options) Eviction {
+	var out Eviction
+	for i := range taints {
+		taint := &taints[i]
+		if taint.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		j := firstTolerating(tolerations, taint, opts)
+		if j < 0 {
+			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
+		}
+		tol := &tolerations[j]
+		if tol.TolerationSeconds == nil {
+			continue
+		}
+		added := fallback
+		if taint.TimeAdded != nil {
+			added = taint.TimeAdded.Time
+		}
+		if added.IsZero() || added.After(now) {
+			added = now
+		}
+		due := added.Add(seconds(*tol.TolerationSeconds))
+		if out.Taint == nil || due.Before(out.At) {
+			out = Eviction{Verdict: EvictAt, At: due, Taint: taint, Toleration: tol}
+		}
+	}
+	if out.Verdict == EvictAt && !out.At.After(now) {
+		out.Verdict, out.At = EvictNow, now
+	}
+	return out
+}
+
+// ObservedDeadline returns when a pod with tolerations must leave a node with taints by
+// kube-controller-manager's own rule: since plus [MinTolerationTime] of the tolerations
+// that [Match] uses, where since is when the caller first scheduled this eviction (now, the
+// first time). A zero since, or one later than now, counts as now.
+//
+// Unlike [Deadline], the taints' TimeAdded is never read, so a caller that restarts and
+// forgets since restarts every countdown: a pod that tolerates a taint for 300 s can stay
+// for up to 300 s after each restart (kubernetes/kubernetes issue 108268). Use it only to
+// reproduce kube exactly. Like kube, it returns EvictNow when any NoExecute taint is not
+// tolerated, and Stay when there is no NoExecute taint. It does not allocate.
+func ObservedDeadline(taints []v1.Taint, tolerations []v1.Toleration, since, now time.Time, opts Options) Eviction {
+	var (
+		minSecs  int64
+		expires  bool
+		decider  *v1.Taint
+		decided  *v1.Toleration
+		anyTaint bool
+	)
+	for i := range taints {
+		taint := &taints[i]
+		if taint.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		anyTaint = true
+		j := firstTolerating(tolerations, taint, opts)
+		if j < 0 {
+			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
+		}
+		tol := &tolerations[j]
+		if tol.TolerationSeconds == nil {
+			continue
+		}
+		s := max(*tol.TolerationSeconds, 0)
+		if !expires || s < minSecs {
+			minSecs, expires, decider, decided = s, true, taint, tol
+		}
+	}
+	if !anyTaint || !expires {
+		return Eviction{}
+	}
+	if since.IsZero() || since.After(now) {
+		since = now
+	}
+	due := since.Add(seconds(minSecs))
+	if !due.After(now) {
+		return Eviction{Verdict: EvictNow, At: now, Taint: decider, Toleration: decided}
+	}
+	return Eviction{Verdict: EvictAt, At: due, Taint: decider, Toleration: decided}
+}

@@ -1,0 +1,152 @@
+package tolerations
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// NoExecuteTaints returns the taints of taints whose effect is NoExecute, in their order.
+// It returns nil when there are none, and it allocates only when some, but not all, taints
+// are NoExecute: when all are, it returns taints itself, which the caller must then not
+// modify.
+func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
+	n := 0
+	for i := range taints {
+		if taints[i].Effect == v1.TaintEffectNoExecute {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case len(taints):
+		return taints
+	}
+	out := make([]v1.Taint, 0, n)
+	for i := range taints {
+		if taints[i].Effect == v1.TaintEffectNoExecute {
+			out = append(out, taints[i])
+		}
+	}
+	return out
+}
+
+// Tolerates reports whether toleration tolerates taint. It agrees with
+// (*v1.Toleration).ToleratesTaint of k8s.io/api:
+//
+//   - an empty toleration effect matches every effect, otherwise the effects must be equal;
+//   - an empty toleration key matches every key, otherwise the keys must be equal;
+//   - the operator Equal, or an empty operator, requires equal values;
+//   - Exists matches every value;
+//   - Lt and Gt, when [Options.ComparisonOperators] is set, compare the values as decimal
+//     integers in canonical form (taint value < or > toleration value); a value that is not
+//     such an integer never matches;
+//   - any other operator never matches.
+//
+// A nil toleration or taint tolerates, and is tolerated by, nothing.
+func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
+	if toleration == nil || taint == nil {
+		return false
+	}
+	if toleration.Effect != "" && toleration.Effect != taint.Effect {
+		return false
+	}
+	if toleration.Key != "" && toleration.Key != taint.Key {
+		return false
+	}
+	switch toleration.Operator {
+	case "", v1.TolerationOpEqual:
+		return toleration.Value == taint.Value
+	case v1.TolerationOpExists:
+		return true
+	case v1.TolerationOpLt, v1.TolerationOpGt:
+		if !opts.ComparisonOperators {
+			return false
+		}
+		tol, ok := parseCanonicalInt(toleration.Value)
+		if !ok {
+			return false
+		}
+		val, ok := parseCanonicalInt(taint.Value)
+		if !ok {
+			return false
+		}
+		if toleration.Operator == v1.TolerationOpLt {
+			return val < tol
+		}
+		return val > tol
+	default:
+		return false
+	}
+}
+
+// parseCanonicalInt parses s as kube's comparison operators do: a decimal int64 with an
+// optional minus sign and no leading zeros, plus sign or other base. It does not allocate.
+func parseCanonicalInt(s string) (int64, bool) {
+	neg := false
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		neg = true
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || (digits[0] == '0' && (len(digits) > 1 || neg)) {
+		return 0, false
+	}
+	// Accumulate as a negative number so that math.MinInt64 parses.
+	var n int64
+	const minInt64 = -1 << 63
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n < minInt64/10 || n*10 < minInt64+d {
+			return 0, false
+		}
+		n = n*10 - d
+	}
+	if neg {
+		return n, true
+	}
+	if n == minInt64 {
+		return 0, false
+	}
+	return -n, true
+}
+
+// firstTolerating returns the index of the first toleration in tolerations that tolerates
+// taint, or -1.
+func firstTolerating(tolerations []v1.Toleration, taint *v1.Taint, opts Options) int {
+	for j := range tolerations {
+		if Tolerates(&tolerations[j], taint, opts) {
+			return j
+		}
+	}
+	return -1
+}
+
+// Match pairs every NoExecute taint in taints with the first toleration, in list order, that
+// tolerates it, as kube-controller-manager does. Taints of other effects are ignored.
+//
+// It returns ok true and, for each NoExecute taint in order, the toleration that tolerates it
+// (the same toleration may stand more than once). When there is no NoExecute taint it returns
+// ok true and no tolerations. When any NoExecute taint is not tolerated it returns ok false
+// and nil, as kube does.
+//
+// The result depends on the order of tolerations; see the package documentation.
+func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used []v1.Toleration, ok bool) {
+	for i := range taints {
+		if taints[i].Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		j := firstTolerating(tolerations, &taints[i], opts)
+		if j < 0 {
+			return nil, false
+		}
+		used = append(used, tolerations[j])
+	}
+	if used == nil {
+		used = []v1.Toleration{}
+	}
+	return used, true
+}
