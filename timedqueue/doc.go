@@ -1,0 +1,27 @@
+// Package timedqueue is a generic, cancellable timed worker queue: it runs work for a key at
+// the time the key is scheduled for, on a bounded pool of workers, retries failed work with
+// exponential backoff, and lets work be moved or cancelled at any time.
+//
+// It was written for controllers that keep a deadline per object (such as the eviction of
+// pods from tainted nodes) and must hold a million of them cheaply: pending work costs one
+// heap item and one slot, with no goroutine and no timer of its own. One timer, armed for
+// the earliest deadline, wakes the workers; the clock is injected, so tests drive it with a
+// fake clock. The package knows nothing of Kubernetes.
+//
+// # Lifecycle
+//
+// Create a queue with [New], call [Queue.Run] in a goroutine of its own, and stop it by
+// cancelling Run's context: Run then waits for running work to return and for every
+// goroutine it started, and returns. Schedule, Cancel, When and Len may be called before,
+// during and after Run.
+//
+// # Guarantees
+//
+//   - Due work starts in deadline order; work due at the same time starts in the order it
+//     was scheduled.
+//   - A key is never run twice at once. Schedule and Cancel never wait for running work, and
+//     what they do while a key runs is neither lost nor undone when that attempt returns.
+//   - A failed attempt (an error or a recovered panic) is retried with [Backoff] until it
+//     succeeds, is cancelled or is replaced, or until Backoff.MaxAttempts is reached.
+//   - Work that Cancel has removed never starts after Cancel returns.
+package timedqueue

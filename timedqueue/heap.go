@@ -1,0 +1,82 @@
+package timedqueue
+
+// item is one entry of the schedule heap. The deadline is stored inline so that sifting
+// never touches the slots; gen tells a live item from one whose slot was since cancelled,
+// replaced or reused (cancel is lazy: a stale item stays until it reaches the top or a
+// compaction drops it).
+type item struct {
+	at   int64  // when the item is due, in unix nanoseconds (see toNanos)
+	seq  uint64 // insertion order, to break ties between equal deadlines
+	slot int32  // index into Queue.slots
+	gen  uint32 // the slot's generation when the item was pushed
+}
+
+func (a item) less(b item) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// itemHeap is a 4-ary min-heap ordered by (at, seq). A 4-ary heap is shallower than a binary
+// one and its children share cache lines, which matters at a million items.
+type itemHeap []item
+
+func (h *itemHeap) push(x item) {
+	*h = append(*h, x)
+	h.up(len(*h) - 1)
+}
+
+// pop removes and returns the smallest item. The heap must not be empty.
+func (h *itemHeap) pop() item {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	*h = s[:last]
+	if last > 0 {
+		h.down(0)
+	}
+	return top
+}
+
+func (h itemHeap) up(i int) {
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.less(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+func (h itemHeap) down(i int) {
+	n := len(h)
+	x := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		end := min(c+4, n)
+		for j := c + 1; j < end; j++ {
+			if h[j].less(h[m]) {
+				m = j
+			}
+		}
+		if !h[m].less(x) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = x
+}
+
+// init restores the heap order of the whole slice in O(n).
+func (h itemHeap) init() {
+	for i := (len(h) - 2) / 4; i >= 0; i-- {
+		h.down(i)
+	}
+}

@@ -1,0 +1,128 @@
+package timedqueue
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Defaults used for the zero fields of [Options] and [Backoff].
+const (
+	DefaultWorkers     = 8
+	DefaultBackoffBase = 100 * time.Millisecond
+	DefaultBackoffCap  = 2 * time.Minute
+	DefaultJitter      = 0.2
+)
+
+// Options configures a [Queue]. The zero value gives the real clock, [DefaultWorkers]
+// workers, no observer, and retries until cancelled with the default [Backoff].
+type Options[K comparable] struct {
+	// Clock tells the time and makes the one timer the queue uses. nil means the real clock.
+	// Tests pass a k8s.io/utils/clock/testing.FakeClock.
+	Clock clock.Clock
+	// Workers is how many work functions may run at once. 0 means DefaultWorkers; a
+	// negative value is an error.
+	Workers int
+	// Backoff sets the delay between attempts of failed work.
+	Backoff Backoff
+	// Observer, when not nil, is told of every scheduling, cancellation, start and outcome.
+	Observer Observer[K]
+}
+
+// Backoff is the retry policy for failed work: the n-th retry waits Base·2^(n-1), at most
+// Cap, less a random fraction of up to Jitter of that delay, so that many keys failing
+// together do not retry in lockstep. The zero value retries forever, from
+// [DefaultBackoffBase] up to [DefaultBackoffCap], with [DefaultJitter].
+type Backoff struct {
+	// Base is the delay before the first retry. 0 means DefaultBackoffBase.
+	Base time.Duration
+	// Cap is the longest delay. 0 means DefaultBackoffCap.
+	Cap time.Duration
+	// MaxAttempts bounds the attempts of one scheduling, the first included; after the last
+	// one fails the work is dropped and reported to Observer.Failed with a zero retry time.
+	// 0 means no bound: work is retried until it succeeds, is cancelled or is replaced.
+	MaxAttempts int
+	// Jitter is the largest fraction of a delay taken away at random, in [0, 1]. 0 means
+	// DefaultJitter; a negative value turns jitter off.
+	Jitter float64
+}
+
+// normalize fills in defaults and rejects values that cannot be meant.
+func (b Backoff) normalize() (Backoff, error) {
+	if b.Base < 0 || b.Cap < 0 || b.MaxAttempts < 0 || b.Jitter > 1 {
+		return b, errors.New("timedqueue: Backoff fields must not be negative and Jitter must be at most 1")
+	}
+	if b.Base == 0 {
+		b.Base = DefaultBackoffBase
+	}
+	if b.Cap == 0 {
+		b.Cap = max(DefaultBackoffCap, b.Base)
+	}
+	if b.Cap < b.Base {
+		b.Cap = b.Base
+	}
+	switch {
+	case b.Jitter == 0:
+		b.Jitter = DefaultJitter
+	case b.Jitter < 0:
+		b.Jitter = 0
+	}
+	return b, nil
+}
+
+// delay returns how long to wait after the given failed attempt (1 for the first).
+func (b Backoff) delay(attempt uint32) time.Duration {
+	d := b.Base
+	for i := uint32(1); i < attempt && d < b.Cap; i++ {
+		d *= 2
+	}
+	d = min(d, b.Cap)
+	if b.Jitter > 0 {
+		d -= time.Duration(rand.Float64() * b.Jitter * float64(d))
+	}
+	return d
+}
+
+// Observer is told what a [Queue] does, for metrics, events and logs. Its methods are called
+// synchronously, outside the queue's lock, from the goroutine that caused the event
+// (Schedule, Cancel, or a worker), so they must be safe for concurrent use and should return
+// quickly: a slow observer slows the queue.
+type Observer[K comparable] interface {
+	// Scheduled is called when key is scheduled or moved to at; not for a call that changes
+	// nothing, and not for retries (see Failed).
+	Scheduled(key K, at time.Time)
+	// Cancelled is called when Cancel removed pending work of key.
+	Cancelled(key K)
+	// Started is called before an attempt runs; lag is how late it starts: from the time it
+	// was due (or its retry time) to now, never negative.
+	Started(key K, attempt int, lag time.Duration)
+	// Succeeded is called when an attempt returned nil.
+	Succeeded(key K, attempt int)
+	// Failed is called when an attempt returned an error or panicked. retryAt is when the
+	// next attempt is due, or the zero time when there is none: the work was cancelled or
+	// replaced while it ran, or Backoff.MaxAttempts was reached.
+	Failed(key K, attempt int, err error, retryAt time.Time)
+}
+
+// NopObserver implements [Observer] with methods that do nothing. Embed it to implement only
+// the methods you need. Its zero value is ready to use.
+type NopObserver[K comparable] struct{}
+
+var _ Observer[string] = NopObserver[string]{}
+
+// Scheduled does nothing.
+func (NopObserver[K]) Scheduled(K, time.Time) {}
+
+// Cancelled does nothing.
+func (NopObserver[K]) Cancelled(K) {}
+
+// Started does nothing.
+func (NopObserver[K]) Started(K, int, time.Duration) {}
+
+// Succeeded does nothing.
+func (NopObserver[K]) Succeeded(K, int) {}
+
+// Failed does nothing.
+func (NopObserver[K]) Failed(K, int, error, time.Time) {}
