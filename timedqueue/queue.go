@@ -1,10 +1,12 @@
 package timedqueue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,9 +144,11 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 //     that attempt's outcome; the running attempt is then not retried. Scheduling a running
 //     key for the time it runs for only replaces the value its retries will use.
 //
+// Schedule reports whether it scheduled or moved work, false when it only replaced a value.
+//
 // A time at or before now (the zero time included) runs as soon as a worker is free. Times
 // are kept in nanoseconds between the years 1678 and 2262; later ones are clamped to 2262.
-func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) {
+func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	t := toNanos(at)
 	q.mu.Lock()
 	idx, ok := q.index[key]
@@ -155,7 +159,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) {
 		if samePending || sameRunning {
 			s.value = value
 			q.mu.Unlock()
-			return
+			return false
 		}
 		if s.flags&(pending|parked) == pending {
 			q.dead++ // its heap item goes stale
@@ -178,6 +182,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) {
 	if q.obs != nil {
 		q.obs.Scheduled(key, at)
 	}
+	return true
 }
 
 // Cancel removes the pending work of key, waiting or due or waiting to retry, and reports
@@ -220,6 +225,59 @@ func (q *Queue[K, V]) When(key K) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return fromNanos(q.slots[idx].due), true
+}
+
+// Get returns the value and the time key is scheduled for, and true, when key has work
+// pending; like [Queue.When] otherwise.
+func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	idx, ok := q.index[key]
+	if !ok || q.slots[idx].flags&pending == 0 {
+		return value, time.Time{}, false
+	}
+	s := &q.slots[idx]
+	return s.value, fromNanos(s.due), true
+}
+
+// Entry is one key's pending work, as [Queue.Pending] reports it.
+type Entry[K comparable, V any] struct {
+	Key   K
+	Value V
+	// At is the time the work was scheduled for (not the time of a pending retry).
+	At time.Time
+}
+
+// Pending returns a copy of all pending work, ordered by the time it was scheduled for (ties
+// in no defined order). It holds the queue's lock while it copies, O(n), and sorts after
+// releasing it: meant for previews and debugging, not for a hot path.
+func (q *Queue[K, V]) Pending() []Entry[K, V] {
+	type ordered struct {
+		e   Entry[K, V]
+		due int64
+		seq int32
+	}
+	q.mu.Lock()
+	out := make([]ordered, 0, len(q.index))
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.flags&pending != 0 {
+			out = append(out, ordered{Entry[K, V]{Key: s.key, Value: s.value}, s.due, int32(i)})
+		}
+	}
+	q.mu.Unlock()
+	slices.SortFunc(out, func(a, b ordered) int {
+		if c := cmp.Compare(a.due, b.due); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	entries := make([]Entry[K, V], len(out))
+	for i := range out {
+		entries[i] = out[i].e
+		entries[i].At = fromNanos(out[i].due)
+	}
+	return entries
 }
 
 // Len returns the number of keys with pending or running work.
