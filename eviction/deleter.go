@@ -1,0 +1,56 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodRef names the pod to evict and the node it is evicted from.
+type PodRef struct {
+	Namespace string
+	Name      string
+	// UID is the UID of the pod that was due. A Deleter should send it as a precondition,
+	// so that a pod re-created under the same name is never deleted in its place.
+	UID types.UID
+	// Node is the node whose taint the pod does not tolerate (any longer).
+	Node string
+}
+
+// String returns "namespace/name".
+func (p PodRef) String() string { return p.Namespace + "/" + p.Name }
+
+// Deleter removes a pod whose time is up. The [Manager] calls it from its delete workers,
+// at most once at a time for a pod, with a context that is cancelled after
+// Options.DeleteTimeout and when the Manager stops; Delete must return when it is.
+//
+// Returning nil, or an error for which [IsGone] is true, ends the eviction. Any other error
+// is retried with backoff until it succeeds, the pod is gone or the eviction is cancelled.
+//
+// Callers plug in a clientset Delete (with a UID precondition), the Eviction API, a dry-run
+// logger, or anything else.
+type Deleter interface {
+	Delete(ctx context.Context, pod PodRef) error
+}
+
+// DeleterFunc adapts a function to a [Deleter].
+type DeleterFunc func(ctx context.Context, pod PodRef) error
+
+var _ Deleter = DeleterFunc(nil)
+
+// Delete calls f(ctx, pod).
+func (f DeleterFunc) Delete(ctx context.Context, pod PodRef) error { return f(ctx, pod) }
+
+// ErrPodGone is what a [Deleter] returns, possibly wrapped, when the pod it was asked to
+// delete no longer exists; the eviction then counts as done. A Deleter that sends a UID
+// precondition should return it (wrapping the API's error) when the precondition fails,
+// since that means the pod it was asked for is gone.
+var ErrPodGone = errors.New("eviction: pod is already gone")
+
+// IsGone reports whether err says that the pod is already gone: err wraps [ErrPodGone], or
+// is a Kubernetes NotFound API error.
+func IsGone(err error) bool {
+	return errors.Is(err, ErrPodGone) || apierrors.IsNotFound(err)
+}

@@ -1,0 +1,163 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// errDeleteTimeout is the cause of a Deleter context cancelled by Options.DeleteTimeout.
+var errDeleteTimeout = errors.New("eviction: Deleter call timed out")
+
+// evict is the eviction queue's work: it rechecks that the pod is still due, then deletes
+// it. A nil return ends the eviction; an error makes the queue retry it with backoff.
+func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending) error {
+	ref := refOf(key, p)
+	attempt := m.nextAttempt(key)
+	done := func() { m.clearAttempt(key) }
+
+	pod, err := m.cache.Pod(key.Namespace, key.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return m.failed(ref, attempt, fmt.Errorf("eviction: recheck pod %s: %w", ref, err))
+	}
+	reason, skip := m.recheckPod(pod, p)
+	if !skip {
+		var node *v1.Node
+		node, err = m.cache.Node(p.node)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return m.failed(ref, attempt, fmt.Errorf("eviction: recheck node %s: %w", p.node, err))
+		}
+		reason, skip = m.recheckNode(key, node, pod, p)
+	}
+	if skip {
+		done()
+		m.obs.Skipped(ref, reason)
+		return nil
+	}
+
+	if m.opts.DryRun {
+		done()
+		m.obs.Succeeded(ref, attempt, true)
+		return nil
+	}
+	m.obs.Started(ref, attempt)
+	dctx, stop := m.withDeleteTimeout(ctx)
+	err = m.deleter.Delete(dctx, ref)
+	timedOut := stop()
+	if err == nil || IsGone(err) {
+		done()
+		m.obs.Succeeded(ref, attempt, false)
+		return nil
+	}
+	if timedOut {
+		err = fmt.Errorf("eviction: delete pod %s: %w after %s: %w", ref, errDeleteTimeout, m.opts.DeleteTimeout, err)
+	} else {
+		err = fmt.Errorf("eviction: delete pod %s: %w", ref, err)
+	}
+	return m.failed(ref, attempt, err)
+}
+
+// recheckPod reports why pod, as the Cache has it now, must not be evicted for p, if so.
+func (m *Manager) recheckPod(pod *v1.Pod, p pending) (Reason, bool) {
+	switch {
+	case pod == nil:
+		return ReasonPodDeleted, true
+	case pod.UID != p.uid:
+		return ReasonPodReplaced, true
+	case pod.Spec.NodeName != p.node:
+		return ReasonPodMoved, true
+	}
+	return leavingReason(pod)
+}
+
+// recheckNode reports why the pod must not be evicted from node, as the Cache has it now,
+// if so. When the pod turns out to be due later, it is scheduled again.
+func (m *Manager) recheckNode(key types.NamespacedName, node *v1.Node, pod *v1.Pod, p pending) (Reason, bool) {
+	if node == nil {
+		return ReasonNodeDeleted, true
+	}
+	taints := tolerations.NoExecuteTaints(node.Spec.Taints)
+	if len(taints) == 0 {
+		return ReasonNotTainted, true
+	}
+	m.nodesMu.RLock()
+	known := m.nodes[node.Name]
+	m.nodesMu.RUnlock()
+	now := m.clock.Now()
+	taints = stampTaints(taints, known, now)
+	since := now
+	if p.since != 0 {
+		since = time.Unix(0, p.since)
+	}
+	e := m.deadline(taints, pod, since, now)
+	switch e.Verdict {
+	case tolerations.Stay:
+		return ReasonTolerated, true
+	case tolerations.EvictAt:
+		// Due later than scheduled: a newer state is on its way through the updates; keep
+		// the pod scheduled for the later time meanwhile.
+		if m.queue.Schedule(key, p, e.At) {
+			m.obs.Scheduled(refOf(key, p), e.At)
+		}
+		return ReasonNotDue, true
+	}
+	return "", false
+}
+
+// withDeleteTimeout returns a context for one Deleter call, cancelled after
+// Options.DeleteTimeout on the Manager's clock, and a stop function that releases it and
+// reports whether the timeout fired. No goroutine of it outlives stop.
+func (m *Manager) withDeleteTimeout(ctx context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if m.opts.DeleteTimeout < 0 {
+		return ctx, func() bool { cancel(nil); return false }
+	}
+	fired := func() bool { return errors.Is(context.Cause(ctx), errDeleteTimeout) }
+	if c, ok := m.clock.(clock.WithDelayedExecution); ok {
+		t := c.AfterFunc(m.opts.DeleteTimeout, func() { cancel(errDeleteTimeout) })
+		return ctx, func() bool { t.Stop(); f := fired(); cancel(nil); return f }
+	}
+	t := m.clock.NewTimer(m.opts.DeleteTimeout)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-t.C():
+			cancel(errDeleteTimeout)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() bool {
+		t.Stop()
+		f := fired()
+		cancel(nil)
+		<-exited
+		return f
+	}
+}
+
+func (m *Manager) failed(ref PodRef, attempt int, err error) error {
+	m.obs.Failed(ref, attempt, err)
+	return err
+}
+
+func (m *Manager) nextAttempt(key types.NamespacedName) int {
+	m.attemptsMu.Lock()
+	defer m.attemptsMu.Unlock()
+	m.attempts[key]++
+	return m.attempts[key]
+}
+
+func (m *Manager) clearAttempt(key types.NamespacedName) {
+	m.attemptsMu.Lock()
+	delete(m.attempts, key)
+	m.attemptsMu.Unlock()
+}

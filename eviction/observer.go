@@ -1,0 +1,78 @@
+package eviction
+
+import (
+	"time"
+)
+
+// Reason says why an eviction was cancelled or skipped.
+type Reason string
+
+// Reasons given to [Observer.Cancelled] and [Observer.Skipped].
+const (
+	// ReasonNotTainted: the pod's node has no NoExecute taint (any more), or is not known.
+	ReasonNotTainted Reason = "NodeNotTainted"
+	// ReasonTolerated: the pod tolerates every NoExecute taint of its node forever.
+	ReasonTolerated Reason = "Tolerated"
+	// ReasonNodeDeleted: the pod's node was deleted.
+	ReasonNodeDeleted Reason = "NodeDeleted"
+	// ReasonPodDeleted: the pod was deleted.
+	ReasonPodDeleted Reason = "PodDeleted"
+	// ReasonPodUnbound: the pod is no longer bound to a node.
+	ReasonPodUnbound Reason = "PodUnbound"
+	// ReasonPodMoved: the pod is bound to another node than the one it was due on.
+	ReasonPodMoved Reason = "PodMoved"
+	// ReasonPodReplaced: a pod of the same name but another UID stands in the cache.
+	ReasonPodReplaced Reason = "PodReplaced"
+	// ReasonPodFinished: the pod has succeeded or failed; its containers no longer run.
+	ReasonPodFinished Reason = "PodFinished"
+	// ReasonPodTerminating: the pod is already being deleted.
+	ReasonPodTerminating Reason = "PodTerminating"
+	// ReasonNotDue: right before deleting, the recheck found the pod no longer due, or due
+	// later (then it is scheduled again).
+	ReasonNotDue Reason = "NotDue"
+)
+
+// Observer is told everything a [Manager] decides, so that the caller can turn it into
+// Kubernetes Events, metrics and logs. Its methods are called synchronously from the
+// Manager's goroutines, several at once, so they must be safe for concurrent use and should
+// return quickly. Embed [NopObserver] to implement only some of them.
+type Observer interface {
+	// Scheduled: the pod will be evicted at the given time (now or before for an eviction
+	// that is due at once). Called again when the time moves.
+	Scheduled(pod PodRef, at time.Time)
+	// Cancelled: a pending eviction was removed.
+	Cancelled(pod PodRef, reason Reason)
+	// Skipped: a pod that would have been evicted was not: it is already leaving, or the
+	// recheck before deleting found it no longer due.
+	Skipped(pod PodRef, reason Reason)
+	// Started: the Deleter is about to be called (not in dry-run mode); attempt counts from 1.
+	Started(pod PodRef, attempt int)
+	// Succeeded: the pod was deleted, was already gone, or (dryRun) would have been deleted.
+	Succeeded(pod PodRef, attempt int, dryRun bool)
+	// Failed: the Deleter or a cache lookup failed; the eviction is retried with backoff.
+	Failed(pod PodRef, attempt int, err error)
+}
+
+// NopObserver implements [Observer] with methods that do nothing. Its zero value is ready
+// to use; embed it to implement only some methods.
+type NopObserver struct{}
+
+var _ Observer = NopObserver{}
+
+// Scheduled does nothing.
+func (NopObserver) Scheduled(PodRef, time.Time) {}
+
+// Cancelled does nothing.
+func (NopObserver) Cancelled(PodRef, Reason) {}
+
+// Skipped does nothing.
+func (NopObserver) Skipped(PodRef, Reason) {}
+
+// Started does nothing.
+func (NopObserver) Started(PodRef, int) {}
+
+// Succeeded does nothing.
+func (NopObserver) Succeeded(PodRef, int, bool) {}
+
+// Failed does nothing.
+func (NopObserver) Failed(PodRef, int, error) {}

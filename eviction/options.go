@@ -1,0 +1,88 @@
+package eviction
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/timedqueue"
+)
+
+// DeadlineSource says where an eviction's countdown starts.
+type DeadlineSource uint8
+
+const (
+	// FromTimeAdded, the default, starts each taint's countdown at the taint's TimeAdded (at
+	// the time the Manager first saw the taint, when TimeAdded is not set). A restarted
+	// Manager, or a new leader, evicts at the same deadlines as the one it replaced. See
+	// [tolerations.Deadline].
+	FromTimeAdded DeadlineSource = iota
+	// FromObservation is kube-controller-manager's rule: the countdown starts when the
+	// Manager first schedules the pod's eviction, so every restart starts it again. See
+	// [tolerations.ObservedDeadline].
+	FromObservation
+)
+
+// DefaultDeleteTimeout bounds one Deleter call when Options.DeleteTimeout is zero.
+const DefaultDeleteTimeout = 30 * time.Second
+
+// Options configures a [Manager]. The zero value gives the real clock, 8 event workers, 8
+// delete workers, deletes bounded by [DefaultDeleteTimeout] and retried forever with the
+// default [timedqueue.Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, and
+// real deletes.
+type Options struct {
+	// Clock tells the time and runs the timers. nil means the real clock.
+	Clock clock.Clock
+	// Workers is how many goroutines process node and pod updates. Nodes are hashed onto
+	// them by name, so that one node's updates are processed in order and before updates of
+	// its pods. 0 means 8; negative is an error.
+	Workers int
+	// DeleteWorkers is how many Deleter calls may run at once. 0 means 8; negative is an
+	// error.
+	DeleteWorkers int
+	// DeleteTimeout bounds each Deleter call: its context is cancelled after that long and
+	// the call counts as failed. 0 means DefaultDeleteTimeout; negative means no bound.
+	DeleteTimeout time.Duration
+	// Backoff sets the delay between attempts of a failed eviction. Its MaxAttempts must be
+	// 0: an eviction is never dropped, it is retried until it succeeds or is cancelled.
+	Backoff timedqueue.Backoff
+	// Observer, when not nil, is told every decision; see [Observer].
+	Observer Observer
+	// ComparisonOperators enables the Lt and Gt toleration operators.
+	ComparisonOperators bool
+	// DeadlineSource chooses where countdowns start; the zero value is FromTimeAdded.
+	DeadlineSource DeadlineSource
+	// DryRun makes the Manager call no Deleter: every decision is still made and reported,
+	// and an eviction that is due is reported as Succeeded with dryRun true.
+	DryRun bool
+}
+
+func (o Options) normalize() (Options, error) {
+	if o.Workers < 0 || o.DeleteWorkers < 0 {
+		return o, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", o.Workers, o.DeleteWorkers)
+	}
+	if o.Backoff.MaxAttempts != 0 {
+		return o, errors.New("eviction: Backoff.MaxAttempts must be 0: evictions are retried until they succeed or are cancelled")
+	}
+	if o.DeadlineSource > FromObservation {
+		return o, fmt.Errorf("eviction: unknown DeadlineSource %d", o.DeadlineSource)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Workers == 0 {
+		o.Workers = 8
+	}
+	if o.DeleteWorkers == 0 {
+		o.DeleteWorkers = 8
+	}
+	if o.DeleteTimeout == 0 {
+		o.DeleteTimeout = DefaultDeleteTimeout
+	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	return o, nil
+}

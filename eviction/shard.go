@@ -1,0 +1,131 @@
+package eviction
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// fifo is a queue of keys in arrival order that holds only the latest payload of each key:
+// a key queued again keeps its place and takes the new payload, so a burst of updates of
+// one object costs one piece of work, done with the newest state.
+type fifo[K comparable, V any] struct {
+	order []K
+	head  int
+	items map[K]V
+	peak  int
+}
+
+func (f *fifo[K, V]) put(k K, v V) {
+	if f.items == nil {
+		f.items = make(map[K]V)
+	}
+	if _, ok := f.items[k]; !ok {
+		f.order = append(f.order, k)
+	}
+	f.items[k] = v
+	f.peak = max(f.peak, len(f.items))
+}
+
+func (f *fifo[K, V]) take() (k K, v V, ok bool) {
+	for f.head < len(f.order) {
+		k = f.order[f.head]
+		f.head++
+		if v, ok = f.items[k]; ok {
+			delete(f.items, k)
+			break
+		}
+	}
+	if f.head == len(f.order) {
+		// Drained: reuse the slice, and let a map that grew large go, since maps never shrink.
+		clear(f.order)
+		f.order, f.head = f.order[:0], 0
+		if f.peak > 1024 {
+			f.order, f.items, f.peak = nil, nil, 0
+		}
+	}
+	return k, v, ok
+}
+
+func (f *fifo[K, V]) len() int { return len(f.items) }
+
+// nodeEvent is a node's latest state, node nil when it was deleted; or, with resync, a
+// request to process its pods again against the taints already known (after a failed
+// listing).
+type nodeEvent struct {
+	node   *v1.Node
+	resync bool
+}
+
+// shard is the work of one event worker: the nodes hashed onto it, and the pods of those
+// nodes. Node work always goes first.
+type shard struct {
+	mu    sync.Mutex
+	nodes fifo[string, nodeEvent]
+	pods  fifo[types.NamespacedName, *v1.Pod]
+	wake  chan struct{}
+}
+
+func newShard() *shard { return &shard{wake: make(chan struct{}, 1)} }
+
+func (s *shard) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shard) putNode(name string, ev nodeEvent) {
+	s.mu.Lock()
+	if prev, ok := s.nodes.items[name]; ok && ev.resync && !prev.resync {
+		ev = prev // a queued update lists the pods anyway, with newer taints
+	}
+	s.nodes.put(name, ev)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *shard) putPod(key types.NamespacedName, pod *v1.Pod) {
+	s.mu.Lock()
+	s.pods.put(key, pod)
+	s.mu.Unlock()
+	s.signal()
+}
+
+// work is one unit taken from a shard.
+type work struct {
+	isNode bool
+	node   string
+	nodeEv nodeEvent
+	pod    types.NamespacedName
+	podObj *v1.Pod
+}
+
+func (s *shard) next() (w work, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name, ev, ok := s.nodes.take(); ok {
+		return work{isNode: true, node: name, nodeEv: ev}, true
+	}
+	if key, pod, ok := s.pods.take(); ok {
+		return work{pod: key, podObj: pod}, true
+	}
+	return w, false
+}
+
+func (s *shard) backlog() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes.len() + s.pods.len()
+}
+
+// shardOf hashes a node name onto one of n shards (FNV-1a, as kube does).
+func shardOf(node string, n int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(node); i++ {
+		h ^= uint32(node[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
