@@ -292,10 +292,14 @@ func (m *Manager) handleNode(ctx context.Context, name string, ev nodeEvent) {
 	}
 }
 
-// stampTaints returns a copy of taints in which a missing TimeAdded is taken from the same
-// taint in prev, or else set to now: the countdown of a taint without TimeAdded starts when
-// the Manager first sees it.
+// stampTaints returns taints where a missing TimeAdded is taken from the same taint in prev,
+// or else set to now: the countdown of a taint without TimeAdded starts when the Manager
+// first sees it. It copies taints only when it has to stamp one, so the result may share
+// memory with taints and must not be modified (like the informer objects it comes from).
 func stampTaints(taints, prev []v1.Taint, now time.Time) []v1.Taint {
+	if !slices.ContainsFunc(taints, func(t v1.Taint) bool { return t.TimeAdded.IsZero() }) {
+		return taints // the common case: nothing to stamp, nothing to copy
+	}
 	out := make([]v1.Taint, len(taints))
 	copy(out, taints)
 	for i := range out {
