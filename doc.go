@@ -29,7 +29,7 @@
 //
 // # Quick start
 //
-// The deadline of one pod on one node:
+// The deadline of one pod on one node, as a pure function:
 //
 //	e := tolerations.Deadline(node.Spec.Taints, pod.Spec.Tolerations, now, time.Time{}, tolerations.Options{})
 //	switch e.Verdict {
@@ -37,4 +37,19 @@
 //	case tolerations.EvictNow: // evict at once
 //	case tolerations.EvictAt: // evict at e.At
 //	}
+//
+// A controller that evicts, fed from informer event handlers:
+//
+//	m, err := eviction.New(deleter, cache, eviction.Options{Observer: observer})
+//	if err != nil {
+//		return err
+//	}
+//	// in the handlers: m.NodeUpdated(oldNode, newNode) and m.PodUpdated(oldPod, newPod),
+//	// with old nil for an add and new nil for a delete.
+//	return m.Run(ctx) // until ctx is done
+//
+// Here deleter implements [eviction.Deleter] (one method, called when a pod's time is up),
+// cache implements [eviction.Cache] over the informers' stores, and observer, optional,
+// turns decisions into Events and metrics. Run go run ./examples/outage for a simulated
+// zone outage.
 package taintevict
