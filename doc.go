@@ -48,8 +48,9 @@
 //	// with old nil for an add and new nil for a delete.
 //	return m.Run(ctx) // until ctx is done
 //
-// Here deleter implements [eviction.Deleter] (one method, called when a pod's time is up),
-// cache implements [eviction.Cache] over the informers' stores, and observer, optional,
-// turns decisions into Events and metrics. Run go run ./examples/outage for a simulated
-// zone outage.
+// Here deleter implements [github.com/taintevict/taintevict/eviction.Deleter] (one method,
+// called when a pod's time is up), cache implements
+// [github.com/taintevict/taintevict/eviction.Cache] over the informers' stores, and observer,
+// optional, turns decisions into Events and metrics. Run go run ./examples/outage for a
+// simulated zone outage.
 package taintevict
