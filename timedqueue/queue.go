@@ -375,7 +375,9 @@ func stopTimer(t clock.Timer) {
 func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for !q.closed {
+	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
+	// until then a worker returning from an attempt would start the next due item.
+	for !q.closed && ctx.Err() == nil {
 		q.dropStale()
 		if len(q.heap) == 0 {
 			q.armed = maxNanos // the dispatcher sleeps until a Schedule wakes it

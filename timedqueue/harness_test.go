@@ -1,0 +1,405 @@
+package timedqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/utils/clock"
+	testclock "k8s.io/utils/clock/testing"
+)
+
+// epoch is the fake clock's start in every test.
+var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// at returns epoch+d.
+func at(d time.Duration) time.Time { return epoch.Add(d) }
+
+// rel formats t relative to epoch ("+1.5s", "zero").
+func rel(t time.Time) string {
+	if t.IsZero() {
+		return "zero"
+	}
+	d := t.Sub(epoch)
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
+
+// call is one invocation of the work function.
+type call struct {
+	Key   string
+	Value int
+	At    time.Time // the fake clock when the work started
+}
+
+func (c call) String() string { return fmt.Sprintf("%s=%d@%s", c.Key, c.Value, rel(c.At)) }
+
+// recorder is a work function that records its calls and can be told, per key, to fail, to
+// panic once, or to block until the test releases it.
+type recorder struct {
+	clk clock.PassiveClock
+
+	mu         sync.Mutex
+	calls      []call
+	gates      map[string]chan error // work for key blocks until it receives its result here
+	fail       map[string]error      // returned by every ungated attempt of key
+	panics     map[string]any        // the next attempt of key panics with this
+	active     map[string]int        // attempts of key running now
+	overlaps   []string              // keys that ran twice at once
+	running    int
+	maxRunning int
+	ctxDone    map[string]bool // key's last attempt returned with ctx done
+}
+
+func newRecorder(clk clock.PassiveClock) *recorder {
+	return &recorder{
+		clk:     clk,
+		gates:   map[string]chan error{},
+		fail:    map[string]error{},
+		panics:  map[string]any{},
+		active:  map[string]int{},
+		ctxDone: map[string]bool{},
+	}
+}
+
+func (r *recorder) work(ctx context.Context, key string, value int) error {
+	r.mu.Lock()
+	r.calls = append(r.calls, call{Key: key, Value: value, At: r.clk.Now()})
+	r.active[key]++
+	if r.active[key] > 1 {
+		r.overlaps = append(r.overlaps, key)
+	}
+	r.running++
+	r.maxRunning = max(r.maxRunning, r.running)
+	gate, err := r.gates[key], r.fail[key]
+	p, doPanic := r.panics[key]
+	delete(r.panics, key)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.active[key]--
+		r.running--
+		r.ctxDone[key] = ctx.Err() != nil
+		r.mu.Unlock()
+	}()
+	if doPanic {
+		panic(p)
+	}
+	if gate != nil {
+		err = <-gate
+	}
+	return err
+}
+
+// gate makes every later attempt of key block until release.
+func (r *recorder) gate(key string) chan error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gates[key] == nil {
+		r.gates[key] = make(chan error)
+	}
+	return r.gates[key]
+}
+
+func (r *recorder) setFail(key string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail[key] = err
+}
+
+func (r *recorder) setPanic(key string, v any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.panics[key] = v
+}
+
+// got returns the calls so far as strings such as "a=1@+10s".
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.calls))
+	for i, c := range r.calls {
+		out[i] = c.String()
+	}
+	return out
+}
+
+// eventLog is an Observer that records every event as a string.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+	errs   []error
+}
+
+func (l *eventLog) add(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, fmt.Sprintf(format, args...))
+}
+
+func (l *eventLog) Scheduled(key string, t time.Time) { l.add("scheduled %s %s", key, rel(t)) }
+func (l *eventLog) Cancelled(key string)              { l.add("cancelled %s", key) }
+func (l *eventLog) Started(key string, attempt int, lag time.Duration) {
+	l.add("started %s #%d lag=%v", key, attempt, lag)
+}
+func (l *eventLog) Succeeded(key string, attempt int) { l.add("succeeded %s #%d", key, attempt) }
+func (l *eventLog) Failed(key string, attempt int, err error, retryAt time.Time) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+	l.add("failed %s #%d %v retry=%s", key, attempt, err, rel(retryAt))
+}
+
+// take returns the events recorded since the last take.
+func (l *eventLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := l.events
+	l.events = nil
+	return ev
+}
+
+// harness runs a Queue[string, int] on a fake clock inside a synctest bubble.
+type harness struct {
+	t      *testing.T
+	clk    *testclock.FakeClock
+	q      *Queue[string, int]
+	rec    *recorder
+	obs    *eventLog
+	cancel context.CancelFunc
+	done   chan error
+	runErr error
+}
+
+// newHarness makes a queue with a fake clock at epoch and a recorder as its work function.
+// The observer is an eventLog unless opts.Observer is set (set it to noObserver for none).
+// It must be called inside synctest.Test.
+func newHarness(t *testing.T, opts Options[string]) *harness {
+	t.Helper()
+	h := &harness{t: t, clk: testclock.NewFakeClock(epoch)}
+	h.rec = newRecorder(h.clk)
+	opts.Clock = h.clk
+	switch opts.Observer.(type) {
+	case nil:
+		h.obs = &eventLog{}
+		opts.Observer = h.obs
+	case noObs:
+		opts.Observer = nil
+	}
+	q, err := New(h.rec.work, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	h.q = q
+	t.Cleanup(func() {
+		h.stop()
+		if err := h.q.checkInvariants(); err != nil {
+			t.Errorf("after the test: %v", err)
+		}
+		h.rec.mu.Lock()
+		defer h.rec.mu.Unlock()
+		if len(h.rec.overlaps) > 0 {
+			t.Errorf("keys ran twice at once: %v", h.rec.overlaps)
+		}
+	})
+	return h
+}
+
+// noObs, as Options.Observer, tells newHarness to use no observer.
+type noObs struct{ NopObserver[string] }
+
+var noObserver Observer[string] = noObs{}
+
+// start runs the queue and waits until it is idle.
+func (h *harness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.done = make(chan error, 1)
+	go func() { h.done <- h.q.Run(ctx) }()
+	synctest.Wait()
+}
+
+// stop cancels Run's context and waits for Run to return; it returns Run's error.
+func (h *harness) stop() error {
+	if h.cancel != nil {
+		h.cancel()
+		h.cancel = nil
+		h.runErr = <-h.done
+	}
+	return h.runErr
+}
+
+// step waits until the queue is idle, advances the fake clock and waits until the queue is
+// idle again. The first wait matters: the dispatcher computes a duration from the clock and
+// then arms its timer with it, so a Step between the two would push the timer out by the
+// step, and a fake clock, unlike a real one, never catches up.
+func (h *harness) step(d time.Duration) {
+	synctest.Wait()
+	h.clk.Step(d)
+	synctest.Wait()
+}
+
+// release makes the blocked attempt of key return err, and waits until the queue is idle.
+func (h *harness) release(key string, err error) {
+	h.rec.gate(key) <- err
+	synctest.Wait()
+}
+
+func (h *harness) wantCalls(when string, want ...string) {
+	h.t.Helper()
+	got := h.rec.got()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		h.t.Fatalf("%s: calls: got %v, want %v", when, got, want)
+	}
+}
+
+// wantCallsAnyOrder is wantCalls for work started on several workers, whose calls are
+// recorded in no defined order.
+func (h *harness) wantCallsAnyOrder(when string, want ...string) {
+	h.t.Helper()
+	got := h.rec.got()
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		h.t.Fatalf("%s: calls (sorted): got %v, want %v", when, got, want)
+	}
+}
+
+// wantKeyEvents takes all events and compares those of key with want.
+func (h *harness) wantKeyEvents(when, key string, want ...string) {
+	h.t.Helper()
+	var got []string
+	for _, e := range h.obs.take() {
+		if strings.Fields(e)[1] == key {
+			got = append(got, e)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		h.t.Fatalf("%s: observer events of %s:\n got %q\nwant %q", when, key, got, want)
+	}
+}
+
+func (h *harness) wantEvents(when string, want ...string) {
+	h.t.Helper()
+	got := h.obs.take()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		h.t.Fatalf("%s: observer events:\n got %q\nwant %q", when, got, want)
+	}
+}
+
+func (h *harness) wantWhen(key string, want time.Time, wantOK bool) {
+	h.t.Helper()
+	got, ok := h.q.When(key)
+	if ok != wantOK || !got.Equal(want) {
+		h.t.Fatalf("When(%q): got %s, %v, want %s, %v", key, rel(got), ok, rel(want), wantOK)
+	}
+}
+
+func (h *harness) wantLen(want int) {
+	h.t.Helper()
+	if got := h.q.Len(); got != want {
+		h.t.Fatalf("Len: got %d, want %d", got, want)
+	}
+}
+
+// checkInvariants verifies the queue's internal bookkeeping: index and slots agree, the free
+// list holds exactly the unused slots, every pending key that is not parked has exactly one
+// live heap item, parked keys have none and are running, the stale count is exact, the heap
+// is ordered, and each worker's run names a running slot.
+func (q *Queue[K, V]) checkInvariants() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	used := 0
+	for i := range q.slots {
+		if q.slots[i].flags&inUse != 0 {
+			used++
+		}
+	}
+	if used != len(q.index) {
+		return fmt.Errorf("slots in use: got %d, want len(index) %d", used, len(q.index))
+	}
+	if len(q.free)+used != len(q.slots) {
+		return fmt.Errorf("free %d + used %d != slots %d", len(q.free), used, len(q.slots))
+	}
+	for _, f := range q.free {
+		if q.slots[f].flags != 0 {
+			return fmt.Errorf("free slot %d has flags %b", f, q.slots[f].flags)
+		}
+	}
+	for k, idx := range q.index {
+		if idx < 0 || int(idx) >= len(q.slots) {
+			return fmt.Errorf("index[%v] = %d out of range", k, idx)
+		}
+		s := &q.slots[idx]
+		if s.key != k || s.flags&inUse == 0 {
+			return fmt.Errorf("index[%v] = %d holds key %v flags %b", k, idx, s.key, s.flags)
+		}
+		if s.flags&(pending|running) == 0 {
+			return fmt.Errorf("key %v indexed but neither pending nor running", k)
+		}
+		if s.flags&parked != 0 && s.flags&(pending|running) != pending|running {
+			return fmt.Errorf("key %v parked but flags %b", k, s.flags)
+		}
+	}
+	for i := 1; i < len(q.heap); i++ {
+		if q.heap[i].less(q.heap[(i-1)/4]) {
+			return fmt.Errorf("heap order broken at %d", i)
+		}
+	}
+	live := make(map[int32]int)
+	stale := 0
+	for _, it := range q.heap {
+		if int(it.slot) >= len(q.slots) {
+			return fmt.Errorf("heap item names slot %d of %d", it.slot, len(q.slots))
+		}
+		if q.live(it) {
+			live[it.slot]++
+		} else {
+			stale++
+		}
+	}
+	if stale != q.dead {
+		return fmt.Errorf("stale heap items: got %d, dead says %d", stale, q.dead)
+	}
+	for i := range q.slots {
+		s := &q.slots[i]
+		want := 0
+		if s.flags&(pending|parked) == pending {
+			want = 1
+		}
+		if live[int32(i)] != want {
+			return fmt.Errorf("slot %d (key %v, flags %b): %d live heap items, want %d", i, s.key, s.flags, live[int32(i)], want)
+		}
+	}
+	runningSlots := 0
+	for i := range q.slots {
+		if q.slots[i].flags&running != 0 {
+			runningSlots++
+		}
+	}
+	runs := 0
+	for w, r := range q.runs {
+		if r.slot < 0 {
+			continue
+		}
+		runs++
+		s := &q.slots[r.slot]
+		if s.flags&running == 0 || s.worker != int32(w) {
+			return fmt.Errorf("worker %d runs slot %d with flags %b, worker %d", w, r.slot, s.flags, s.worker)
+		}
+	}
+	if runs != runningSlots {
+		return fmt.Errorf("running slots %d, worker runs %d", runningSlots, runs)
+	}
+	return nil
+}
+
+var errBoom = errors.New("boom")

@@ -1,0 +1,13 @@
+package timedqueue
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine (a worker, a dispatcher, a timer
+// callback of the reference queue) outlives them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
