@@ -124,9 +124,9 @@ type Eviction struct {
 // taint was added plus the tolerationSeconds of the first toleration that tolerates it (see
 // [Match]); the pod's deadline is the earliest of these.
 //
-//   - The time a taint was added is its TimeAdded. When TimeAdded is nil, fallback is used
-//     instead (such as when the caller first saw the taint); when fallback is also zero,
-//     now is used. A time added later than now, from clock skew between the node's
+//   - The time a taint was added is its TimeAdded. When TimeAdded is nil or zero, fallback
+//     is used instead (such as when the caller first saw the taint); when fallback is also
+//     zero, now is used. A time added later than now, from clock skew between the node's
 //     controller and the caller, counts as now.
 //   - A NoExecute taint that no toleration tolerates gives EvictNow.
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
@@ -151,7 +151,7 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 			continue
 		}
 		added := fallback
-		if taint.TimeAdded != nil {
+		if !taint.TimeAdded.IsZero() { // nil or zero: unset (a zero metav1.Time marshals as null)
 			added = taint.TimeAdded.Time
 		}
 		if added.IsZero() || added.After(now) {
