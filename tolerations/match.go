@@ -135,6 +135,13 @@ func firstTolerating(tolerations []v1.Toleration, taint *v1.Taint, opts Options)
 //
 // The result depends on the order of tolerations; see the package documentation.
 func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used []v1.Toleration, ok bool) {
+	n := 0
+	for i := range taints {
+		if taints[i].Effect == v1.TaintEffectNoExecute {
+			n++
+		}
+	}
+	used = make([]v1.Toleration, 0, n) // one allocation; none when there is no NoExecute taint
 	for i := range taints {
 		if taints[i].Effect != v1.TaintEffectNoExecute {
 			continue
@@ -144,9 +151,6 @@ func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used [
 			return nil, false
 		}
 		used = append(used, tolerations[j])
-	}
-	if used == nil {
-		used = []v1.Toleration{}
 	}
 	return used, true
 }
