@@ -1,0 +1,150 @@
+package eviction_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/evictiontest"
+)
+
+// TestRecheckBeforeDeleting changes the cache behind the Manager's back (the informer's store
+// has the change, its handler has not run yet) while an eviction is pending: right before
+// deleting, the Manager must see the change. Kube deletes by name from its stale schedule
+// (issues 119862, 125332).
+func TestRecheckBeforeDeleting(t *testing.T) {
+	tols := withTolerations(tolFor("a", 300))
+	for _, tc := range []struct {
+		name        string
+		change      func(h *harness)
+		wantSkipped eviction.Reason // "" for none
+		wantDeleted []string
+		wantPending []string // after the deadline
+	}{
+		{
+			name:        "unchanged: deleted",
+			change:      func(h *harness) {},
+			wantDeleted: []string{"web@+5m0s"},
+		},
+		{
+			name: "pod re-created under the same name",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n1", withUID("web-2")))
+			},
+			wantSkipped: eviction.ReasonPodReplaced,
+		},
+		{
+			name: "pod re-created under the same name on another node",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n2", withUID("web-2")))
+			},
+			wantSkipped: eviction.ReasonPodReplaced,
+		},
+		{
+			name:        "pod deleted",
+			change:      func(h *harness) { h.cache.DeletePod(ns, "web") },
+			wantSkipped: eviction.ReasonPodDeleted,
+		},
+		{
+			name: "pod bound to another node",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n2", tols))
+			},
+			wantSkipped: eviction.ReasonPodMoved,
+		},
+		{
+			name: "pod terminating",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n1", tols, terminating()))
+			},
+			wantSkipped: eviction.ReasonPodTerminating,
+		},
+		{
+			name:        "taint removed",
+			change:      func(h *harness) { h.cache.SetNode(newNode("n1", noSchedule("a"))) },
+			wantSkipped: eviction.ReasonNotTainted,
+		},
+		{
+			name:        "node deleted",
+			change:      func(h *harness) { h.cache.DeleteNode("n1") },
+			wantSkipped: eviction.ReasonNodeDeleted,
+		},
+		{
+			name: "toleration made infinite",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n1", withTolerations(tolForever("a"))))
+			},
+			wantSkipped: eviction.ReasonTolerated,
+		},
+		{
+			name: "toleration lengthened: due later, rescheduled",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n1", withTolerations(tolFor("a", 600))))
+			},
+			wantSkipped: eviction.ReasonNotDue,
+			wantPending: []string{"web@+10m0s"},
+		},
+	} {
+		synctestRun(t, tc.name, func(t *testing.T) {
+			h := run(t, eviction.Options{})
+			h.setNode(newNode("n1", noExecute("a", t0)))
+			h.setNode(newNode("n2", noExecute("a", t0)))
+			h.setPod(newPod("web", "n1", tols))
+			h.wait()
+			h.expectPending("web@+5m0s")
+			h.step(time.Minute)
+			tc.change(h)
+			h.stepTo(5 * time.Minute)
+			h.expectDeleted(tc.wantDeleted...)
+			h.expectPending(tc.wantPending...)
+			skipped := h.obs.Of(evictiontest.Skipped)
+			if tc.wantSkipped == "" {
+				if len(skipped) != 0 {
+					t.Errorf("got Skipped %v, want none", skipped)
+				}
+				if c := h.calls(); len(c) == 1 {
+					if want := (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}); c[0].Ref != want {
+						t.Errorf("Deleter got %+v, want %+v", c[0].Ref, want)
+					}
+				}
+				return
+			}
+			want := eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}
+			if len(skipped) != 1 || skipped[0].Reason != tc.wantSkipped || skipped[0].Pod != want {
+				t.Fatalf("got Skipped %v, want one %s for %+v", skipped, tc.wantSkipped, want)
+			}
+			// The schedule was stale; nothing is deleted later either, unless a later
+			// deadline was found.
+			if tc.wantPending == nil {
+				h.stepTo(time.Hour)
+				h.expectDeleted()
+			} else {
+				h.stepTo(10*time.Minute - time.Nanosecond)
+				h.expectDeleted()
+				h.step(time.Nanosecond)
+				h.expectDeleted("web@+10m0s")
+			}
+		})
+	}
+
+	synctestRun(t, "replacement scheduled once its update arrives", func(t *testing.T) {
+		// The stale schedule of web-1 must not delete web-2, which does not tolerate the
+		// taint: that is the update's job, with web-2's own UID.
+		h := run(t, eviction.Options{})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1", tols))
+		h.wait()
+		old, _ := h.cache.Pod(ns, "web")
+		replacement := newPod("web", "n1", withUID("web-2"))
+		h.cache.SetPod(replacement)
+		h.stepTo(5 * time.Minute)
+		h.expectDeleted()
+		h.step(time.Minute)
+		h.m.PodUpdated(old, replacement)
+		h.wait()
+		h.expectDeleted("web@+6m0s")
+		if c := h.calls(); len(c) != 1 || c[0].Ref.UID != "web-2" {
+			t.Errorf("got Deleter calls %v, want one for web-2", c)
+		}
+	})
+}
