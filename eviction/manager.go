@@ -284,7 +284,7 @@ func (m *Manager) handleNode(ctx context.Context, name string, ev nodeEvent) {
 		if pod == nil || pod.Spec.NodeName != name {
 			continue
 		}
-		if ev.node == nil {
+		if ev.node == nil && !ev.resync { // a resync carries no node: process the pods
 			m.cancel(podKey(pod), ReasonNodeDeleted)
 			continue
 		}
