@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/taintevict/taintevict/timedqueue"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
@@ -49,9 +51,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 		return nil
 	}
 	m.obs.Started(ref, attempt)
-	dctx, stop := m.withDeleteTimeout(ctx)
-	err = m.deleter.Delete(dctx, ref)
-	timedOut := stop()
+	timedOut, err := m.callDeleter(ctx, ref)
 	if err == nil || IsGone(err) {
 		done()
 		m.obs.Succeeded(ref, attempt, false)
@@ -110,6 +110,21 @@ func (m *Manager) recheckNode(key types.NamespacedName, node *v1.Node, pod *v1.P
 		return ReasonNotDue, true
 	}
 	return "", false
+}
+
+// callDeleter calls the Deleter with a context bounded by Options.DeleteTimeout and reports
+// whether that timeout fired. A panic of the Deleter is returned as a
+// *timedqueue.PanicError, so that it is reported and retried like any other failure, and the
+// timeout is released either way.
+func (m *Manager) callDeleter(ctx context.Context, ref PodRef) (timedOut bool, err error) {
+	dctx, stop := m.withDeleteTimeout(ctx)
+	defer func() {
+		if r := recover(); r != nil {
+			err = &timedqueue.PanicError{Value: r, Stack: debug.Stack()}
+		}
+		timedOut = stop()
+	}()
+	return false, m.deleter.Delete(dctx, ref)
 }
 
 // withDeleteTimeout returns a context for one Deleter call, cancelled after
