@@ -1,0 +1,362 @@
+package eviction_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/evictiontest"
+	"github.com/taintevict/taintevict/timedqueue"
+)
+
+var errAPI = errors.New("apiserver unavailable")
+
+// exactBackoff retries after 1 s, 2 s, 4 s, 8 s, then every 8 s, without jitter.
+var exactBackoff = timedqueue.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
+
+// failTimes returns a Deleter function that fails its first n calls with errAPI.
+func failTimes(n int) func(context.Context, eviction.PodRef) error {
+	calls := 0
+	return func(context.Context, eviction.PodRef) error {
+		calls++
+		if calls <= n {
+			return fmt.Errorf("attempt %d: %w", calls, errAPI)
+		}
+		return nil
+	}
+}
+
+// TestDeleterFailures covers a Deleter that fails, hangs, or says the pod is gone.
+func TestDeleterFailures(t *testing.T) {
+	synctestRun(t, "failing Deleter is retried with backoff until it succeeds", func(t *testing.T) {
+		// Kube gives up after 5 attempts (issue 140639); this fails 7 times.
+		const failures = 7
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.onDelete(failTimes(failures))
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		want := []string{"web@+0s"}
+		elapsed := time.Duration(0)
+		for attempt := 1; attempt <= failures; attempt++ {
+			if got := h.deleted(); !slices.Equal(got, want) {
+				t.Fatalf("after %d failures: got calls %q, want %q", attempt-1, got, want)
+			}
+			// The eviction stays in the schedule while it waits to retry.
+			h.expectPending("web@+0s")
+			delay := min(exactBackoff.Base<<(attempt-1), exactBackoff.Cap)
+			h.step(delay - time.Nanosecond)
+			if got := len(h.calls()); got != attempt {
+				t.Fatalf("retry %d came before its backoff of %v: %d calls", attempt, delay, got)
+			}
+			h.step(time.Nanosecond)
+			elapsed += delay
+			want = append(want, "web@"+rel(t0.Add(elapsed)))
+			slices.Sort(want)
+		}
+		h.expectDeleted(want...)
+		h.expectPending()
+		if got := len(want); got != failures+1 {
+			t.Fatalf("got %d calls, want %d", got, failures+1)
+		}
+		failed := h.obs.Of(evictiontest.Failed)
+		if len(failed) != failures {
+			t.Fatalf("got %d Failed events, want %d", len(failed), failures)
+		}
+		for i, e := range failed {
+			if e.Attempt != i+1 {
+				t.Errorf("Failed event %d: got attempt %d, want %d", i, e.Attempt, i+1)
+			}
+			if !errors.Is(e.Err, errAPI) || !strings.HasPrefix(e.Err.Error(), "eviction: ") {
+				t.Errorf("Failed event %d: got error %q, want one wrapping %q prefixed \"eviction: \"", i, e.Err, errAPI)
+			}
+			if e.Pod != (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}) {
+				t.Errorf("Failed event %d: got pod %+v", i, e.Pod)
+			}
+		}
+		succeeded := h.obs.Of(evictiontest.Succeeded)
+		if len(succeeded) != 1 || succeeded[0].Attempt != failures+1 || succeeded[0].DryRun {
+			t.Errorf("got Succeeded %v, want one at attempt %d", succeeded, failures+1)
+		}
+		var started []int
+		for _, e := range h.obs.Of(evictiontest.Started) {
+			started = append(started, e.Attempt)
+		}
+		if want := []int{1, 2, 3, 4, 5, 6, 7, 8}; !slices.Equal(started, want) {
+			t.Errorf("got Started attempts %v, want %v", started, want)
+		}
+		// Nothing more happens.
+		h.step(time.Hour)
+		if got := len(h.calls()); got != failures+1 {
+			t.Errorf("got %d calls after success, want %d", got, failures+1)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"ErrPodGone", eviction.ErrPodGone},
+		{"wrapped ErrPodGone", fmt.Errorf("precondition failed: %w", eviction.ErrPodGone)},
+		{"NotFound", apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web")},
+		{"wrapped NotFound", fmt.Errorf("delete: %w", apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"))},
+	} {
+		synctestRun(t, "Deleter returning "+tc.name+" succeeds", func(t *testing.T) {
+			h := run(t, eviction.Options{Backoff: exactBackoff})
+			h.onDelete(func(context.Context, eviction.PodRef) error { return tc.err })
+			h.setNode(newNode("n1", noExecute("a", t0)))
+			h.setPod(newPod("web", "n1"))
+			h.wait()
+			h.step(time.Hour)
+			h.expectDeleted("web@+0s")
+			h.expectPending()
+			h.expectEvents("web",
+				"Scheduled default/web at +0s",
+				"Started default/web (attempt 1)",
+				"Succeeded default/web (attempt 1)",
+			)
+		})
+	}
+
+	synctestRun(t, "hanging Deleter is cancelled after DeleteTimeout and retried", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		first := true
+		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
+			if first {
+				first = false
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(10*time.Second - time.Nanosecond)
+		if got := h.obs.Of(evictiontest.Failed); len(got) != 0 {
+			t.Fatalf("got Failed %v before the timeout", got)
+		}
+		h.step(time.Nanosecond)
+		failed := h.obs.Of(evictiontest.Failed)
+		if len(failed) != 1 || failed[0].Attempt != 1 || !errors.Is(failed[0].Err, context.Canceled) ||
+			!strings.HasPrefix(failed[0].Err.Error(), "eviction: ") || !strings.Contains(failed[0].Err.Error(), "timed out after 10s") {
+			t.Fatalf("got Failed %v, want one for attempt 1 saying the call timed out after 10s", failed)
+		}
+		h.step(exactBackoff.Base - time.Nanosecond)
+		h.expectDeleted("web@+0s")
+		h.step(time.Nanosecond)
+		h.expectDeleted("web@+0s", "web@+11s")
+		h.expectEvents("web",
+			"Scheduled default/web at +0s",
+			"Started default/web (attempt 1)",
+			failed[0].String(),
+			"Started default/web (attempt 2)",
+			"Succeeded default/web (attempt 2)",
+		)
+	})
+
+	synctestRun(t, "negative DeleteTimeout does not bound the call", func(t *testing.T) {
+		h := run(t, eviction.Options{DeleteTimeout: -1})
+		var ctxErr error
+		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
+			<-ctx.Done()
+			ctxErr = ctx.Err()
+			return ctxErr
+		})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(24 * time.Hour)
+		if got := h.obs.Of(evictiontest.Failed); len(got) != 0 {
+			t.Fatalf("got Failed %v, want the call still running", got)
+		}
+		// Stopping the Manager cancels the call, and Run waits for it.
+		h.stop()
+		if !errors.Is(ctxErr, context.Canceled) {
+			t.Errorf("Deleter's context: got %v, want context.Canceled", ctxErr)
+		}
+	})
+
+	synctestRun(t, "panicking Deleter is reported failed and retried", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		first := true
+		h.onDelete(func(context.Context, eviction.PodRef) error {
+			if first {
+				first = false
+				panic("boom")
+			}
+			return nil
+		})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(exactBackoff.Base)
+		h.expectDeleted("web@+0s", "web@+1s")
+		failed := h.obs.Of(evictiontest.Failed)
+		if len(failed) != 1 || failed[0].Attempt != 1 || !strings.Contains(failed[0].Err.Error(), "boom") ||
+			!strings.HasPrefix(failed[0].Err.Error(), "eviction: ") {
+			t.Errorf("got Failed %v, want one for attempt 1 about the panic", failed)
+		}
+		succeeded := h.obs.Of(evictiontest.Succeeded)
+		if len(succeeded) != 1 || succeeded[0].Attempt != 2 {
+			t.Errorf("got Succeeded %v, want one at attempt 2", succeeded)
+		}
+		// The timeout of the call that panicked was released: nothing waits on the clock.
+		if n := h.clk.Waiters(); n != 0 {
+			t.Errorf("got %d timers waiting on the clock, want 0", n)
+		}
+	})
+}
+
+// TestCacheFailures covers a Cache whose lookups fail for a while.
+func TestCacheFailures(t *testing.T) {
+	synctestRun(t, "listing pods of a node fails, retried after the backoff base", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setNode(newNode("n1"))
+		h.setPod(newPod("web", "n1"))
+		h.setPod(newPod("api", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.cache.SetError(errAPI)
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
+		h.expectPending()
+		h.expectDeleted()
+		h.cache.SetError(nil)
+		h.step(exactBackoff.Base - time.Nanosecond)
+		h.expectDeleted()
+		h.step(time.Nanosecond)
+		h.expectDeleted("web@+1s")
+		h.expectPending("api@+5m0s")
+	})
+
+	synctestRun(t, "listing keeps failing: retried until it works", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setPod(newPod("web", "n1"))
+		h.cache.SetError(errAPI)
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
+		for range 5 {
+			h.step(exactBackoff.Base)
+			h.expectDeleted()
+		}
+		h.cache.SetError(nil)
+		h.step(exactBackoff.Base)
+		h.expectDeleted("web@+6s")
+	})
+
+	synctestRun(t, "listing pods of a deleted node fails, retried", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.expectPending("web@+5m0s")
+		h.cache.SetError(errAPI)
+		h.removeNode("n1")
+		h.wait()
+		h.cache.SetError(nil)
+		h.step(exactBackoff.Base)
+		h.expectPending()
+		// The retry processes the pods against the taints known then: none.
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NodeNotTainted")
+		h.stepTo(time.Hour)
+		h.expectDeleted()
+	})
+
+	synctestRun(t, "cache failing while a pod update is processed: the update's pod is used", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
+		h.cache.SetError(errAPI)
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.expectPending("web@+5m0s")
+		h.cache.SetError(nil)
+		h.stepTo(5 * time.Minute)
+		h.expectDeleted("web@+5m0s")
+	})
+
+	synctestRun(t, "cache failing at the recheck: retried", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.cache.SetError(errAPI)
+		h.stepTo(5 * time.Minute)
+		h.expectDeleted()
+		h.step(exactBackoff.Base)
+		h.expectDeleted()
+		h.cache.SetError(nil)
+		h.step(2 * exactBackoff.Base)
+		h.expectDeleted("web@+5m3s")
+		failed := h.obs.Of(evictiontest.Failed)
+		if len(failed) != 2 || failed[0].Attempt != 1 || failed[1].Attempt != 2 ||
+			!errors.Is(failed[0].Err, errAPI) || !strings.HasPrefix(failed[0].Err.Error(), "eviction: recheck pod") {
+			t.Errorf("got Failed %v, want attempts 1 and 2 failing the recheck", failed)
+		}
+		if got := h.obs.Of(evictiontest.Started); len(got) != 1 || got[0].Attempt != 3 {
+			t.Errorf("got Started %v, want only attempt 3 (the recheck failed before it)", got)
+		}
+	})
+}
+
+// TestStopRetrying covers ways a failing eviction ends without succeeding.
+func TestStopRetrying(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		end    func(h *harness)
+		reason eviction.Reason
+	}{
+		{"pod deleted", func(h *harness) { h.removePod("web") }, eviction.ReasonPodDeleted},
+		{"taint removed", func(h *harness) { h.setNode(newNode("n1")) }, eviction.ReasonNotTainted},
+		{"node deleted", func(h *harness) { h.removeNode("n1") }, eviction.ReasonNodeDeleted},
+		{"toleration added", func(h *harness) { h.setPod(newPod("web", "n1", withTolerations(tolForever("a")))) }, eviction.ReasonTolerated},
+	} {
+		synctestRun(t, tc.name+" while failing stops retries", func(t *testing.T) {
+			h := run(t, eviction.Options{Backoff: exactBackoff})
+			h.onDelete(func(context.Context, eviction.PodRef) error { return errAPI })
+			h.setNode(newNode("n1", noExecute("a", t0)))
+			h.setPod(newPod("web", "n1"))
+			h.wait()
+			h.step(time.Second)
+			h.step(2 * time.Second)
+			if got := len(h.calls()); got != 3 {
+				t.Fatalf("got %d calls, want 3", got)
+			}
+			tc.end(h)
+			h.wait()
+			h.expectPending()
+			cancelled := h.obs.Of(evictiontest.Cancelled)
+			if len(cancelled) != 1 || cancelled[0].Reason != tc.reason {
+				t.Errorf("got Cancelled %v, want one: %s", cancelled, tc.reason)
+			}
+			h.step(time.Hour)
+			if got := len(h.calls()); got != 3 {
+				t.Errorf("got %d calls after the eviction was cancelled, want 3", got)
+			}
+		})
+	}
+
+	synctestRun(t, "stopping the Manager while failing stops retries", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.onDelete(func(context.Context, eviction.PodRef) error { return errAPI })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(time.Second)
+		h.stop()
+		h.step(time.Hour)
+		if got := len(h.calls()); got != 2 {
+			t.Errorf("got %d calls, want 2: none after Run returned", got)
+		}
+		// What was pending is still there; a new Manager would start from the cache.
+		h.expectPending("web@+0s")
+	})
+}
