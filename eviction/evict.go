@@ -31,6 +31,9 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 		return m.failed(ref, attempt, fmt.Errorf("eviction: recheck pod %s: %w", ref, err))
 	}
 	reason, skip := m.recheckPod(pod, p)
+	if !skip && m.wasDeleted(key, p.uid) {
+		reason, skip = ReasonPodTerminating, true
+	}
 	if !skip {
 		var node *v1.Node
 		node, err = m.cache.Node(p.node)
@@ -54,6 +57,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 	timedOut, err := m.callDeleter(ctx, ref)
 	if err == nil || IsGone(err) {
 		done()
+		m.markDeleted(key, p.uid)
 		m.obs.Succeeded(ref, attempt, false)
 		return nil
 	}
@@ -174,5 +178,32 @@ func (m *Manager) nextAttempt(key types.NamespacedName) int {
 func (m *Manager) clearAttempt(key types.NamespacedName) {
 	m.attemptsMu.Lock()
 	delete(m.attempts, key)
+	m.attemptsMu.Unlock()
+}
+
+// markDeleted records that the Deleter deleted the pod of key with uid.
+func (m *Manager) markDeleted(key types.NamespacedName, uid types.UID) {
+	m.attemptsMu.Lock()
+	m.deleted[key] = uid
+	m.attemptsMu.Unlock()
+}
+
+// wasDeleted reports whether the Deleter already deleted the pod of key with uid. A record
+// of another UID is dropped: that pod is gone, since one of the same name was created.
+func (m *Manager) wasDeleted(key types.NamespacedName, uid types.UID) bool {
+	m.attemptsMu.Lock()
+	defer m.attemptsMu.Unlock()
+	d, ok := m.deleted[key]
+	if ok && d != uid {
+		delete(m.deleted, key)
+		return false
+	}
+	return ok
+}
+
+// forgetDeleted drops the record of a deleted pod once its removal has been seen.
+func (m *Manager) forgetDeleted(key types.NamespacedName) {
+	m.attemptsMu.Lock()
+	delete(m.deleted, key)
 	m.attemptsMu.Unlock()
 }

@@ -63,6 +63,11 @@ type Manager struct {
 
 	attemptsMu sync.Mutex
 	attempts   map[types.NamespacedName]int // of evictions running or failing
+	// deleted holds the UID of each pod the Deleter has deleted whose removal the Manager
+	// has not seen yet. The Cache lags behind the API server: an update of such a pod
+	// processed meanwhile must not delete it again (kube keeps the key in its queue for the
+	// same reason). Guarded by attemptsMu.
+	deleted map[types.NamespacedName]types.UID
 
 	runMu   sync.Mutex
 	started bool
@@ -90,6 +95,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 		tolOpts:  tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
 		nodes:    make(map[string][]v1.Taint),
 		attempts: make(map[types.NamespacedName]int),
+		deleted:  make(map[types.NamespacedName]types.UID),
 		shards:   make([]*shard, opts.Workers),
 	}
 	for i := range m.shards {
@@ -325,6 +331,7 @@ func (m *Manager) handlePod(key types.NamespacedName, fromEvent *v1.Pod) {
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	switch {
 	case err == nil && pod == nil, apierrors.IsNotFound(err):
+		m.forgetDeleted(key)
 		m.cancel(key, ReasonPodDeleted)
 		return
 	case err != nil:
@@ -371,6 +378,11 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time) {
 	if reason, ok := leavingReason(pod); ok {
 		m.cancel(key, reason)
 		m.obs.Skipped(ref, reason)
+		return
+	}
+	if m.wasDeleted(key, pod.UID) { // deleted already; the Cache has not caught up yet
+		m.cancel(key, ReasonPodTerminating)
+		m.obs.Skipped(ref, ReasonPodTerminating)
 		return
 	}
 	p := pending{uid: pod.UID, node: pod.Spec.NodeName}

@@ -1,6 +1,7 @@
 package eviction_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -145,6 +146,72 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 		h.expectDeleted("web@+6m0s")
 		if c := h.calls(); len(c) != 1 || c[0].Ref.UID != "web-2" {
 			t.Errorf("got Deleter calls %v, want one for web-2", c)
+		}
+	})
+}
+
+// TestNoSecondDelete checks that a pod the Deleter has deleted is not deleted again while
+// the cache still shows it alive (the informer has not caught up yet). Kube keeps the key
+// of a finished eviction in its queue for this reason.
+func TestNoSecondDelete(t *testing.T) {
+	synctestRun(t, "pod update processed after the delete", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.expectDeleted("web@+0s")
+		h.step(time.Second)
+		// A toleration of another taint is added; the cache still shows the pod running.
+		h.setPod(newPod("web", "n1", withTolerations(tolForever("b"))))
+		h.wait()
+		h.expectDeleted("web@+0s")
+		h.expectPending()
+		h.expectEvents("web",
+			"Scheduled default/web at +0s",
+			"Started default/web (attempt 1)",
+			"Succeeded default/web (attempt 1)",
+			"Skipped default/web: PodTerminating",
+		)
+		// The pod's removal arrives; a pod re-created under its name is evicted anew.
+		h.removePod("web")
+		h.wait()
+		h.setPod(newPod("web", "n1", withUID("web-2")))
+		h.wait()
+		h.expectDeleted("web@+0s", "web@+1s")
+		if c := h.calls(); len(c) != 2 || c[1].Ref.UID != "web-2" {
+			t.Errorf("got calls %v, want the second for web-2", c)
+		}
+	})
+
+	synctestRun(t, "node update while the Deleter runs", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		release := make(chan struct{})
+		h.onDelete(func(context.Context, eviction.PodRef) error { <-release; return nil })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(time.Second)
+		// The pod is scheduled again (a new time: now) while its delete runs.
+		h.setNode(newNode("n1", noExecute("a", t0), noExecute("b", t0.Add(time.Second))))
+		h.wait()
+		close(release)
+		h.wait()
+		h.expectDeleted("web@+0s")
+		if got := h.obs.Of(evictiontest.Skipped); len(got) != 1 || got[0].Reason != eviction.ReasonPodTerminating {
+			t.Errorf("got Skipped %v, want one PodTerminating", got)
+		}
+	})
+
+	synctestRun(t, "dry run reports again", func(t *testing.T) {
+		// Nothing is deleted in dry-run mode: every decision is reported.
+		h := run(t, eviction.Options{DryRun: true})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.setPod(newPod("web", "n1", withTolerations(tolForever("b"))))
+		h.wait()
+		if got := h.obs.Of(evictiontest.Succeeded); len(got) != 2 || !got[0].DryRun || !got[1].DryRun {
+			t.Errorf("got Succeeded %v, want two in dry run", got)
 		}
 	})
 }
