@@ -129,8 +129,7 @@ type harness struct {
 	deletions []deletion
 	deleteFn  func(ctx context.Context, ref eviction.PodRef) error
 
-	cancel context.CancelFunc
-	done   chan error
+	stopFn func()
 }
 
 // newHarness makes a Manager with opts, its Clock, Observer (unless set) and Deleter filled
@@ -179,33 +178,44 @@ func run(t *testing.T, opts eviction.Options) *harness {
 	return h
 }
 
-// start runs the Manager in a goroutine and waits until it is idle.
+// start runs the Manager and waits until it is idle.
 func (h *harness) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	h.done = make(chan error, 1)
-	go func() { h.done <- h.m.Run(ctx) }()
-	synctest.Wait()
+	h.stopFn = startManager(h.t, h.m)
 }
 
-// stop cancels the Manager's context and waits for Run to return; it checks that Run
-// returned context.Canceled and that no goroutine of it is left blocked. It may be called
-// more than once.
+// stop stops the Manager (see startManager). It may be called more than once.
 func (h *harness) stop() {
 	h.t.Helper()
-	if h.cancel == nil {
-		return
+	if h.stopFn != nil {
+		h.stopFn()
+		h.stopFn = nil
 	}
-	h.cancel()
-	h.cancel = nil
+}
+
+// newFakeClock returns a fake clock at t0.
+func newFakeClock() *testclock.FakeClock { return testclock.NewFakeClock(t0) }
+
+// startManager runs m in a goroutine and waits until it is idle. The function it returns
+// cancels Run's context, checks that Run has returned context.Canceled, with every
+// goroutine it started gone once the bubble is idle.
+func startManager(t *testing.T, m *eviction.Manager) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
 	synctest.Wait()
-	select {
-	case err := <-h.done:
-		if !errors.Is(err, context.Canceled) {
-			h.t.Errorf("Run: got %v, want context.Canceled", err)
+	return func() {
+		t.Helper()
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Run: got %v, want context.Canceled", err)
+			}
+		default:
+			t.Fatalf("Run did not return after its context was cancelled")
 		}
-	default:
-		h.t.Fatalf("Run did not return after its context was cancelled")
 	}
 }
 
@@ -214,6 +224,18 @@ func (h *harness) onDelete(f func(ctx context.Context, ref eviction.PodRef) erro
 	h.mu.Lock()
 	h.deleteFn = f
 	h.mu.Unlock()
+}
+
+// removeOnDelete makes the Deleter remove the pod from the cache and tell the Manager, as
+// the API server and the informer would (at once).
+func (h *harness) removeOnDelete() {
+	h.onDelete(func(_ context.Context, ref eviction.PodRef) error {
+		if cur, _ := h.cache.Pod(ref.Namespace, ref.Name); cur == nil || cur.UID != ref.UID {
+			return eviction.ErrPodGone
+		}
+		h.removePod(ref.Name)
+		return nil
+	})
 }
 
 // setNode stores n in the cache, then tells the Manager (an add, or an update from the
