@@ -197,15 +197,20 @@ func newFakeClock() *testclock.FakeClock { return testclock.NewFakeClock(t0) }
 
 // startManager runs m in a goroutine and waits until it is idle. The function it returns
 // cancels Run's context, checks that Run has returned context.Canceled, with every
-// goroutine it started gone once the bubble is idle.
+// goroutine it started gone once the bubble is idle; calls after the first do nothing.
 func startManager(t *testing.T, m *eviction.Manager) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
 	synctest.Wait()
+	stopped := false
 	return func() {
 		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		synctest.Wait()
 		select {
@@ -315,6 +320,15 @@ func (h *harness) expectDeleted(want ...string) {
 	if got := h.deleted(); !slices.Equal(got, want) {
 		h.t.Errorf("at %s: got deletions %q, want %q", rel(h.clk.Now()), got, want)
 	}
+}
+
+// pendingUTC returns m.Pending() with every time in UTC, to compare with times from t0.
+func pendingUTC(m *eviction.Manager) []eviction.Pending {
+	p := m.Pending()
+	for i := range p {
+		p[i].At = p[i].At.UTC()
+	}
+	return p
 }
 
 // pending returns the Manager's schedule as "name@+offset", earliest first.
