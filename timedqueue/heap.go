@@ -76,6 +76,9 @@ func (h itemHeap) down(i int) {
 
 // init restores the heap order of the whole slice in O(n).
 func (h itemHeap) init() {
+	if len(h) < 2 {
+		return // (len(h)-2)/4 truncates to 0 for an empty heap, and down(0) would panic
+	}
 	for i := (len(h) - 2) / 4; i >= 0; i-- {
 		h.down(i)
 	}

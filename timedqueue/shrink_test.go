@@ -1,0 +1,239 @@
+package timedqueue
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestCancelAllPending is the regression test for a panic: when a compaction found every
+// heap item stale (cancel the last 64 or more pending keys), it called init on an empty heap,
+// which indexed h[0] and panicked inside Cancel with the lock held.
+func TestCancelAllPending(t *testing.T) {
+	for _, n := range []int{63, 64, 65, 256, 300, 5000} {
+		for _, running := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n=%d/running=%v", n, running), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := newHarness(t, Options[string]{Observer: noObserver})
+					if running {
+						h.start()
+					}
+					for i := range n {
+						h.q.Schedule(fmt.Sprint("k", i), i, at(time.Hour))
+					}
+					cancel := func(k string) bool {
+						defer func() {
+							if r := recover(); r != nil {
+								h.q.mu.Unlock() // it panicked with the lock held
+								t.Fatalf("Cancel(%s) panicked: %v", k, r)
+							}
+						}()
+						return h.q.Cancel(k)
+					}
+					for i := range n {
+						if !cancel(fmt.Sprint("k", i)) {
+							t.Fatalf("Cancel(k%d): got false, want true", i)
+						}
+					}
+					h.wantLen(0)
+					if err := h.q.checkInvariants(); err != nil {
+						t.Fatal(err)
+					}
+					h.q.Schedule("after", 1, at(2*time.Hour))
+					if !running {
+						h.start()
+					}
+					h.step(2 * time.Hour)
+					h.wantCalls("after cancelling all", "after=1@+2h0m0s")
+				})
+			})
+		}
+	}
+}
+
+// dueOf is the deadline of key i in the drain tests: whole seconds in [1s, 1000s].
+func dueOf(r *rand.Rand) time.Duration { return time.Duration(1+r.IntN(1000)) * time.Second }
+
+// stepThrough steps the clock a second at a time to +1000s and checks that every key in
+// want ran once, at its time, with its value, and nothing else ran.
+func stepThrough(t *testing.T, h *harness, want map[string]time.Duration, values map[string]int, from time.Duration) {
+	t.Helper()
+	for now := from; now < 1000*time.Second; now += time.Second {
+		h.step(time.Second)
+	}
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	seen := map[string]bool{}
+	for _, c := range h.rec.calls {
+		d, ok := want[c.Key]
+		if !ok {
+			continue // ran before the drain, checked by the caller
+		}
+		if seen[c.Key] {
+			t.Fatalf("%s ran twice", c.Key)
+		}
+		seen[c.Key] = true
+		if !c.At.Equal(at(d)) || c.Value != values[c.Key] {
+			t.Fatalf("%s: got %d at %s, want %d at %s", c.Key, c.Value, rel(c.At), values[c.Key], rel(at(d)))
+		}
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("keys run after the drain: got %d, want %d", len(seen), len(want))
+	}
+}
+
+// TestLargeDrainCancel: 20k keys, 19k cancelled; the slots, index and heap are rebuilt
+// smaller, and the 1k that remain keep their times and values.
+func TestLargeDrainCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options[string]{Observer: noObserver})
+		h.start()
+		r := rand.New(rand.NewPCG(7, 7))
+		const n, keep = 20000, 1000
+		due := map[string]time.Duration{}
+		values := map[string]int{}
+		for i := range n {
+			k := fmt.Sprint("k", i)
+			due[k] = dueOf(r)
+			values[k] = i
+			h.q.Schedule(k, i, at(due[k]))
+		}
+		// Move a quarter of them, so that the heap holds stale items when it is rebuilt.
+		for i := 0; i < n; i += 4 {
+			k := fmt.Sprint("k", i)
+			due[k] = dueOf(r)
+			values[k] = -i
+			h.q.Schedule(k, -i, at(due[k]))
+		}
+		slotsBefore := len(h.q.slots)
+		for _, i := range r.Perm(n)[:n-keep] {
+			k := fmt.Sprint("k", i)
+			if !h.q.Cancel(k) {
+				t.Fatalf("Cancel(%s): got false, want true", k)
+			}
+			delete(due, k)
+		}
+		h.wantLen(keep)
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.q.mu.Lock()
+		slots, heapCap, dead := len(h.q.slots), cap(h.q.heap), h.q.dead
+		h.q.mu.Unlock()
+		if slots > 2*keep+minShrink/4 || heapCap > 2*minShrink || slots >= slotsBefore {
+			t.Errorf("after the drain: %d slots (from %d), heap capacity %d, %d stale: want them rebuilt small", slots, slotsBefore, heapCap, dead)
+		}
+		for k, d := range due {
+			h.wantWhen(k, at(d), true)
+		}
+		stepThrough(t, h, due, values, 0)
+		h.wantLen(0)
+	})
+}
+
+// TestLargeDrainRun: 20k keys, 19k of them run at once; the rest run at their times.
+func TestLargeDrainRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options[string]{Observer: noObserver})
+		r := rand.New(rand.NewPCG(8, 8))
+		const n, keep = 20000, 1000
+		due := map[string]time.Duration{}
+		values := map[string]int{}
+		for i := range n {
+			k := fmt.Sprint("k", i)
+			d := time.Second
+			if i%(n/keep) == 0 {
+				d = time.Duration(2+r.IntN(999)) * time.Second // [2s, 1000s]
+				due[k] = d
+				values[k] = i
+			}
+			h.q.Schedule(k, i, at(d))
+		}
+		h.start()
+		h.step(time.Second)
+		if got := len(h.rec.got()); got != n-keep {
+			t.Fatalf("after the burst: %d calls, want %d", got, n-keep)
+		}
+		h.wantLen(keep)
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.q.mu.Lock()
+		slots, heapCap := len(h.q.slots), cap(h.q.heap)
+		h.q.mu.Unlock()
+		if slots > 2*keep+minShrink/4 || heapCap > 2*minShrink {
+			t.Errorf("after the burst: %d slots, heap capacity %d, want them rebuilt small", slots, heapCap)
+		}
+		for k, d := range due {
+			h.wantWhen(k, at(d), true)
+		}
+		stepThrough(t, h, due, values, time.Second)
+		h.wantLen(0)
+	})
+}
+
+// TestShrinkWithRunningKeys: rebuilding the slots while keys run remaps the workers' runs;
+// what was done to the running keys meanwhile (moved, parked, cancelled) survives.
+func TestShrinkWithRunningKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options[string]{Workers: 5, Observer: noObserver, Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h.start()
+		const n = 20000
+		// Fill first, so that the running keys sit at high slot indexes.
+		for i := range n {
+			h.q.Schedule(fmt.Sprint("k", i), i, at(time.Hour))
+		}
+		for _, k := range []string{"moved", "parked", "cancelled", "done"} {
+			h.rec.gate(k)
+			h.q.Schedule(k, 1, epoch)
+		}
+		synctest.Wait()
+		h.wantCalls("four keys running", "moved=1@+0s", "parked=1@+0s", "cancelled=1@+0s", "done=1@+0s")
+		h.q.Schedule("moved", 2, at(30*time.Minute))
+		h.q.Schedule("parked", 2, epoch.Add(1)) // due: the fifth worker parks it
+		h.q.Cancel("cancelled")
+		h.step(1)
+		// Move half of the rest, then cancel all of them: compactions and slot rebuilds.
+		for i := 0; i < n; i += 2 {
+			h.q.Schedule(fmt.Sprint("k", i), i, at(2*time.Hour))
+		}
+		for i := range n {
+			h.q.Cancel(fmt.Sprint("k", i))
+		}
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.q.mu.Lock()
+		slots := len(h.q.slots)
+		h.q.mu.Unlock()
+		if slots > minShrink {
+			t.Errorf("slots after cancelling %d: got %d, want them rebuilt", n, slots)
+		}
+		h.wantLen(4)
+		h.wantWhen("moved", at(30*time.Minute), true)
+		h.wantWhen("parked", epoch.Add(1), true)
+		h.wantWhen("cancelled", time.Time{}, false)
+
+		h.release("moved", errBoom) // replaced while running: not retried
+		h.release("cancelled", errBoom)
+		h.release("done", errBoom) // retried in an hour
+		h.release("parked", nil)
+		h.wantCalls("after the first attempts",
+			"moved=1@+0s", "parked=1@+0s", "cancelled=1@+0s", "done=1@+0s", "parked=2@+1ns")
+		h.release("parked", nil)
+		h.step(30 * time.Minute)
+		h.release("moved", nil)
+		h.step(30 * time.Minute)
+		h.release("done", nil)
+		h.wantCalls("all",
+			"moved=1@+0s", "parked=1@+0s", "cancelled=1@+0s", "done=1@+0s", "parked=2@+1ns",
+			"moved=2@+30m0.000000001s", "done=1@+1h0m0.000000001s")
+		h.wantLen(0)
+		h.step(3 * time.Hour)
+		if got := len(h.rec.got()); got != 7 {
+			t.Fatalf("calls after 3 more hours: got %d, want 7", got)
+		}
+	})
+}
