@@ -132,6 +132,17 @@ func (r *recorder) got() []string {
 	return out
 }
 
+// gotFrom returns the calls from the i-th on, like got.
+func (r *recorder) gotFrom(i int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range r.calls[min(i, len(r.calls)):] {
+		out = append(out, c.String())
+	}
+	return out
+}
+
 // eventLog is an Observer that records every event as a string.
 type eventLog struct {
 	mu     sync.Mutex

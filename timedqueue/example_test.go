@@ -1,0 +1,102 @@
+package timedqueue_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/taintevict/taintevict/timedqueue"
+)
+
+// Evictions of three pods are scheduled and one is cancelled; the others run in deadline
+// order. A fake clock stands in for time.
+func ExampleQueue() {
+	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	evicted := make(chan string)
+	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
+		evicted <- fmt.Sprintf("evict %s from %s", pod, node)
+		return nil
+	}, timedqueue.Options[string]{Clock: clk, Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+
+	start := clk.Now()
+	q.Schedule("default/web-1", "node-a", start.Add(30*time.Second))
+	q.Schedule("default/web-2", "node-a", start.Add(10*time.Second))
+	q.Schedule("default/db-0", "node-a", start.Add(20*time.Second))
+	fmt.Println("cancelled db-0:", q.Cancel("default/db-0"))
+	fmt.Println("pending:", q.Len())
+
+	clk.Step(time.Minute) // both remaining deadlines pass
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- q.Run(ctx) }()
+	fmt.Println(<-evicted)
+	fmt.Println(<-evicted)
+	stop()
+	fmt.Println("Run:", <-done)
+	fmt.Println("pending:", q.Len())
+	// Output:
+	// cancelled db-0: true
+	// pending: 2
+	// evict default/web-2 from node-a
+	// evict default/web-1 from node-a
+	// Run: context canceled
+	// pending: 0
+}
+
+// Scheduling a key again moves its deadline, earlier or later; scheduling it for the time it
+// already has only replaces its value.
+func ExampleQueue_Schedule() {
+	q, err := timedqueue.New(func(context.Context, string, int) error { return nil }, timedqueue.Options[string]{})
+	if err != nil {
+		panic(err)
+	}
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	show := func() {
+		v, at, ok := q.Get("default/web-1")
+		fmt.Println(v, at.Sub(t0), ok)
+	}
+
+	fmt.Println(q.Schedule("default/web-1", 1, t0.Add(5*time.Minute)))
+	show()
+	fmt.Println(q.Schedule("default/web-1", 2, t0.Add(time.Minute))) // earlier
+	show()
+	fmt.Println(q.Schedule("default/web-1", 3, t0.Add(time.Minute))) // same time: value only
+	show()
+	fmt.Println(q.Schedule("default/web-1", 4, t0.Add(time.Hour))) // later
+	show()
+	fmt.Println(q.Cancel("default/web-1"), q.Len())
+	// Output:
+	// true
+	// 1 5m0s true
+	// true
+	// 2 1m0s true
+	// false
+	// 3 1m0s true
+	// true
+	// 4 1h0m0s true
+	// true 0
+}
+
+// Pending lists the work waiting to run, by deadline.
+func ExampleQueue_Pending() {
+	q, err := timedqueue.New(func(context.Context, string, string) error { return nil }, timedqueue.Options[string]{})
+	if err != nil {
+		panic(err)
+	}
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	q.Schedule("default/web-1", "node-a", t0.Add(3*time.Minute))
+	q.Schedule("default/web-2", "node-b", t0.Add(time.Minute))
+	q.Schedule("default/web-3", "node-a", t0.Add(2*time.Minute))
+	for _, e := range q.Pending() {
+		fmt.Println(e.At.Sub(t0), e.Key, e.Value)
+	}
+	// Output:
+	// 1m0s default/web-2 node-b
+	// 2m0s default/web-3 node-a
+	// 3m0s default/web-1 node-a
+}
