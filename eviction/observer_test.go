@@ -31,7 +31,8 @@ func TestObserverEvents(t *testing.T) {
 		})
 		h.setNode(newNode("n1", noExecute("a", t0)))
 		h.setNode(newNode("n2", noExecute("a", t0)))
-		h.wait()                                                         // each pod is then processed once, by its own update
+		// Each pod is then processed once, by its own update.
+		h.wait()
 		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 60))))  // deleted at its deadline
 		h.setPod(newPod("flaky", "n2"))                                  // fails once, then succeeds
 		h.setPod(newPod("db", "n1", withTolerations(tolFor("a", 600))))  // cancelled
