@@ -1,0 +1,149 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// runOutage runs the simulation and returns its output.
+func runOutage(t *testing.T) string {
+	t.Helper()
+	var out strings.Builder
+	began := time.Now()
+	if err := run(&out); err != nil {
+		t.Fatalf("run: %v\noutput so far:\n%s", err, out.String())
+	}
+	t.Logf("run took %v", time.Since(began))
+	return out.String()
+}
+
+// timeline returns the timeline's decision lines as [time, verb, pod, rest...].
+func timeline(out string) [][]string {
+	var lines [][]string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && strings.HasPrefix(f[0], "+") && f[1] != "*" {
+			lines = append(lines, f)
+		}
+	}
+	return lines
+}
+
+// find returns the timeline lines about pod with verb.
+func find(lines [][]string, verb, pod string) [][]string {
+	var out [][]string
+	for _, f := range lines {
+		if f[1] == verb && f[2] == pod {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestOutage(t *testing.T) {
+	defer goleak.VerifyNone(t)
+
+	out := runOutage(t)
+	if again := runOutage(t); again != out {
+		t.Fatalf("two runs printed different output:\n--- first\n%s\n--- second\n%s", out, again)
+	}
+	lines := timeline(out)
+
+	// evictedAt checks that pod was evicted exactly once, at the given time.
+	evictedAt := func(pod, at string) {
+		t.Helper()
+		got := find(lines, "evicted", pod)
+		if len(got) != 1 || got[0][0] != at {
+			t.Errorf("%s: evicted %v, want once at %s", pod, got, at)
+		}
+	}
+	// never checks that pod was never evicted.
+	never := func(pod string) {
+		t.Helper()
+		if got := find(lines, "evicted", pod); len(got) != 0 {
+			t.Errorf("%s: evicted %v, want never", pod, got)
+		}
+	}
+
+	// zone-a: no toleration, or a toleration of another key: evicted at once.
+	evictedAt("shop/web-1", "+00:00")
+	evictedAt("batch/train-1", "+00:00")
+	evictedAt("shop/web-2", "+00:00")
+	// Tolerations of 60 s and 300 s: evicted when they run out.
+	evictedAt("shop/api-1", "+01:00")
+	evictedAt("shop/cart-1", "+05:00")
+	if got := find(lines, "scheduled", "shop/api-1"); len(got) != 1 || got[0][0] != "+00:00" || got[0][len(got[0])-1] != "+01:00" {
+		t.Errorf("shop/api-1: scheduled %v, want once at +00:00 for +01:00", got)
+	}
+
+	// node-a3 came back at +02:00: its pending evictions are cancelled, and its pods stay.
+	for _, pod := range []string{"shop/queue-1", "shop/cart-2"} {
+		got := find(lines, "cancelled", pod)
+		if len(got) != 1 || got[0][0] != "+02:00" || got[0][len(got[0])-1] != "NodeNotTainted" {
+			t.Errorf("%s: cancelled %v, want once at +02:00 with NodeNotTainted", pod, got)
+		}
+		never(pod)
+	}
+
+	// Pods that tolerate the taint forever are never scheduled nor evicted.
+	for _, pod := range []string{"logging/agent-a1", "logging/agent-a2", "logging/agent-a3"} {
+		if got := find(lines, "scheduled", pod); len(got) != 0 {
+			t.Errorf("%s: scheduled %v, want never", pod, got)
+		}
+		if got := find(lines, "kept", pod); len(got) != 1 || got[0][0] != "+00:00" {
+			t.Errorf("%s: kept %v, want once at +00:00", pod, got)
+		}
+		never(pod)
+	}
+
+	// A pod that had finished is skipped, not deleted.
+	if got := find(lines, "skipped", "batch/report-1"); len(got) != 1 || got[0][len(got[0])-1] != "PodFinished" {
+		t.Errorf("batch/report-1: skipped %v, want once with PodFinished", got)
+	}
+	never("batch/report-1")
+
+	// zone-b is untouched: none of its pods appears in the timeline.
+	for _, f := range lines {
+		if slices.ContainsFunc(f, func(s string) bool { return strings.Contains(s, "node-b") }) {
+			t.Errorf("zone-b in the timeline: %v", f)
+		}
+	}
+
+	// The summary counts, and the schedule left after the recovery.
+	for _, want := range []string{
+		"evicted (5):",
+		"still running (11):",
+		"finished before the outage, left alone (1):",
+		"+02:00    pending:   shop/cart-1 at +05:00\n",
+		"+00:00    pending:   shop/api-1 at +01:00, shop/queue-1 at +03:00, shop/cart-1 at +05:00, shop/cart-2 at +05:00\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestOutageRepeated runs the simulation many times: the output must never change.
+func TestOutageRepeated(t *testing.T) {
+	n := 50
+	if testing.Short() {
+		n = 5
+	}
+	want := runOutage(t)
+	for i := range n {
+		var out strings.Builder
+		if err := run(&out); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if out.String() != want {
+			t.Fatalf("run %d printed different output:\n%s\nwant:\n%s", i, out.String(), want)
+		}
+	}
+}
