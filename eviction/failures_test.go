@@ -113,12 +113,13 @@ func TestDeleterFailures(t *testing.T) {
 			h := run(t, eviction.Options{Backoff: exactBackoff})
 			h.onDelete(func(context.Context, eviction.PodRef) error { return tc.err })
 			h.setNode(newNode("n1", noExecute("a", t0)))
+			h.wait()
 			h.setPod(newPod("web", "n1"))
 			h.wait()
 			h.step(time.Hour)
 			h.expectDeleted("web@+0s")
 			h.expectPending()
-			h.expectEvents("web",
+			h.expectEventsNow("web",
 				"Scheduled default/web at +0s",
 				"Started default/web (attempt 1)",
 				"Succeeded default/web (attempt 1)",
@@ -138,6 +139,7 @@ func TestDeleterFailures(t *testing.T) {
 			return nil
 		})
 		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
 		h.setPod(newPod("web", "n1"))
 		h.wait()
 		h.step(10*time.Second - time.Nanosecond)
@@ -154,7 +156,7 @@ func TestDeleterFailures(t *testing.T) {
 		h.expectDeleted("web@+0s")
 		h.step(time.Nanosecond)
 		h.expectDeleted("web@+0s", "web@+11s")
-		h.expectEvents("web",
+		h.expectEventsNow("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			failed[0].String(),

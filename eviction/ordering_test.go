@@ -174,9 +174,16 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 			if p := m.Pending(); len(p) != 1 || p[0].Pod.Name != "api" || !p[0].At.Equal(t0.Add(5*time.Minute)) {
 				t.Errorf("got Pending %v, want api at +5m", p)
 			}
-			// One decision per pod, however many updates carried it.
-			if got := obs.Of(evictiontest.Scheduled); len(got) != 2 {
-				t.Errorf("got Scheduled %v, want one for each pod", got)
+			// One schedule for api, however many updates carried it. (web's add may be
+			// processed after its eviction: then it is scheduled again, and skipped.)
+			var apiScheduled int
+			for _, e := range obs.Of(evictiontest.Scheduled) {
+				if e.Pod.Name == "api" {
+					apiScheduled++
+				}
+			}
+			if apiScheduled != 1 {
+				t.Errorf("got %d Scheduled events for api, want 1", apiScheduled)
 			}
 		})
 	}

@@ -157,6 +157,7 @@ func TestNoSecondDelete(t *testing.T) {
 	synctestRun(t, "pod update processed after the delete", func(t *testing.T) {
 		h := run(t, eviction.Options{})
 		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
 		h.setPod(newPod("web", "n1"))
 		h.wait()
 		h.expectDeleted("web@+0s")
@@ -166,7 +167,7 @@ func TestNoSecondDelete(t *testing.T) {
 		h.wait()
 		h.expectDeleted("web@+0s")
 		h.expectPending()
-		h.expectEvents("web",
+		h.expectEventsNow("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			"Succeeded default/web (attempt 1)",
@@ -206,6 +207,7 @@ func TestNoSecondDelete(t *testing.T) {
 		// Nothing is deleted in dry-run mode: every decision is reported.
 		h := run(t, eviction.Options{DryRun: true})
 		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
 		h.setPod(newPod("web", "n1"))
 		h.wait()
 		h.setPod(newPod("web", "n1", withTolerations(tolForever("b"))))
