@@ -170,7 +170,8 @@ func (m *Manager) PodUpdated(old, new *v1.Pod) {
 // Pending is one scheduled eviction, as [Manager.Pending] reports it.
 type Pending struct {
 	Pod PodRef
-	// At is when the pod is due; at or before now for an eviction that runs or retries.
+	// At is when the pod is due; at or before now for an eviction that is due or waits to
+	// retry. An eviction whose Deleter call is running is not pending, and not listed.
 	At time.Time
 }
 

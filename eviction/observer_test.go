@@ -119,6 +119,20 @@ func TestPending(t *testing.T) {
 		}, pendingUTC(h.m))
 	})
 
+	synctestRun(t, "running eviction is not listed", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		release := make(chan struct{})
+		h.onDelete(func(context.Context, eviction.PodRef) error { <-release; return nil })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		require.Len(t, h.calls(), 1)
+		assert.Empty(t, h.m.Pending())
+		close(release)
+		h.wait()
+		assert.Empty(t, h.m.Pending())
+	})
+
 	synctestRun(t, "failing eviction stays listed at its first time", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.onDelete(func(context.Context, eviction.PodRef) error { return errAPI })
