@@ -331,7 +331,7 @@ func stampTaints(taints, prev []v1.Taint, now time.Time) []v1.Taint {
 func (m *Manager) handlePod(key types.NamespacedName, fromEvent *v1.Pod) {
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	switch {
-	case err == nil && pod == nil, apierrors.IsNotFound(err):
+	case err == nil && pod == nil, err != nil && apierrors.IsNotFound(err): // IsNotFound(nil) allocates
 		m.forgetDeleted(key)
 		m.cancel(key, ReasonPodDeleted)
 		return
