@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
@@ -18,6 +20,9 @@ import (
 )
 
 var errAPI = errors.New("apiserver unavailable")
+
+// plainClock hides the AfterFunc of the clock it wraps.
+type plainClock struct{ clock.Clock }
 
 // exactBackoff retries after 1 s, 2 s, 4 s, 8 s, then every 8 s, without jitter.
 var exactBackoff = timedqueue.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
@@ -163,6 +168,50 @@ func TestDeleterFailures(t *testing.T) {
 			"Started default/web (attempt 2)",
 			"Succeeded default/web (attempt 2)",
 		)
+	})
+
+	synctestRun(t, "DeleteTimeout on a clock without AfterFunc", func(t *testing.T) {
+		// The timeout then runs on a timer and a goroutine of its own, which must end with
+		// the call (goleak and the bubble check that).
+		clk := newFakeClock()
+		plain := plainClock{clk}
+		if _, ok := clock.Clock(plain).(clock.WithDelayedExecution); ok {
+			t.Fatal("plainClock must hide AfterFunc")
+		}
+		cache, del, obs := &evictiontest.Cache{}, &evictiontest.Deleter{}, &evictiontest.Observer{}
+		calls := 0
+		del.Func = func(ctx context.Context, _ eviction.PodRef) error {
+			calls++
+			if calls == 1 {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}
+		m, err := eviction.New(del, cache, eviction.Options{Clock: plain, Observer: obs, Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startManager(t, m)
+		defer stop()
+		step := func(d time.Duration) { clk.Step(d); synctest.Wait() }
+		n1 := newNode("n1", noExecute("a", t0))
+		cache.SetNode(n1)
+		cache.SetPod(newPod("web", "n1"))
+		m.NodeUpdated(nil, n1)
+		synctest.Wait()
+		step(10*time.Second - time.Nanosecond)
+		if got := obs.Of(evictiontest.Failed); len(got) != 0 {
+			t.Fatalf("got Failed %v before the timeout", got)
+		}
+		step(time.Nanosecond)
+		if got := obs.Of(evictiontest.Failed); len(got) != 1 || !strings.Contains(got[0].Err.Error(), "timed out after 10s") {
+			t.Fatalf("got Failed %v, want one timeout", got)
+		}
+		step(exactBackoff.Base)
+		if got := obs.Of(evictiontest.Succeeded); len(got) != 1 || got[0].Attempt != 2 {
+			t.Errorf("got Succeeded %v, want attempt 2", got)
+		}
 	})
 
 	synctestRun(t, "negative DeleteTimeout does not bound the call", func(t *testing.T) {

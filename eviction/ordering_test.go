@@ -272,3 +272,29 @@ func TestWorkersOption(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatesCoalesce checks that queued updates of one object cost one piece of work, done
+// with the newest state.
+func TestUpdatesCoalesce(t *testing.T) {
+	synctestRun(t, "before Run", func(t *testing.T) {
+		h := newHarness(t, eviction.Options{Workers: 2})
+		h.setNode(newNode("n1"))
+		h.setPod(newPod("web", "n1"))
+		for i := range 50 {
+			h.setNode(newNode("n1", noExecute(fmt.Sprintf("t%d", i), t0)))
+			h.setPod(newPod("web", "n1", withTolerations(tolFor(fmt.Sprintf("t%d", i), int64(60+i)))))
+		}
+		if got := h.m.Backlog(); got != 2 {
+			t.Errorf("got Backlog %d, want 2: one node and one pod", got)
+		}
+		h.start()
+		if got := h.m.Backlog(); got != 0 {
+			t.Errorf("got Backlog %d after Run, want 0", got)
+		}
+		// The last state: taint t49, tolerated for 109 s.
+		h.expectPending("web@+1m49s")
+		if got := h.obs.Of(evictiontest.Scheduled); len(got) != 1 {
+			t.Errorf("got Scheduled %v, want one", got)
+		}
+	})
+}
