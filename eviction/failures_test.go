@@ -334,6 +334,18 @@ func TestCacheFailures(t *testing.T) {
 		h.expectDeleted("web@+5m0s")
 	})
 
+	synctestRun(t, "cache failing while a pod delete is processed: cancelled anyway", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.cache.SetError(errAPI)
+		h.removePod("web")
+		h.wait()
+		h.expectPending()
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: PodDeleted")
+	})
+
 	synctestRun(t, "cache failing at the recheck: retried", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.setNode(newNode("n1", noExecute("a", t0)))

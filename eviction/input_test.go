@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
@@ -45,6 +46,21 @@ func TestBadInput(t *testing.T) {
 		h.expectPending()
 		h.step(time.Hour)
 		h.expectDeleted()
+	})
+
+	synctestRun(t, "update that renames a pod is a delete and an add", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		old := newPod("web", "n1", withTolerations(tolFor("a", 60)))
+		h.setPod(old)
+		h.wait()
+		renamed := newPod("api", "n1", withTolerations(tolFor("a", 120)))
+		h.cache.DeletePod(ns, "web")
+		h.cache.SetPod(renamed)
+		h.m.PodUpdated(old, renamed)
+		h.wait()
+		h.expectPending("api@+2m0s")
+		h.expectEvents("web", "Scheduled default/web at +1m0s", "Cancelled default/web: PodDeleted")
 	})
 
 	synctestRun(t, "update with no change does nothing", func(t *testing.T) {
@@ -223,5 +239,125 @@ func TestRunTwice(t *testing.T) {
 			t.Errorf("got %v, want context.Canceled", err)
 		}
 		synctest.Wait()
+	})
+}
+
+// oddCache wraps a Cache: PodsOnNode also returns nil entries, pods of other nodes and, for
+// stale pods, an older copy of the pod; Node can be made to fail.
+type oddCache struct {
+	*evictiontest.Cache
+	stale   map[string]*v1.Pod // returned by PodsOnNode instead of the current pod
+	nodeErr error
+}
+
+func (c *oddCache) PodsOnNode(node string) ([]*v1.Pod, error) {
+	pods, err := c.Cache.PodsOnNode(node)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range pods {
+		if s := c.stale[p.Name]; s != nil {
+			pods[i] = s
+		}
+	}
+	return append(pods, nil, newPod("elsewhere", "n9")), nil
+}
+
+func (c *oddCache) Node(name string) (*v1.Node, error) {
+	if c.nodeErr != nil {
+		return nil, c.nodeErr
+	}
+	return c.Cache.Node(name)
+}
+
+// TestOddCache feeds the Manager a Cache that does what it should not.
+func TestOddCache(t *testing.T) {
+	type odd struct {
+		cache *oddCache
+		del   *evictiontest.Deleter
+		obs   *evictiontest.Observer
+		clk   *testclock.FakeClock
+		m     *eviction.Manager
+	}
+	newOdd := func(t *testing.T) odd {
+		o := odd{
+			cache: &oddCache{Cache: &evictiontest.Cache{}, stale: map[string]*v1.Pod{}},
+			del:   &evictiontest.Deleter{},
+			obs:   &evictiontest.Observer{},
+			clk:   newFakeClock(),
+		}
+		m, err := eviction.New(o.del, o.cache, eviction.Options{Clock: o.clk, Observer: o.obs, Backoff: exactBackoff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.m = m
+		return o
+	}
+
+	synctestRun(t, "nil pods and pods of other nodes in a listing are ignored", func(t *testing.T) {
+		o := newOdd(t)
+		cache, del, m := o.cache, o.del, o.m
+		defer startManager(t, m)()
+		n1 := newNode("n1", noExecute("a", t0))
+		cache.SetPod(newPod("web", "n1", withTolerations(tolFor("a", 60))))
+		cache.SetNode(n1)
+		m.NodeUpdated(nil, n1)
+		synctest.Wait()
+		if p := m.Pending(); len(p) != 1 || p[0].Pod.Name != "web" {
+			t.Errorf("got Pending %v, want web only", p)
+		}
+		if del.Count() != 0 {
+			t.Errorf("got Deleter calls %v, want none", del.Calls())
+		}
+	})
+
+	synctestRun(t, "a stale copy in a listing does not override the current pod", func(t *testing.T) {
+		o := newOdd(t)
+		cache, del, m := o.cache, o.del, o.m
+		defer startManager(t, m)()
+		n1 := newNode("n1", noExecute("a", t0))
+		cache.SetNode(n1)
+		m.NodeUpdated(nil, n1)
+		web := newPod("web", "n1", withUID("web-2"), withTolerations(tolFor("a", 60)))
+		cache.SetPod(web)
+		m.PodUpdated(nil, web)
+		synctest.Wait()
+		// The listing still has the pod's previous incarnation, which tolerates nothing.
+		cache.stale["web"] = newPod("web", "n1", withUID("web-1"))
+		n1b := newNode("n1", noExecute("a", t0), noExecute("b", time.Time{}))
+		cache.SetNode(n1b)
+		m.NodeUpdated(n1, n1b)
+		synctest.Wait()
+		if del.Count() != 0 {
+			t.Errorf("got Deleter calls %v, want none: web-1 is gone", del.Calls())
+		}
+		if p := m.Pending(); len(p) != 1 || p[0].Pod.UID != "web-2" {
+			t.Errorf("got Pending %v, want web-2 still scheduled", p)
+		}
+	})
+
+	synctestRun(t, "node lookup failing at the recheck is retried", func(t *testing.T) {
+		o := newOdd(t)
+		cache, del, obs, m := o.cache, o.del, o.obs, o.m
+		defer startManager(t, m)()
+		n1 := newNode("n1", noExecute("a", t0))
+		cache.SetNode(n1)
+		cache.SetPod(newPod("web", "n1"))
+		cache.nodeErr = errors.New("node lister broken")
+		m.NodeUpdated(nil, n1)
+		synctest.Wait()
+		failed := obs.Of(evictiontest.Failed)
+		if len(failed) != 1 || !strings.HasPrefix(failed[0].Err.Error(), "eviction: recheck node n1: ") {
+			t.Fatalf("got Failed %v, want the node recheck failing", failed)
+		}
+		if del.Count() != 0 {
+			t.Fatalf("got Deleter calls %v before the recheck succeeded", del.Calls())
+		}
+		cache.nodeErr = nil
+		o.clk.Step(exactBackoff.Base)
+		synctest.Wait()
+		if c := del.Calls(); len(c) != 1 || c[0].UID != "web-1" {
+			t.Errorf("got Deleter calls %v, want web-1 once the recheck works", c)
+		}
 	})
 }

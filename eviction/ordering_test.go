@@ -298,3 +298,63 @@ func TestUpdatesCoalesce(t *testing.T) {
 		}
 	})
 }
+
+// TestResyncKeepsQueuedUpdate checks that the retry of a failed listing does not replace an
+// update of the same node queued meanwhile: the update carries taints the retry does not.
+func TestResyncKeepsQueuedUpdate(t *testing.T) {
+	synctestRun(t, "one worker", func(t *testing.T) {
+		cache := &recordingCache{Cache: &evictiontest.Cache{}, hold: "busy", release: make(chan struct{})}
+		clk := newFakeClock()
+		m, err := eviction.New(&evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Clock: clk, Backoff: exactBackoff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer startManager(t, m)()
+		web := newPod("web", "n1", withTolerations(tolFor("a", 60), tolFor("b", 30)))
+		cache.SetPod(web)
+		m.PodUpdated(nil, web)
+		// The first listing of n1 fails: a resync is due in 1 s.
+		n1 := newNode("n1", noExecute("a", t0))
+		cache.SetNode(n1)
+		cache.SetError(errAPI)
+		m.NodeUpdated(nil, n1)
+		synctest.Wait()
+		cache.SetError(nil)
+		// Hold the worker, queue an update of n1 that adds taint b, then let the resync come.
+		busy := newNode("busy", noExecute("a", t0))
+		cache.SetNode(busy)
+		m.NodeUpdated(nil, busy)
+		synctest.Wait()
+		n1b := newNode("n1", noExecute("a", t0), noExecute("b", t0))
+		cache.SetNode(n1b)
+		m.NodeUpdated(n1, n1b)
+		clk.Step(exactBackoff.Base)
+		synctest.Wait()
+		close(cache.release)
+		synctest.Wait()
+		if p := m.Pending(); len(p) != 1 || !p[0].At.Equal(t0.Add(30*time.Second)) {
+			t.Errorf("got Pending %v, want web at +30s (taint b's toleration)", p)
+		}
+	})
+}
+
+// TestManyUpdates queues more updates than the shards' queues keep memory for, twice.
+func TestManyUpdates(t *testing.T) {
+	synctestRun(t, "1500 pods, twice", func(t *testing.T) {
+		h := newHarness(t, eviction.Options{Workers: 1})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		for round := range 2 {
+			for i := range 1500 {
+				h.setPod(newPod(fmt.Sprintf("p%04d", i), "n1", withTolerations(tolFor("a", int64(60*(round+1))))))
+			}
+			if round == 0 {
+				h.start()
+			}
+			h.wait()
+			p := h.m.Pending()
+			if len(p) != 1500 || !p[0].At.Equal(t0.Add(time.Duration(round+1)*time.Minute)) {
+				t.Fatalf("round %d: got %d pending, first at %v; want 1500 at +%dm", round, len(p), p[0].At, round+1)
+			}
+		}
+	})
+}

@@ -184,6 +184,22 @@ func TestNoSecondDelete(t *testing.T) {
 		}
 	})
 
+	synctestRun(t, "pod re-created before its removal is seen", func(t *testing.T) {
+		// The informer merged the delete of web-1 and the add of web-2 into one update.
+		h := run(t, eviction.Options{})
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.step(time.Second)
+		h.setPod(newPod("web", "n1", withUID("web-2")))
+		h.wait()
+		h.expectDeleted("web@+0s", "web@+1s")
+		if c := h.calls(); len(c) != 2 || c[0].Ref.UID != "web-1" || c[1].Ref.UID != "web-2" {
+			t.Errorf("got calls %v, want web-1 then web-2", c)
+		}
+	})
+
 	synctestRun(t, "node update while the Deleter runs", func(t *testing.T) {
 		h := run(t, eviction.Options{})
 		release := make(chan struct{})
