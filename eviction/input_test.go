@@ -318,7 +318,7 @@ func TestOddCache(t *testing.T) {
 		n1 := newNode("n1", noExecute("a", t0))
 		cache.SetNode(n1)
 		m.NodeUpdated(nil, n1)
-		web := newPod("web", "n1", withUID("web-2"), withTolerations(tolFor("a", 60)))
+		web := newPod("web", "n1", withUID("web-2"), withTolerations(tolFor("a", 60), tolForever("b")))
 		cache.SetPod(web)
 		m.PodUpdated(nil, web)
 		synctest.Wait()
@@ -331,8 +331,8 @@ func TestOddCache(t *testing.T) {
 		if del.Count() != 0 {
 			t.Errorf("got Deleter calls %v, want none: web-1 is gone", del.Calls())
 		}
-		if p := m.Pending(); len(p) != 1 || p[0].Pod.UID != "web-2" {
-			t.Errorf("got Pending %v, want web-2 still scheduled", p)
+		if p := m.Pending(); len(p) != 1 || p[0].Pod.UID != "web-2" || !p[0].At.Equal(t0.Add(time.Minute)) {
+			t.Errorf("got Pending %v, want web-2 still scheduled at +1m", p)
 		}
 	})
 

@@ -65,6 +65,30 @@ func TestWhichPodsAndWhen(t *testing.T) {
 		h.expectPending()
 	})
 
+	synctestRun(t, "TimeAdded in the future", func(t *testing.T) {
+		// Clock skew: the taint says it was added 10 s from now. It counts as added now
+		// when the pod is scheduled, but the recheck at that time, 10 s closer to TimeAdded,
+		// finds the pod due at TimeAdded + 300 s and moves it there.
+		h := run(t, eviction.Options{})
+		h.setNode(newNode("n1", noExecute("a", t0.Add(10*time.Second))))
+		h.wait()
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
+		h.wait()
+		h.expectPending("web@+5m0s")
+		h.stepTo(5 * time.Minute)
+		h.expectDeleted()
+		h.expectPending("web@+5m10s")
+		h.stepTo(5*time.Minute + 10*time.Second)
+		h.expectDeleted("web@+5m10s")
+		h.expectEvents("web",
+			"Scheduled default/web at +5m0s",
+			"Scheduled default/web at +5m10s",
+			"Skipped default/web: NotDue",
+			"Started default/web (attempt 1)",
+			"Succeeded default/web (attempt 1)",
+		)
+	})
+
 	synctestRun(t, "removing every taint cancels pending evictions", func(t *testing.T) {
 		h := run(t, eviction.Options{})
 		h.setPod(newPod("web", "n1", withTolerations(tolFor("maintenance", 300))))
