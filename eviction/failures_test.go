@@ -407,6 +407,31 @@ func TestStopRetrying(t *testing.T) {
 		})
 	}
 
+	synctestRun(t, "taint removed while the failing call runs: not retried", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		release := make(chan struct{})
+		h.onDelete(func(context.Context, eviction.PodRef) error { <-release; return errAPI })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.wait()
+		h.setPod(newPod("web", "n1"))
+		h.wait()
+		h.setNode(newNode("n1"))
+		h.wait()
+		close(release)
+		h.wait()
+		// Nothing is left to retry, nor to preview.
+		h.expectPending()
+		h.step(time.Hour)
+		if got := len(h.calls()); got != 1 {
+			t.Errorf("got %d calls, want 1", got)
+		}
+		h.expectEventsNow("web",
+			"Scheduled default/web at +0s",
+			"Started default/web (attempt 1)",
+			"Failed default/web (attempt 1): eviction: delete pod default/web: apiserver unavailable",
+		)
+	})
+
 	synctestRun(t, "stopping the Manager while failing stops retries", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.onDelete(func(context.Context, eviction.PodRef) error { return errAPI })

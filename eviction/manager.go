@@ -411,16 +411,18 @@ func (m *Manager) isCurrent(pod *v1.Pod) bool {
 
 // cancel removes the pending eviction of key, if any, and reports it.
 func (m *Manager) cancel(key types.NamespacedName, reason Reason) {
-	p, _, ok := m.queue.Get(key)
-	if !ok {
-		return
-	}
-	if m.queue.Cancel(key) {
-		m.obs.Cancelled(refOf(key, p), reason)
-	}
+	p, _, pending := m.queue.Get(key)
 	m.attemptsMu.Lock()
+	_, tried := m.attempts[key] // an attempt runs now, or failed and waits to retry
 	delete(m.attempts, key)
 	m.attemptsMu.Unlock()
+	if !pending && !tried {
+		return
+	}
+	// Cancel also when nothing is pending: an attempt running now is then not retried.
+	if m.queue.Cancel(key) && pending {
+		m.obs.Cancelled(refOf(key, p), reason)
+	}
 }
 
 func podKey(pod *v1.Pod) types.NamespacedName {
