@@ -337,7 +337,8 @@ func (m *Manager) handlePod(key types.NamespacedName, fromEvent *v1.Pod) {
 		return
 	case err != nil:
 		pod = fromEvent
-		if pod == nil {
+		if pod == nil { // a delete event
+			m.forgetDeleted(key)
 			m.cancel(key, ReasonPodDeleted)
 			return
 		}
