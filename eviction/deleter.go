@@ -26,11 +26,16 @@ func (p PodRef) String() string { return p.Namespace + "/" + p.Name }
 // at most once at a time for a pod, with a context that is cancelled after
 // Options.DeleteTimeout and when the Manager stops; Delete must return when it is.
 //
-// Returning nil, or an error for which [IsGone] is true, ends the eviction. Any other error
-// is retried with backoff until it succeeds, the pod is gone or the eviction is cancelled.
+// Returning nil, or an error for which [IsGone] is true, ends the eviction: nil means the
+// pod is deleted or on its way out, and the Manager does not evict that pod (that UID) again,
+// even while its Cache still shows it. Any other error is retried with backoff until it
+// succeeds, the pod is gone or the eviction is cancelled.
 //
 // Callers plug in a clientset Delete (with a UID precondition), the Eviction API, a dry-run
-// logger, or anything else.
+// logger, or anything else. kube-controller-manager first sets the pod condition
+// DisruptionTarget=True (reason DeletionByTaintManager) through the status subresource, so
+// that the pod's owners can tell why it went; a Deleter that should match kube does the
+// same before it deletes.
 type Deleter interface {
 	Delete(ctx context.Context, pod PodRef) error
 }

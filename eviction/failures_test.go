@@ -288,19 +288,23 @@ func TestCacheFailures(t *testing.T) {
 		h.expectPending("api@+5m0s")
 	})
 
-	synctestRun(t, "listing keeps failing: retried until it works", func(t *testing.T) {
+	synctestRun(t, "listing keeps failing: retried with growing delays until it works", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.setPod(newPod("web", "n1"))
 		h.cache.SetError(errAPI)
 		h.setNode(newNode("n1", noExecute("a", t0)))
 		h.wait()
-		for range 5 {
-			h.step(exactBackoff.Base)
+		// The retries at +1s, +3s, +7s and +15s (after 1, 2, 4 and 8 s) fail too; the delay
+		// then stays at the cap, so the next retry comes at +23s.
+		for _, d := range []time.Duration{1, 2, 4, 8} {
+			h.step(d * time.Second)
 			h.expectDeleted()
 		}
 		h.cache.SetError(nil)
-		h.step(exactBackoff.Base)
-		h.expectDeleted("web@+6s")
+		h.step(exactBackoff.Cap - time.Nanosecond)
+		h.expectDeleted()
+		h.step(time.Nanosecond)
+		h.expectDeleted("web@+23s")
 	})
 
 	synctestRun(t, "listing pods of a deleted node fails, retried", func(t *testing.T) {

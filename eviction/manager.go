@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -54,9 +55,19 @@ type Manager struct {
 	queue   *timedqueue.Queue[types.NamespacedName, pending]
 	shards  []*shard
 
-	// resync re-queues nodes whose pods could not be listed, after resyncDelay.
-	resync      *timedqueue.Queue[string, struct{}]
-	resyncDelay time.Duration
+	// resync processes again, after a delay, the nodes and pods whose Cache lookups failed.
+	// Keys are "node/NAME" and "pod/NAMESPACE/NAME"; the value re-queues the update.
+	resync     *timedqueue.Queue[string, func()]
+	resyncMu   sync.Mutex
+	resyncFail map[string]int // consecutive failures per resync key
+	failing    atomic.Int32   // len(resyncFail), read without the lock on hot paths
+
+	// podLocks serialise the decisions about one pod: each reads the pod's state from the
+	// Cache and changes its schedule while holding the lock of the pod's stripe, so that two
+	// workers (a node's and a pod's) deciding about the same pod never interleave, and the
+	// last decision is made from the newest state. They are channels of capacity one rather
+	// than mutexes so that a goroutine waiting for one counts as blocked to testing/synctest.
+	podLocks [podLockStripes]chan struct{}
 
 	nodesMu sync.RWMutex
 	nodes   map[string][]v1.Taint // NoExecute taints of known nodes, TimeAdded always set
@@ -87,19 +98,23 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		cache:    cache,
-		deleter:  deleter,
-		clock:    opts.Clock,
-		obs:      opts.Observer,
-		opts:     opts,
-		tolOpts:  tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
-		nodes:    make(map[string][]v1.Taint),
-		attempts: make(map[types.NamespacedName]int),
-		deleted:  make(map[types.NamespacedName]types.UID),
-		shards:   make([]*shard, opts.Workers),
+		cache:      cache,
+		deleter:    deleter,
+		clock:      opts.Clock,
+		obs:        opts.Observer,
+		opts:       opts,
+		tolOpts:    tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
+		nodes:      make(map[string][]v1.Taint),
+		attempts:   make(map[types.NamespacedName]int),
+		resyncFail: make(map[string]int),
+		deleted:    make(map[types.NamespacedName]types.UID),
+		shards:     make([]*shard, opts.Workers),
 	}
 	for i := range m.shards {
 		m.shards[i] = newShard()
+	}
+	for i := range m.podLocks {
+		m.podLocks[i] = make(chan struct{}, 1)
 	}
 	m.queue, err = timedqueue.New(m.evict, timedqueue.Options[types.NamespacedName]{
 		Clock:   opts.Clock,
@@ -109,12 +124,8 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
-	m.resyncDelay = opts.Backoff.Base
-	if m.resyncDelay == 0 {
-		m.resyncDelay = timedqueue.DefaultBackoffBase
-	}
-	m.resync, err = timedqueue.New(func(_ context.Context, node string, _ struct{}) error {
-		m.shardFor(node).putNode(node, nodeEvent{resync: true})
+	m.resync, err = timedqueue.New(func(_ context.Context, _ string, requeue func()) error {
+		requeue()
 		return nil
 	}, timedqueue.Options[string]{Clock: opts.Clock, Workers: 1})
 	if err != nil {
@@ -246,7 +257,7 @@ func (m *Manager) runShard(ctx context.Context, s *shard) {
 		if w.isNode {
 			m.handleNode(ctx, w.node, w.nodeEv)
 		} else {
-			m.handlePod(w.pod, w.podObj)
+			m.syncPod(w.pod, w.podObj, m.clock.Now(), ReasonNotTainted)
 		}
 	}
 }
@@ -281,23 +292,49 @@ func (m *Manager) handleNode(ctx context.Context, name string, ev nodeEvent) {
 	}
 	pods, err := m.cache.PodsOnNode(name)
 	if err != nil {
-		// Process the node's pods again after a delay, against the taints known then. The
-		// delay keeps a failing cache from being asked in a busy loop.
 		logr.FromContextOrDiscard(ctx).V(2).Info("listing pods of node failed; will retry", "node", name, "err", err)
-		m.resync.Schedule(name, struct{}{}, now.Add(m.resyncDelay))
+		m.retryLater(nodeResyncKey(name), now, func() { m.shardFor(name).putNode(name, nodeEvent{resync: true}) })
 		return
+	}
+	m.succeeded(func() string { return nodeResyncKey(name) })
+	untainted := ReasonNotTainted
+	if ev.node == nil && !ev.resync {
+		untainted = ReasonNodeDeleted
 	}
 	for _, pod := range pods {
 		if pod == nil || pod.Spec.NodeName != name {
 			continue
 		}
-		if ev.node == nil && !ev.resync { // a resync carries no node: process the pods
-			m.cancel(podKey(pod), ReasonNodeDeleted)
-			continue
-		}
-		m.processPod(pod, now)
+		m.syncPod(podKey(pod), pod, now, untainted)
 	}
 }
+
+// retryLater runs requeue after a delay that grows with each consecutive failure of key,
+// by Options.Backoff, so that a failing Cache is not asked in a busy loop.
+func (m *Manager) retryLater(key string, now time.Time, requeue func()) {
+	m.resyncMu.Lock()
+	m.resyncFail[key]++
+	n := m.resyncFail[key]
+	m.failing.Store(int32(len(m.resyncFail)))
+	m.resyncMu.Unlock()
+	m.resync.Schedule(key, requeue, now.Add(m.opts.Backoff.Delay(n)))
+}
+
+// succeeded forgets the failures of the key that key returns, if any; key is called only
+// when some key is failing, so the common path builds no string.
+func (m *Manager) succeeded(key func() string) {
+	if m.failing.Load() == 0 {
+		return
+	}
+	m.resyncMu.Lock()
+	delete(m.resyncFail, key())
+	m.failing.Store(int32(len(m.resyncFail)))
+	m.resyncMu.Unlock()
+}
+
+func nodeResyncKey(name string) string { return "node/" + name }
+
+func podResyncKey(key types.NamespacedName) string { return "pod/" + key.Namespace + "/" + key.Name }
 
 // stampTaints returns taints where a missing TimeAdded is taken from the same taint in prev,
 // or else set to now: the countdown of a taint without TimeAdded starts when the Manager
@@ -326,45 +363,73 @@ func stampTaints(taints, prev []v1.Taint, now time.Time) []v1.Taint {
 	return out
 }
 
-// handlePod brings the schedule of one pod in line with its current state: the Cache's, or,
-// when the Cache fails, the one the update carried.
-func (m *Manager) handlePod(key types.NamespacedName, fromEvent *v1.Pod) {
+// podLockStripes is the number of pod locks; a power of two well above the worker count
+// keeps unrelated pods from waiting on each other.
+const podLockStripes = 256
+
+// lockPod takes the lock of key's stripe and returns the function that releases it.
+func (m *Manager) lockPod(key types.NamespacedName) (unlock func()) {
+	h := uint32(2166136261) // FNV-1a of namespace/name
+	for _, s := range [2]string{key.Namespace, key.Name} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint32(s[i])
+			h *= 16777619
+		}
+		h ^= '/'
+		h *= 16777619
+	}
+	l := m.podLocks[h%podLockStripes]
+	l <- struct{}{}
+	return func() { <-l }
+}
+
+// syncPod brings the schedule of the pod named key in line with its state in the Cache now,
+// under the pod's lock. When the Cache fails, it decides from fallback, the state an update
+// or a listing carried, and decides again from the Cache after a delay. untainted is the
+// reason given when a pending eviction is cancelled because the node is not tainted.
+func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.Time, untainted Reason) {
+	defer m.lockPod(key)()
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
+	if err == nil || apierrors.IsNotFound(err) {
+		m.succeeded(func() string { return podResyncKey(key) })
+	}
 	switch {
 	case err == nil && pod == nil, err != nil && apierrors.IsNotFound(err): // IsNotFound(nil) allocates
 		m.forgetDeleted(key)
 		m.cancel(key, ReasonPodDeleted)
 		return
 	case err != nil:
-		pod = fromEvent
-		if pod == nil { // a delete event
+		node := ""
+		if fallback != nil {
+			node = fallback.Spec.NodeName
+		}
+		m.retryLater(podResyncKey(key), now, func() { m.shardFor(node).putPod(key, fallback) })
+		if fallback == nil { // a delete event
 			m.forgetDeleted(key)
 			m.cancel(key, ReasonPodDeleted)
 			return
 		}
+		pod = fallback
 	}
-	m.processPod(pod, m.clock.Now())
+	m.processPod(pod, now, untainted)
 }
 
-// processPod schedules, moves or cancels the eviction of pod.
-func (m *Manager) processPod(pod *v1.Pod, now time.Time) {
+// processPod schedules, moves or cancels the eviction of pod. The pod's lock must be held.
+func (m *Manager) processPod(pod *v1.Pod, now time.Time, untainted Reason) {
 	key := podKey(pod)
 	ref := PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Node: pod.Spec.NodeName}
 	if pod.Spec.NodeName == "" {
 		m.cancel(key, ReasonPodUnbound)
 		return
 	}
-	prev, _, had := m.queue.Get(key)
-	if had && prev.uid != pod.UID && !m.isCurrent(pod) {
-		return // a stale copy of a pod since re-created: the current one decides
-	}
 	m.nodesMu.RLock()
 	taints := m.nodes[pod.Spec.NodeName]
 	m.nodesMu.RUnlock()
 	if len(taints) == 0 {
-		m.cancel(key, ReasonNotTainted)
+		m.cancel(key, untainted)
 		return
 	}
+	prev, prevAt, had := m.queue.Get(key)
 	var since time.Time // only FromObservation counts from it
 	if m.opts.DeadlineSource == FromObservation {
 		since = now
@@ -391,8 +456,14 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time) {
 	if !since.IsZero() {
 		p.since = since.UnixNano()
 	}
-	if m.queue.Schedule(key, p, e.At) || (had && (prev.uid != p.uid || prev.node != p.node)) {
+	switch {
+	case had && prev == p && (prevAt.Equal(e.At) || e.Verdict == tolerations.EvictNow && !prevAt.After(now)):
+		// Unchanged, or due already: a due eviction keeps its place and its retry backoff.
+	default:
+		// Report before scheduling, so that an eviction due now is reported Scheduled before
+		// a delete worker reports it Started.
 		m.obs.Scheduled(ref, e.At)
+		m.queue.Schedule(key, p, e.At)
 	}
 }
 
@@ -402,12 +473,6 @@ func (m *Manager) deadline(taints []v1.Taint, pod *v1.Pod, since, now time.Time)
 		return tolerations.ObservedDeadline(taints, pod.Spec.Tolerations, since, now, m.tolOpts)
 	}
 	return tolerations.Deadline(taints, pod.Spec.Tolerations, now, now, m.tolOpts)
-}
-
-// isCurrent reports whether pod is the pod of its name in the Cache now.
-func (m *Manager) isCurrent(pod *v1.Pod) bool {
-	cur, err := m.cache.Pod(pod.Namespace, pod.Name)
-	return err == nil && cur != nil && cur.UID == pod.UID
 }
 
 // cancel removes the pending eviction of key, if any, and reports it.

@@ -49,7 +49,8 @@ type Observer interface {
 	Started(pod PodRef, attempt int)
 	// Succeeded: the pod was deleted, was already gone, or (dryRun) would have been deleted.
 	Succeeded(pod PodRef, attempt int, dryRun bool)
-	// Failed: the Deleter or a cache lookup failed; the eviction is retried with backoff.
+	// Failed: the Deleter or a cache lookup failed; the eviction is retried with backoff,
+	// unless it was cancelled while the attempt ran (then Cancelled has been reported).
 	Failed(pod PodRef, attempt int, err error)
 }
 

@@ -2,6 +2,7 @@ package timedqueue
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -70,6 +71,19 @@ func (b Backoff) normalize() (Backoff, error) {
 		b.Jitter = 0
 	}
 	return b, nil
+}
+
+// Delay returns how long a queue with this policy waits after the given failed attempt (1
+// for the first, smaller counts as 1) before the next, jitter included, so that code that
+// retries work of its own can follow the same policy. Zero fields take their defaults;
+// out-of-range ones, which New rejects, count as zero here. It is safe for concurrent use.
+func (b Backoff) Delay(attempt int) time.Duration {
+	b.Base, b.Cap, b.MaxAttempts = max(b.Base, 0), max(b.Cap, 0), 0
+	if b.Jitter > 1 {
+		b.Jitter = 0
+	}
+	b, _ = b.normalize() // cannot fail once clamped
+	return b.delay(uint32(min(max(attempt, 1), math.MaxUint32)))
 }
 
 // delay returns how long to wait after the given failed attempt (1 for the first).
