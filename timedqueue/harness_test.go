@@ -330,34 +330,35 @@ func (q *Queue[K, V]) checkInvariants() error {
 	defer q.mu.Unlock()
 	used := 0
 	for i := range q.slots {
-		if q.slots[i].flags&inUse != 0 {
+		if q.slots[i].state&inUse != 0 {
 			used++
 		}
 	}
-	if used != len(q.index) {
-		return fmt.Errorf("slots in use: got %d, want len(index) %d", used, len(q.index))
+	if used != q.index.len() {
+		return fmt.Errorf("slots in use: got %d, want index length %d", used, q.index.len())
 	}
 	if len(q.free)+used != len(q.slots) {
 		return fmt.Errorf("free %d + used %d != slots %d", len(q.free), used, len(q.slots))
 	}
 	for _, f := range q.free {
-		if q.slots[f].flags != 0 {
-			return fmt.Errorf("free slot %d has flags %b", f, q.slots[f].flags)
+		if q.slots[f].state != 0 {
+			return fmt.Errorf("free slot %d has flags %b", f, q.slots[f].state)
 		}
 	}
-	for k, idx := range q.index {
-		if idx < 0 || int(idx) >= len(q.slots) {
-			return fmt.Errorf("index[%v] = %d out of range", k, idx)
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.state&inUse == 0 {
+			continue
 		}
-		s := &q.slots[idx]
-		if s.key != k || s.flags&inUse == 0 {
-			return fmt.Errorf("index[%v] = %d holds key %v flags %b", k, idx, s.key, s.flags)
+		k := s.key
+		if idx, ok := q.index.get(k); !ok || idx != int32(i) {
+			return fmt.Errorf("index of key %v: got %d %v, want slot %d", k, idx, ok, i)
 		}
-		if s.flags&(pending|running) == 0 {
+		if s.state&(pending|running) == 0 {
 			return fmt.Errorf("key %v indexed but neither pending nor running", k)
 		}
-		if s.flags&parked != 0 && s.flags&(pending|running) != pending|running {
-			return fmt.Errorf("key %v parked but flags %b", k, s.flags)
+		if s.state&parked != 0 && s.state&(pending|running) != pending|running {
+			return fmt.Errorf("key %v parked but flags %b", k, s.state)
 		}
 	}
 	for i := 1; i < len(q.heap); i++ {
@@ -383,16 +384,16 @@ func (q *Queue[K, V]) checkInvariants() error {
 	for i := range q.slots {
 		s := &q.slots[i]
 		want := 0
-		if s.flags&(pending|parked) == pending {
+		if s.state&(pending|parked) == pending {
 			want = 1
 		}
 		if live[int32(i)] != want {
-			return fmt.Errorf("slot %d (key %v, flags %b): %d live heap items, want %d", i, s.key, s.flags, live[int32(i)], want)
+			return fmt.Errorf("slot %d (key %v, flags %b): %d live heap items, want %d", i, s.key, s.state, live[int32(i)], want)
 		}
 	}
 	runningSlots := 0
 	for i := range q.slots {
-		if q.slots[i].flags&running != 0 {
+		if q.slots[i].state&running != 0 {
 			runningSlots++
 		}
 	}
@@ -403,8 +404,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 		}
 		runs++
 		s := &q.slots[r.slot]
-		if s.flags&running == 0 || s.worker != int32(w) {
-			return fmt.Errorf("worker %d runs slot %d with flags %b, worker %d", w, r.slot, s.flags, s.worker)
+		if s.state&running == 0 || q.runOf(r.slot) != &q.runs[w] {
+			return fmt.Errorf("worker %d runs slot %d with state %b, which another worker runs too", w, r.slot, s.state)
 		}
 	}
 	if runs != runningSlots {

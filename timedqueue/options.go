@@ -21,7 +21,9 @@ const (
 // workers, no observer, and retries until cancelled with the default [Backoff].
 type Options[K comparable] struct {
 	// Clock tells the time and makes the one timer the queue uses. nil means the real clock.
-	// Tests pass a k8s.io/utils/clock/testing.FakeClock.
+	// Tests pass a k8s.io/utils/clock/testing.FakeClock; step it only while the queue is
+	// idle (after synctest.Wait, say): the queue reads the clock and then arms its timer for
+	// the remaining wait, so a step between the two delays the timer by the step.
 	Clock clock.Clock
 	// Workers is how many work functions may run at once. 0 means DefaultWorkers; a
 	// negative value is an error.
@@ -90,6 +92,10 @@ func (b Backoff) Delay(attempt int) time.Duration {
 func (b Backoff) delay(attempt uint32) time.Duration {
 	d := b.Base
 	for i := uint32(1); i < attempt && d < b.Cap; i++ {
+		if d > b.Cap/2 {
+			d = b.Cap // doubling would pass the cap, or overflow for caps over 146 years
+			break
+		}
 		d *= 2
 	}
 	d = min(d, b.Cap)
@@ -110,7 +116,8 @@ type Observer[K comparable] interface {
 	// Cancelled is called when Cancel removed pending work of key.
 	Cancelled(key K)
 	// Started is called before an attempt runs; lag is how late it starts: from the time it
-	// was due (or its retry time) to now, never negative.
+	// was due (or its retry time) to now, never negative, and 0 for work scheduled at the
+	// zero time.
 	Started(key K, attempt int, lag time.Duration)
 	// Succeeded is called when an attempt returned nil.
 	Succeeded(key K, attempt int)

@@ -34,25 +34,30 @@ func (e *PanicError) Error() string { return fmt.Sprintf("timedqueue: work panic
 // ErrRunTwice is returned by [Queue.Run] when the queue has already been run.
 var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 
-// Slot flags.
+// Slot state: flags in the low byte, the attempts made of the current generation above.
+// Packing both into one word keeps a slot at 48 bytes for 16-byte keys and values.
 const (
-	inUse   uint8 = 1 << iota // the slot belongs to a key in the index
-	pending                   // the current generation waits to run (in the heap, or parked)
-	parked                    // pending, came due while the key was running, not in the heap
-	running                   // a worker runs an attempt of this key
+	inUse   uint32 = 1 << iota // the slot belongs to a key in the index
+	pending                    // the current generation waits to run (in the heap, or parked)
+	parked                     // pending, came due while the key was running, not in the heap
+	running                    // a worker runs an attempt of this key
+
+	flagBits    = 0xff
+	attemptOne  = 1 << 8
+	maxAttempts = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
 )
 
-// slot holds one key's state. Slots live in one slice and are found by the index map, so a
+// slot holds one key's state. Slots live in one slice and are found through the index, so a
 // pending item costs no allocation of its own and no pointer for the collector to chase.
 type slot[K comparable, V any] struct {
-	key     K
-	value   V
-	due     int64  // the time the current generation was scheduled for
-	gen     uint32 // bumped by every schedule and cancel; heap items carry it
-	attempt uint32 // attempts made of the current generation
-	worker  int32  // which worker runs it, while running
-	flags   uint8
+	key   K
+	value V
+	due   int64  // the time the current generation was scheduled for
+	gen   uint32 // bumped by every schedule and cancel; heap items carry it
+	state uint32 // flags | attempts<<8
 }
+
+func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
 
 // run is what a worker remembers of the attempt it runs.
 type run struct {
@@ -83,7 +88,7 @@ type Queue[K comparable, V any] struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond // workers wait here for due work
-	index   map[K]int32
+	index   index[K, V]
 	slots   []slot[K, V]
 	free    []int32
 	heap    itemHeap
@@ -122,13 +127,13 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 		backoff: b,
 		obs:     opts.Observer,
 		kick:    make(chan struct{}, 1),
-		index:   make(map[K]int32),
 		runs:    make([]run, workers),
 		armed:   maxNanos,
 	}
 	for w := range q.runs {
 		q.runs[w].slot = -1
 	}
+	q.index = newIndex(&q.slots, 0)
 	q.cond.L = &q.mu
 	return q, nil
 }
@@ -151,17 +156,22 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	t := toNanos(at)
 	q.mu.Lock()
-	idx, ok := q.index[key]
+	idx, ok := q.index.get(key)
 	if ok {
 		s := &q.slots[idx]
-		samePending := s.flags&pending != 0 && s.due == t
-		sameRunning := s.flags&(pending|running) == running && s.gen == q.runs[s.worker].gen && q.runs[s.worker].due == t
+		samePending := s.state&pending != 0 && s.due == t
+		sameRunning := false
+		if s.state&(pending|running) == running {
+			if r := q.runOf(idx); r != nil {
+				sameRunning = s.gen == r.gen && r.due == t
+			}
+		}
 		if samePending || sameRunning {
 			s.value = value
 			q.mu.Unlock()
 			return false
 		}
-		if s.flags&(pending|parked) == pending {
+		if s.state&(pending|parked) == pending {
 			q.dead++ // its heap item goes stale
 		}
 	} else {
@@ -169,8 +179,8 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	}
 	s := &q.slots[idx]
 	s.gen++
-	s.value, s.due, s.attempt = value, t, 0
-	s.flags = s.flags&^parked | pending
+	s.value, s.due = value, t
+	s.state = s.state&flagBits&^parked | pending // attempts start again
 	q.heap.push(item{at: t, seq: q.seq, slot: idx, gen: s.gen})
 	q.seq++
 	kick := t < q.armed
@@ -191,19 +201,19 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 // fails.
 func (q *Queue[K, V]) Cancel(key K) bool {
 	q.mu.Lock()
-	idx, ok := q.index[key]
+	idx, ok := q.index.get(key)
 	if !ok {
 		q.mu.Unlock()
 		return false
 	}
 	s := &q.slots[idx]
-	removed := s.flags&pending != 0
-	if s.flags&(pending|parked) == pending {
+	removed := s.state&pending != 0
+	if s.state&(pending|parked) == pending {
 		q.dead++
 	}
 	s.gen++
-	s.flags &^= pending | parked
-	if s.flags&running == 0 {
+	s.state &^= pending | parked
+	if s.state&running == 0 {
 		q.release(idx)
 	}
 	q.compactHeap()
@@ -220,8 +230,8 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 func (q *Queue[K, V]) When(key K) (time.Time, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	idx, ok := q.index[key]
-	if !ok || q.slots[idx].flags&pending == 0 {
+	idx, ok := q.index.get(key)
+	if !ok || q.slots[idx].state&pending == 0 {
 		return time.Time{}, false
 	}
 	return fromNanos(q.slots[idx].due), true
@@ -232,8 +242,8 @@ func (q *Queue[K, V]) When(key K) (time.Time, bool) {
 func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	idx, ok := q.index[key]
-	if !ok || q.slots[idx].flags&pending == 0 {
+	idx, ok := q.index.get(key)
+	if !ok || q.slots[idx].state&pending == 0 {
 		return value, time.Time{}, false
 	}
 	s := &q.slots[idx]
@@ -258,10 +268,10 @@ func (q *Queue[K, V]) Pending() []Entry[K, V] {
 		seq int32
 	}
 	q.mu.Lock()
-	out := make([]ordered, 0, len(q.index))
+	out := make([]ordered, 0, q.index.len())
 	for i := range q.slots {
 		s := &q.slots[i]
-		if s.flags&pending != 0 {
+		if s.state&pending != 0 {
 			out = append(out, ordered{Entry[K, V]{Key: s.key, Value: s.value}, s.due, int32(i)})
 		}
 	}
@@ -284,7 +294,7 @@ func (q *Queue[K, V]) Pending() []Entry[K, V] {
 func (q *Queue[K, V]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.index)
+	return q.index.len()
 }
 
 // Run runs due work until ctx is done. Then it stops starting work, waits for every running
@@ -396,19 +406,24 @@ func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 		q.heap.pop()
 		q.shrinkHeap()
 		s := &q.slots[head.slot]
-		if s.flags&running != 0 {
-			s.flags |= parked // runs when the current attempt of this key returns
+		if s.state&running != 0 {
+			s.state |= parked // runs when the current attempt of this key returns
 			continue
 		}
-		s.flags = s.flags&^pending | running
-		s.worker = w
-		s.attempt++
+		s.state = s.state&^pending | running
+		if s.attempts() < maxAttempts {
+			s.state += attemptOne
+		}
 		q.runs[w] = run{slot: head.slot, gen: s.gen, due: s.due}
-		key, value, attempt := s.key, s.value, s.attempt
+		key, value, attempt := s.key, s.value, s.attempts()
 
 		q.mu.Unlock()
 		if q.obs != nil {
-			q.obs.Started(key, int(attempt), max(0, sub(now, head.at)))
+			var lag time.Duration // none for the zero time and times before 1678: "at once"
+			if head.at > minNanos {
+				lag = max(0, sub(now, head.at))
+			}
+			q.obs.Started(key, int(attempt), lag)
 		}
 		err := q.call(ctx, key, value)
 		q.mu.Lock()
@@ -442,12 +457,12 @@ func (q *Queue[K, V]) finish(w int32, attempt uint32, err error) (retryAt time.T
 	r := q.runs[w]
 	q.runs[w] = run{slot: -1}
 	s := &q.slots[r.slot]
-	s.flags &^= running
+	s.state &^= running
 	switch {
-	case s.gen != r.gen && s.flags&pending != 0:
+	case s.gen != r.gen && s.state&pending != 0:
 		// Replaced while running: the new generation runs now if it came due meanwhile.
-		if s.flags&parked != 0 {
-			s.flags &^= parked
+		if s.state&parked != 0 {
+			s.state &^= parked
 			q.heap.push(item{at: s.due, seq: q.seq, slot: r.slot, gen: s.gen})
 			q.seq++
 		}
@@ -457,12 +472,23 @@ func (q *Queue[K, V]) finish(w int32, attempt uint32, err error) (retryAt time.T
 		q.release(r.slot)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(attempt))
-		s.flags |= pending
+		s.state |= pending
 		q.heap.push(item{at: at, seq: q.seq, slot: r.slot, gen: s.gen})
 		q.seq++
 		retryAt = fromNanos(at)
 	}
 	return retryAt
+}
+
+// runOf returns the run of the worker that runs slot idx, or nil. A slot does not record
+// its worker: the scan over the few workers is cheaper than 4 bytes in every slot.
+func (q *Queue[K, V]) runOf(idx int32) *run {
+	for w := range q.runs {
+		if q.runs[w].slot == idx {
+			return &q.runs[w]
+		}
+	}
+	return nil
 }
 
 // alloc takes a free slot for key, or appends one. q.mu must be held.
@@ -477,8 +503,8 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 	}
 	s := &q.slots[idx]
 	s.key = key
-	s.flags = inUse
-	q.index[key] = idx
+	s.state = inUse
+	q.index.put(key, idx)
 	return idx
 }
 
@@ -487,10 +513,10 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 // held.
 func (q *Queue[K, V]) release(idx int32) {
 	s := &q.slots[idx]
-	delete(q.index, s.key)
+	q.index.remove(s.key)
 	var zeroK K
 	var zeroV V
-	s.key, s.value, s.flags, s.attempt = zeroK, zeroV, 0, 0
+	s.key, s.value, s.state = zeroK, zeroV, 0
 	q.free = append(q.free, idx)
 	q.shrinkSlots()
 }
@@ -498,7 +524,7 @@ func (q *Queue[K, V]) release(idx int32) {
 // live reports whether it is the current, pending, generation of its slot.
 func (q *Queue[K, V]) live(it item) bool {
 	s := &q.slots[it.slot]
-	return s.gen == it.gen && s.flags&(pending|parked) == pending
+	return s.gen == it.gen && s.state&(pending|parked) == pending
 }
 
 // dropStale pops stale items off the top of the heap. q.mu must be held.
@@ -542,20 +568,18 @@ func (q *Queue[K, V]) shrinkHeap() {
 // the slots are used, since a Go map never shrinks by itself. The cost, O(n), is paid once
 // per n releases. q.mu must be held.
 func (q *Queue[K, V]) shrinkSlots() {
-	if n := len(q.slots); n <= minShrink || len(q.index) >= n/4 {
+	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
 		return
 	}
 	remap := make([]int32, len(q.slots))
-	slots := make([]slot[K, V], 0, 2*len(q.index))
-	index := make(map[K]int32, 2*len(q.index))
+	slots := make([]slot[K, V], 0, 2*q.index.len())
 	for i := range q.slots {
 		s := &q.slots[i]
-		if s.flags&inUse == 0 {
+		if s.state&inUse == 0 {
 			remap[i] = -1
 			continue
 		}
 		remap[i] = int32(len(slots))
-		index[s.key] = int32(len(slots))
 		slots = append(slots, *s)
 	}
 	h := q.heap[:0]
@@ -574,6 +598,10 @@ func (q *Queue[K, V]) shrinkSlots() {
 			q.runs[w].slot = remap[q.runs[w].slot]
 		}
 	}
-	q.slots, q.index, q.free = slots, index, nil
+	q.slots, q.free = slots, nil
+	q.index.rebuild(len(slots))
+	for i := range q.slots {
+		q.index.put(q.slots[i].key, int32(i))
+	}
 	q.shrinkHeap()
 }

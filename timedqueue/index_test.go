@@ -1,0 +1,79 @@
+package timedqueue
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIndexAgainstMap drives the index and a map with the same random puts and removes,
+// with few distinct keys so that probe runs collide and wrap, and checks every key after
+// every operation.
+func TestIndexAgainstMap(t *testing.T) {
+	for _, keys := range []int{5, 100, 5000} {
+		t.Run(fmt.Sprintf("keys=%d", keys), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(keys)))
+			var slots []slot[string, int]
+			x := newIndex(&slots, 0)
+			want := map[string]int32{}
+			names := make([]string, keys)
+			for i := range names {
+				names[i] = fmt.Sprint("ns/pod-", i)
+			}
+			for op := range 20 * keys {
+				k := names[rng.IntN(keys)]
+				if _, ok := want[k]; ok {
+					x.remove(k)
+					delete(want, k)
+				} else {
+					slots = append(slots, slot[string, int]{key: k})
+					s := int32(len(slots) - 1)
+					x.put(k, s)
+					want[k] = s
+				}
+				if got := x.len(); got != len(want) {
+					t.Fatalf("op %d: len: got %d, want %d", op, got, len(want))
+				}
+				if op%97 == 0 || keys <= 100 {
+					for _, name := range names {
+						got, ok := x.get(name)
+						w, wok := want[name]
+						if ok != wok || (ok && got != w) {
+							t.Fatalf("op %d: get(%q): got %d %v, want %d %v", op, name, got, ok, w, wok)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestIndexWrapsAround fills the smallest table to the most it holds before growing (6 of 8
+// buckets, so probe runs are long and often cross its end), removes keys from the middle of
+// runs and checks that the others are still found.
+func TestIndexWrapsAround(t *testing.T) {
+	var slots []slot[int, int]
+	x := newIndex(&slots, 0)
+	for i := range 6 { // 6 of 8 buckets: the most before it grows
+		slots = append(slots, slot[int, int]{key: i})
+		x.put(i, int32(i))
+	}
+	if got, want := len(x.table), minIndexSize; got != want {
+		t.Fatalf("table size: got %d, want %d", got, want)
+	}
+	for _, k := range []int{0, 3, 5} {
+		x.remove(k)
+	}
+	for i := range 6 {
+		s, ok := x.get(i)
+		removed := i == 0 || i == 3 || i == 5
+		if ok == removed || (ok && s != int32(i)) {
+			t.Errorf("get(%d): got %d %v, want present=%v", i, s, ok, !removed)
+		}
+	}
+	slots = append(slots, slot[int, int]{key: 6})
+	x.put(6, 6)
+	if s, ok := x.get(6); !ok || s != 6 {
+		t.Errorf("get(6) after refill: got %d %v, want 6 true", s, ok)
+	}
+}
