@@ -31,7 +31,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 		return m.failed(ref, attempt, fmt.Errorf("eviction: recheck pod %s: %w", ref, err))
 	}
 	reason, skip := m.recheckPod(pod, p)
-	if !skip && m.wasDeleted(key, p.uid) {
+	if !skip && m.deleted.has(key, p.uid) {
 		reason, skip = ReasonPodTerminating, true
 	}
 	if !skip {
@@ -57,7 +57,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 	timedOut, err := m.callDeleter(ctx, ref)
 	if err == nil || IsGone(err) {
 		done()
-		m.markDeleted(key, p.uid)
+		m.recordDeleted(key, p.uid)
 		m.obs.Succeeded(ref, attempt, false)
 		return nil
 	}
@@ -181,29 +181,13 @@ func (m *Manager) clearAttempt(key types.NamespacedName) {
 	m.attemptsMu.Unlock()
 }
 
-// markDeleted records that the Deleter deleted the pod of key with uid.
-func (m *Manager) markDeleted(key types.NamespacedName, uid types.UID) {
-	m.attemptsMu.Lock()
-	m.deleted[key] = uid
-	m.attemptsMu.Unlock()
-}
-
-// wasDeleted reports whether the Deleter already deleted the pod of key with uid. A record
-// of another UID is dropped: that pod is gone, since one of the same name was created.
-func (m *Manager) wasDeleted(key types.NamespacedName, uid types.UID) bool {
-	m.attemptsMu.Lock()
-	defer m.attemptsMu.Unlock()
-	d, ok := m.deleted[key]
-	if ok && d != uid {
-		delete(m.deleted, key)
-		return false
+// recordDeleted remembers that the pod key with uid was deleted, while the Cache still shows
+// it: under the pod's lock, so that the processing of its removal, which reads the Cache
+// under the same lock, either comes after and forgets the record, or came before and the
+// record is not made. Otherwise a removal seen first would leave a record forever.
+func (m *Manager) recordDeleted(key types.NamespacedName, uid types.UID) {
+	defer m.lockPod(key)()
+	if pod, err := m.cache.Pod(key.Namespace, key.Name); err == nil && pod != nil && pod.UID == uid {
+		m.deleted.add(key, uid)
 	}
-	return ok
-}
-
-// forgetDeleted drops the record of a deleted pod once its removal has been seen.
-func (m *Manager) forgetDeleted(key types.NamespacedName) {
-	m.attemptsMu.Lock()
-	delete(m.deleted, key)
-	m.attemptsMu.Unlock()
 }

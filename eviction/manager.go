@@ -74,11 +74,7 @@ type Manager struct {
 
 	attemptsMu sync.Mutex
 	attempts   map[types.NamespacedName]int // of evictions running or failing
-	// deleted holds the UID of each pod the Deleter has deleted whose removal the Manager
-	// has not seen yet. The Cache lags behind the API server: an update of such a pod
-	// processed meanwhile must not delete it again (kube keeps the key in its queue for the
-	// same reason). Guarded by attemptsMu.
-	deleted map[types.NamespacedName]types.UID
+	deleted    deletedPods                  // pods deleted whose removal the Manager has not seen yet
 
 	runMu   sync.Mutex
 	started bool
@@ -107,7 +103,6 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 		nodes:      make(map[string][]v1.Taint),
 		attempts:   make(map[types.NamespacedName]int),
 		resyncFail: make(map[string]int),
-		deleted:    make(map[types.NamespacedName]types.UID),
 		shards:     make([]*shard, opts.Workers),
 	}
 	for i := range m.shards {
@@ -395,7 +390,7 @@ func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.T
 	}
 	switch {
 	case err == nil && pod == nil, err != nil && apierrors.IsNotFound(err): // IsNotFound(nil) allocates
-		m.forgetDeleted(key)
+		m.deleted.forget(key)
 		m.cancel(key, ReasonPodDeleted)
 		return
 	case err != nil:
@@ -405,7 +400,7 @@ func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.T
 		}
 		m.retryLater(podResyncKey(key), now, func() { m.shardFor(node).putPod(key, fallback) })
 		if fallback == nil { // a delete event
-			m.forgetDeleted(key)
+			m.deleted.forget(key)
 			m.cancel(key, ReasonPodDeleted)
 			return
 		}
@@ -447,7 +442,7 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time, untainted Reason) {
 		m.obs.Skipped(ref, reason)
 		return
 	}
-	if m.wasDeleted(key, pod.UID) { // deleted already; the Cache has not caught up yet
+	if m.deleted.has(key, pod.UID) { // deleted already; the Cache has not caught up yet
 		m.cancel(key, ReasonPodTerminating)
 		m.obs.Skipped(ref, ReasonPodTerminating)
 		return
