@@ -364,15 +364,7 @@ const podLockStripes = 256
 
 // lockPod takes the lock of key's stripe and returns the function that releases it.
 func (m *Manager) lockPod(key types.NamespacedName) (unlock func()) {
-	h := uint32(2166136261) // FNV-1a of namespace/name
-	for _, s := range [2]string{key.Namespace, key.Name} {
-		for i := 0; i < len(s); i++ {
-			h ^= uint32(s[i])
-			h *= 16777619
-		}
-		h ^= '/'
-		h *= 16777619
-	}
+	h := fnv1a(fnv1a(fnv1a(fnvOffset, key.Namespace), "/"), key.Name)
 	l := m.podLocks[h%podLockStripes]
 	l <- struct{}{}
 	return func() { <-l }
