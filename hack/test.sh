@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository it checks formatting, runs go vet, and runs every
-# test with the race detector (fuzz targets run their seed corpus only). It fails on the
-# first failing check.
+# For every Go module in the repository it checks formatting, runs go vet, runs every test
+# with the race detector (fuzz targets run their seed corpus only), and runs every benchmark
+# once (-benchtime 1x) so that none of them rots; the figures in BENCHMARKS.md come from
+# longer runs. It fails on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +19,6 @@ echo "gofmt: ok"
 
 for m in $modules; do
   echo "== module $m"
-  (cd "$m" && go vet ./... && go test -race -count=1 ./...)
+  (cd "$m" && go vet ./... && go test -race -count=1 ./... && go test -run '^$' -bench . -benchtime 1x ./... >/dev/null)
+  echo "benchmarks of $m: each ran once"
 done
