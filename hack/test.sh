@@ -19,6 +19,12 @@ echo "gofmt: ok"
 
 for m in $modules; do
   echo "== module $m"
-  (cd "$m" && go vet ./... && go test -race -count=1 ./... && go test -run '^$' -bench . -benchtime 1x ./... >/dev/null)
+  (cd "$m" && go vet ./... && go test -race -count=1 ./...)
+  log=$(mktemp)
+  if ! (cd "$m" && go test -run '^$' -bench . -benchtime 1x ./... >"$log" 2>&1); then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
   echo "benchmarks of $m: each ran once"
 done
