@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// waitWriter is an output the tests can wait on: each write wakes the waiter, which looks
+// again for what it waits for.
+type waitWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	wake chan struct{}
+}
+
+func newWaitWriter() *waitWriter { return &waitWriter{wake: make(chan struct{}, 1)} }
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	n, err := w.buf.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+func (w *waitWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitFor returns once s has been written, and fails the test after failAfter.
+func (w *waitWriter) waitFor(t *testing.T, s string) {
+	t.Helper()
+	timeout := time.NewTimer(failAfter)
+	defer timeout.Stop()
+	for !strings.Contains(w.String(), s) {
+		select {
+		case <-w.wake:
+		case <-timeout.C:
+			t.Fatalf("%q not written after %s; output:\n%s", s, failAfter, w.String())
+		}
+	}
+}
+
+// taintedCluster is a cluster whose node-1 has been unreachable for a minute, with a pod
+// that does not tolerate it and one that tolerates it forever.
+func taintedCluster() *fake.Clientset {
+	added := metav1.NewTime(time.Now().Add(-time.Minute))
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
+		Spec:       v1.NodeSpec{Taints: []v1.Taint{{Key: Unreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &added}}},
+	}
+	agent := podOn("logging", "agent-1", "node-1")
+	agent.Spec.Tolerations = []v1.Toleration{{Key: Unreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}
+	return fake.NewClientset(node, podOn("shop", "web-1", "node-1"), agent)
+}
+
+// TestWatchClusterDryRun runs the cluster mode (what -kubeconfig runs, after loading the
+// configuration) with -dry-run: it reports the pod it would evict and writes nothing.
+func TestWatchClusterDryRun(t *testing.T) {
+	client := taintedCluster()
+	out := newWaitWriter()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- watchCluster(ctx, client, "https://test", true, out) }()
+
+	out.waitFor(t, "would evict shop/web-1 from node-1 (dry run)")
+	cancel()
+	require.NoError(t, <-stopped)
+
+	assert.Contains(t, out.String(), "dry run: reporting only")
+	for _, a := range client.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		default:
+			t.Errorf("dry run sent %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}
+
+// TestWatchCluster runs the cluster mode for real: the pod that does not tolerate the
+// taint is evicted at once (its taint is a minute old), the other stays.
+func TestWatchCluster(t *testing.T) {
+	client := taintedCluster()
+	out := newWaitWriter()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- watchCluster(ctx, client, "https://test", false, out) }()
+
+	out.waitFor(t, "evicted    shop/web-1 from node-1")
+	cancel()
+	require.NoError(t, <-stopped)
+
+	_, err := client.CoreV1().Pods("shop").Get(t.Context(), "web-1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "web-1 evicted: %v", err)
+	_, err = client.CoreV1().Pods("logging").Get(t.Context(), "agent-1", metav1.GetOptions{})
+	assert.NoError(t, err, "agent-1 stays")
+}
+
+// TestRunStopsOnSignal interrupts the demo while it waits for a toleration to run out: the
+// program stops cleanly (every goroutine ends, which TestMain checks) and says so.
+func TestRunStopsOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			stdout, stderr := newWaitWriter(), newWaitWriter()
+			code := make(chan int, 1)
+			go func() { code <- run([]string{"-toleration-seconds=600"}, stdout, stderr) }()
+
+			stdout.waitFor(t, "waiting for api-1's 600s toleration to run out")
+			require.NoError(t, syscall.Kill(syscall.Getpid(), sig))
+			select {
+			case c := <-code:
+				assert.Equal(t, 130, c)
+			case <-time.After(failAfter):
+				t.Fatal("run did not return after the signal")
+			}
+			assert.Contains(t, stderr.String(), "interrupted")
+			assert.NotContains(t, stdout.String(), "pods left")
+		})
+	}
+}
+
+const testKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://%s:6443"}
+users:
+- name: u
+  user: {token: "not-a-secret"}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`
+
+func writeKubeconfig(t *testing.T, dir, host string) string {
+	t.Helper()
+	path := filepath.Join(dir, host+".yaml")
+	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(testKubeconfig, "%s", host)), 0o600))
+	return path
+}
+
+// TestRestConfig loads configurations without connecting anywhere: an explicit path is used
+// alone, "auto" follows $KUBECONFIG, and "~/" is the home directory.
+func TestRestConfig(t *testing.T) {
+	dir := t.TempDir()
+	explicit := writeKubeconfig(t, dir, "explicit.example")
+	fromEnv := writeKubeconfig(t, dir, "env.example")
+	t.Setenv("KUBECONFIG", fromEnv)
+	t.Setenv("HOME", dir)
+
+	rc, err := restConfig(explicit)
+	require.NoError(t, err)
+	assert.Equal(t, "https://explicit.example:6443", rc.Host, "an explicit path ignores $KUBECONFIG")
+
+	rc, err = restConfig(AutoKubeconfig)
+	require.NoError(t, err)
+	assert.Equal(t, "https://env.example:6443", rc.Host)
+
+	rc, err = restConfig("~/explicit.example.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "https://explicit.example:6443", rc.Host)
+
+	_, err = restConfig(filepath.Join(dir, "missing"))
+	assert.Error(t, err)
+}

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// The in-memory demonstration: a fake clientset stands for the API server, and the
+// controller runs over it exactly as it would over a real one: informers, listers, status
+// updates, deletes and Events all go through the clientset. Only the script below, which
+// taints a node and waits for the outcome, is particular to the demo.
+
+// Unreachable is the taint the node lifecycle controller puts on a node it has lost
+// contact with; with the NoExecute effect it starts the evictions.
+const Unreachable = v1.TaintNodeUnreachable
+
+// demoPod is a pod of the demo cluster, with what it tolerates, in words.
+type demoPod struct {
+	namespace, name, node string
+	tolerations           []v1.Toleration
+	phase                 v1.PodPhase
+	about                 string
+}
+
+// demoPods returns the demo's pods. api-1 tolerates the unreachable taint for seconds.
+func demoPods(seconds int64) []demoPod {
+	forSeconds := func(s int64) []v1.Toleration {
+		return []v1.Toleration{{Key: Unreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &s}}
+	}
+	forever := []v1.Toleration{{Key: Unreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}
+	gpu := []v1.Toleration{{Key: "nvidia.com/gpu", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}
+	return []demoPod{
+		{"shop", "web-1", "node-1", nil, v1.PodRunning, "nothing"},
+		{"batch", "train-1", "node-1", gpu, v1.PodRunning, "nvidia.com/gpu only"},
+		{"shop", "api-1", "node-1", forSeconds(seconds), v1.PodRunning, fmt.Sprintf("unreachable for %ds", seconds)},
+		{"shop", "cache-1", "node-1", forSeconds(300), v1.PodRunning, "unreachable for 300s"},
+		{"logging", "agent-1", "node-1", forever, v1.PodRunning, "unreachable forever, as DaemonSet pods do"},
+		{"batch", "report-1", "node-1", nil, v1.PodSucceeded, "nothing; finished"},
+		{"shop", "web-2", "node-2", nil, v1.PodRunning, "nothing; on the healthy node"},
+	}
+}
+
+// demoUID is the UID of a demo pod. The API server gives every object one; the fake
+// clientset does not, so the demo does.
+func demoUID(namespace, name string) types.UID {
+	return types.UID("uid-" + namespace + "-" + name)
+}
+
+// NewDemoClientset returns a fake clientset holding the demo cluster: node-1, which the
+// demo will taint, and node-2, which stays healthy, with the pods of demoPods.
+func NewDemoClientset(seconds int64) *fake.Clientset {
+	objs := []runtime.Object{
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}},
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2", UID: "uid-node-2"}},
+	}
+	for _, p := range demoPods(seconds) {
+		objs = append(objs, &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, UID: demoUID(p.namespace, p.name)},
+			Spec: v1.PodSpec{
+				NodeName:    p.node,
+				Tolerations: p.tolerations,
+				Containers:  []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			},
+			Status: v1.PodStatus{Phase: p.phase},
+		})
+	}
+	return fake.NewClientset(objs...)
+}
+
+// DemoOptions configures [RunDemo].
+type DemoOptions struct {
+	// Seconds is how long api-1 tolerates the unreachable taint.
+	Seconds int64
+	// DryRun runs the controller in dry-run mode: nothing is deleted.
+	DryRun bool
+}
+
+// RunDemo runs the controller over client, a clientset from [NewDemoClientset], and
+// drives the scenario: node-1 becomes unreachable; the pods that do not tolerate it are
+// evicted at once, api-1 after its toleration; then node-1 comes back, and the pending
+// eviction of cache-1 is cancelled. It writes the story to out and returns once the
+// outcome is there and the controller has stopped, or when ctx is done.
+func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts DemoOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out = &syncWriter{w: out} // the script and the Observer both write to it
+
+	factory := NewFactory(client)
+	prog := newProgress()
+	// An Event informer, for the demo only: it waits for the Events to reach the API
+	// server, and shows them at the end, as `kubectl get events` would.
+	events := factory.Core().V1().Events().Informer()
+	if _, err := events.AddEventHandler(prog.handler()); err != nil {
+		return err
+	}
+	c, err := NewController(ctx, client, factory, ControllerOptions{Out: out, DryRun: opts.DryRun, Observers: []eviction.Observer{prog}})
+	if err != nil {
+		return err
+	}
+	if _, err := c.Informers().Pods.AddEventHandler(prog.handler()); err != nil {
+		return err
+	}
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Run(ctx) }()
+	d := &demo{
+		c: c, client: client, out: out, prog: prog, opts: opts,
+		pods:   corelisters.NewPodLister(c.Informers().Pods.GetIndexer()),
+		events: corelisters.NewEventLister(events.GetIndexer()),
+	}
+	err = d.script(ctx)
+	cancel()
+	return errors.Join(err, <-stopped)
+}
+
+// demo is the state of one run of the script.
+type demo struct {
+	c      *Controller
+	client *fake.Clientset
+	out    io.Writer
+	prog   *progress
+	opts   DemoOptions
+	pods   corelisters.PodLister
+	events corelisters.EventLister
+}
+
+func (d *demo) say(format string, args ...any) {
+	fmt.Fprintf(d.out, "%s == %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func (d *demo) script(ctx context.Context) error {
+	select {
+	case <-d.c.Synced():
+	case <-ctx.Done():
+		return errInterrupted
+	}
+	d.intro()
+
+	d.say("node-1 stops responding: tainting it %s:NoExecute", Unreachable)
+	if err := d.setTaint(ctx, true); err != nil {
+		return err
+	}
+	if err := d.prog.until(ctx, func() bool {
+		return d.evicted("shop", "web-1") && d.evicted("batch", "train-1") &&
+			d.prog.has("scheduled", "shop/api-1") && d.prog.has("scheduled", "shop/cache-1")
+	}); err != nil {
+		return err
+	}
+	for _, p := range d.c.Manager().Pending() {
+		d.say("pending: %s at %s (in %s)", p.Pod, p.At.Format(time.TimeOnly), time.Until(p.At).Round(100*time.Millisecond))
+	}
+
+	d.say("waiting for api-1's %ds toleration to run out", d.opts.Seconds)
+	if err := d.prog.until(ctx, func() bool { return d.evicted("shop", "api-1") }); err != nil {
+		return err
+	}
+
+	d.say("node-1 is back: removing its taint")
+	if err := d.setTaint(ctx, false); err != nil {
+		return err
+	}
+	if err := d.prog.until(ctx, func() bool { return d.prog.has("cancelled", "shop/cache-1") }); err != nil {
+		return err
+	}
+
+	if !d.opts.DryRun {
+		// The broadcaster writes Events from its own goroutine: wait for them to arrive.
+		want := []string{
+			"Marking for deletion Pod shop/web-1",
+			"Marking for deletion Pod batch/train-1",
+			"Marking for deletion Pod shop/api-1",
+			"Cancelling deletion of Pod shop/cache-1",
+		}
+		if err := d.prog.until(ctx, func() bool {
+			have := d.eventMessages()
+			return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
+		}); err != nil {
+			return err
+		}
+	}
+	d.summary()
+	return nil
+}
+
+// evicted reports whether the pod was evicted: gone from the informer's cache, or in
+// dry-run mode reported as would-be evicted.
+func (d *demo) evicted(namespace, name string) bool {
+	if d.opts.DryRun {
+		return d.prog.has("evicted", namespace+"/"+name)
+	}
+	_, err := d.pods.Pods(namespace).Get(name)
+	return err != nil && d.prog.has("evicted", namespace+"/"+name)
+}
+
+// setTaint adds the unreachable taint to node-1, or removes it, through the clientset, as
+// the node lifecycle controller would; the informers carry the change to the Manager.
+func (d *demo) setTaint(ctx context.Context, on bool) error {
+	nodes := d.client.CoreV1().Nodes()
+	node, err := nodes.Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t v1.Taint) bool { return t.Key == Unreachable })
+	if on {
+		now := metav1.Now()
+		node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: Unreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &now})
+	}
+	_, err = nodes.Update(ctx, node, metav1.UpdateOptions{})
+	return err
+}
+
+func (d *demo) intro() {
+	d.say("an in-memory cluster: node-1 and node-2, and these pods")
+	for _, p := range demoPods(d.opts.Seconds) {
+		fmt.Fprintf(d.out, "     %-7s %-16s %-10s tolerates %s\n", p.node, p.namespace+"/"+p.name, p.phase, p.about)
+	}
+	if d.opts.DryRun {
+		d.say("dry run: the controller reports, and deletes nothing")
+	}
+}
+
+func (d *demo) eventMessages() []string {
+	evs, _ := d.events.List(labels.Everything())
+	var out []string
+	for _, e := range evs {
+		if e.Reason == EventReason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+func (d *demo) summary() {
+	pods, _ := d.pods.List(labels.Everything())
+	var left []string
+	for _, p := range pods {
+		left = append(left, p.Spec.NodeName+" "+p.Namespace+"/"+p.Name)
+	}
+	slices.Sort(left)
+	d.say("pods left: %s", strings.Join(left, ", "))
+	evs, _ := d.events.List(labels.Everything())
+	slices.SortFunc(evs, func(a, b *v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
+	if len(evs) == 0 {
+		d.say("no Events recorded")
+		return
+	}
+	d.say("Events recorded (kubectl get events):")
+	for _, e := range evs {
+		fmt.Fprintf(d.out, "     %-7s %-21s %-14s %s\n", e.Type, e.Reason, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, e.Message)
+	}
+}
+
+// progress is how the demo waits without sleeping: it is an Observer, and an informer
+// event handler, and wakes the waiting script at every decision and every change of the
+// caches; the script then checks again whether what it waits for is there.
+type progress struct {
+	eviction.NopObserver
+	wake chan struct{}
+
+	mu   sync.Mutex
+	seen map[string]bool // "kind ns/name", kind one of scheduled, evicted, cancelled
+}
+
+func newProgress() *progress {
+	return &progress{wake: make(chan struct{}, 1), seen: map[string]bool{}}
+}
+
+func (p *progress) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progress) mark(kind string, pod eviction.PodRef) {
+	p.mu.Lock()
+	p.seen[kind+" "+pod.String()] = true
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *progress) has(kind, pod string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen[kind+" "+pod]
+}
+
+// Scheduled, Succeeded and Cancelled are the decisions the script waits for.
+func (p *progress) Scheduled(pod eviction.PodRef, _ time.Time) { p.mark("scheduled", pod) }
+func (p *progress) Succeeded(pod eviction.PodRef, _ int, _ bool) {
+	p.mark("evicted", pod)
+}
+func (p *progress) Cancelled(pod eviction.PodRef, _ eviction.Reason) { p.mark("cancelled", pod) }
+
+func (p *progress) handler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { p.poke() },
+		UpdateFunc: func(any, any) { p.poke() },
+		DeleteFunc: func(any) { p.poke() },
+	}
+}
+
+// until returns once cond is true, checking it at every wake-up, or errInterrupted when
+// ctx is done first.
+func (p *progress) until(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-p.wake:
+		case <-ctx.Done():
+			return errInterrupted
+		}
+	}
+	return nil
+}
+
+// syncWriter serialises the writes to w; each write is a whole line or block.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

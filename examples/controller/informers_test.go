@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+func podOn(namespace, name, node string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: demoUID(namespace, name)}, Spec: v1.PodSpec{NodeName: node}}
+}
+
+// TestInformerCache reads a fake cluster through the informers' caches, as the Manager
+// does.
+func TestInformerCache(t *testing.T) {
+	client := fake.NewClientset(
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
+		podOn("a", "p1", "node-1"), podOn("b", "p2", "node-1"), podOn("a", "p3", "node-2"), podOn("a", "pending", ""),
+	)
+	factory := NewFactory(client)
+	inf, err := NewInformers(factory)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	factory.StartWithContext(ctx)
+	defer factory.Shutdown()
+	defer cancel()
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	c := NewInformerCache(inf)
+
+	pods, err := c.PodsOnNode("node-1")
+	require.NoError(t, err)
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	slices.Sort(names)
+	assert.Equal(t, []string{"a/p1", "b/p2"}, names)
+	pods, err = c.PodsOnNode("node-9")
+	require.NoError(t, err)
+	assert.Empty(t, pods)
+	pods, err = c.PodsOnNode("")
+	require.NoError(t, err)
+	assert.Empty(t, pods, "unbound pods are not indexed")
+
+	pod, err := c.Pod("b", "p2")
+	require.NoError(t, err)
+	assert.Equal(t, "node-1", pod.Spec.NodeName)
+	_, err = c.Pod("b", "p1")
+	assert.True(t, apierrors.IsNotFound(err), "a missing pod is NotFound: %v", err)
+
+	node, err := c.Node("node-1")
+	require.NoError(t, err)
+	assert.Equal(t, "node-1", node.Name)
+	_, err = c.Node("node-2")
+	assert.True(t, apierrors.IsNotFound(err), "a missing node is NotFound: %v", err)
+}
+
+// call is one call of an Updater method: its name, and the names of old and new ("" for
+// nil).
+type call struct{ method, old, new string }
+
+type recordingUpdater struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+func (r *recordingUpdater) record(method string, old, new metav1.Object) {
+	c := call{method: method}
+	if !reflect.ValueOf(old).IsNil() {
+		c.old = old.GetName()
+	}
+	if !reflect.ValueOf(new).IsNil() {
+		c.new = new.GetName()
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+}
+
+func (r *recordingUpdater) NodeUpdated(old, new *v1.Node) { r.record("NodeUpdated", old, new) }
+func (r *recordingUpdater) PodUpdated(old, new *v1.Pod)   { r.record("PodUpdated", old, new) }
+
+// TestHandlers checks kube's (old, new) convention, and that a delete the informer only
+// noticed on a relist (a DeletedFinalStateUnknown) still reaches the Manager.
+func TestHandlers(t *testing.T) {
+	r := &recordingUpdater{}
+	logger := klog.Background()
+	nodes, pods := nodeHandler(r, logger), podHandler(r, logger)
+	n1, n2 := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	p1, p2 := podOn("a", "p1", "n1"), podOn("a", "p1", "n1")
+
+	nodes.OnAdd(n1, true)
+	nodes.OnUpdate(n1, n2)
+	nodes.OnDelete(n2)
+	nodes.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: n1})
+	nodes.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: "junk"}) // ignored
+	pods.OnAdd(p1, false)
+	pods.OnUpdate(p1, p2)
+	pods.OnDelete(p2)
+	pods.OnDelete(cache.DeletedFinalStateUnknown{Key: "a/p1", Obj: p1})
+	pods.OnDelete(42) // ignored
+
+	assert.Equal(t, []call{
+		{"NodeUpdated", "", "n1"},
+		{"NodeUpdated", "n1", "n1"},
+		{"NodeUpdated", "n1", ""},
+		{"NodeUpdated", "n1", ""},
+		{"PodUpdated", "", "p1"},
+		{"PodUpdated", "p1", "p1"},
+		{"PodUpdated", "p1", ""},
+		{"PodUpdated", "p1", ""},
+	}, r.calls)
+}
+
+func TestPodsByNodeName(t *testing.T) {
+	keys, err := podsByNodeName(podOn("a", "p", "n1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n1"}, keys)
+	keys, err = podsByNodeName(podOn("a", "p", ""))
+	require.NoError(t, err)
+	assert.Empty(t, keys)
+	_, err = podsByNodeName(&v1.Node{})
+	assert.Error(t, err)
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestMain fails the package if any goroutine outlives the tests: the informers, the
+// event broadcaster, the Manager and the signal handling must all stop.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// failAfter bounds a test that waits on the real clock. It is a failure timeout, not a
+// wait: the tests wait on channels and events, and finish in about their toleration.
+const failAfter = 30 * time.Second
+
+// deleteTimes records when the fake API server received each pod delete.
+type deleteTimes struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func recordDeletes(client *fake.Clientset) *deleteTimes {
+	d := &deleteTimes{at: map[string]time.Time{}}
+	client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		d.mu.Lock()
+		d.at[a.(k8stesting.DeleteAction).GetName()] = time.Now()
+		d.mu.Unlock()
+		return false, nil, nil // and let the tracker delete it
+	})
+	return d
+}
+
+func (d *deleteTimes) of(name string) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.at[name]
+	return t, ok
+}
+
+// podActions returns the index in actions of the status update that marked the pod with
+// the DisruptionTarget condition, and of the delete of the pod, -1 for none; and the
+// delete action.
+func podActions(t *testing.T, actions []k8stesting.Action, namespace, name string) (marked, deleted int, del k8stesting.DeleteActionImpl) {
+	t.Helper()
+	marked, deleted = -1, -1
+	for i, a := range actions {
+		if a.GetNamespace() != namespace || a.GetResource().Resource != "pods" {
+			continue
+		}
+		switch a := a.(type) {
+		case k8stesting.UpdateActionImpl:
+			pod := a.GetObject().(*v1.Pod)
+			if a.GetSubresource() == "status" && pod.Name == name && hasTaintManagerCondition(pod) && marked < 0 {
+				marked = i
+			}
+		case k8stesting.DeleteActionImpl:
+			if a.GetName() == name && deleted < 0 {
+				deleted, del = i, a
+			}
+		}
+	}
+	return marked, deleted, del
+}
+
+func hasTaintManagerCondition(pod *v1.Pod) bool {
+	return slices.ContainsFunc(pod.Status.Conditions, func(c v1.PodCondition) bool {
+		return c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue &&
+			c.Reason == DisruptionReason && c.Message == DisruptionMessage
+	})
+}
+
+// taintAdded returns the TimeAdded of the unreachable taint the demo put on node-1, from
+// the node update it sent.
+func taintAdded(t *testing.T, actions []k8stesting.Action) time.Time {
+	t.Helper()
+	for _, a := range actions {
+		u, ok := a.(k8stesting.UpdateActionImpl)
+		if !ok || u.GetResource().Resource != "nodes" {
+			continue
+		}
+		for _, taint := range u.GetObject().(*v1.Node).Spec.Taints {
+			if taint.Key == Unreachable && taint.TimeAdded != nil {
+				return taint.TimeAdded.Time
+			}
+		}
+	}
+	t.Fatal("no node update added the unreachable taint")
+	return time.Time{}
+}
+
+// TestDemo runs the in-memory scenario as go run . does, with api-1 tolerating the taint
+// for one second, and checks the outcome in the fake API server.
+func TestDemo(t *testing.T) {
+	const seconds = 1
+	client := NewDemoClientset(seconds)
+	deletes := recordDeletes(client)
+	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
+	defer cancel()
+	var out bytes.Buffer
+
+	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: seconds}))
+	t.Log("\n" + out.String())
+
+	// Evicted: the pods that do not tolerate the taint, and api-1 once its second ran out.
+	// Kept: the pod tolerating it forever, cache-1 (its eviction cancelled when the taint
+	// went), the finished pod (skipped), and the pod on the healthy node.
+	evicted := [][2]string{{"shop", "web-1"}, {"batch", "train-1"}, {"shop", "api-1"}}
+	kept := [][2]string{{"logging", "agent-1"}, {"shop", "cache-1"}, {"batch", "report-1"}, {"shop", "web-2"}}
+	actions := client.Actions()
+	for _, p := range evicted {
+		_, err := client.CoreV1().Pods(p[0]).Get(t.Context(), p[1], metav1.GetOptions{})
+		assert.Truef(t, apierrors.IsNotFound(err), "%s/%s: want it deleted, Get says %v", p[0], p[1], err)
+
+		marked, deleted, del := podActions(t, actions, p[0], p[1])
+		if assert.GreaterOrEqualf(t, marked, 0, "%s/%s: no status update set DisruptionTarget", p[0], p[1]) &&
+			assert.GreaterOrEqualf(t, deleted, 0, "%s/%s: no delete", p[0], p[1]) {
+			assert.Lessf(t, marked, deleted, "%s/%s: DisruptionTarget must be set before the delete", p[0], p[1])
+			pre := del.GetDeleteOptions().Preconditions
+			if assert.NotNilf(t, pre, "%s/%s: delete without preconditions", p[0], p[1]) && assert.NotNil(t, pre.UID) {
+				assert.Equalf(t, demoUID(p[0], p[1]), *pre.UID, "%s/%s: UID precondition", p[0], p[1])
+			}
+		}
+	}
+	for _, p := range kept {
+		_, err := client.CoreV1().Pods(p[0]).Get(t.Context(), p[1], metav1.GetOptions{})
+		assert.NoErrorf(t, err, "%s/%s: want it kept", p[0], p[1])
+		marked, deleted, _ := podActions(t, actions, p[0], p[1])
+		assert.Equalf(t, -1, marked, "%s/%s: marked", p[0], p[1])
+		assert.Equalf(t, -1, deleted, "%s/%s: deleted", p[0], p[1])
+	}
+
+	// api-1 went when its toleration ran out, not before; web-1 at once, before it.
+	deadline := taintAdded(t, actions).Add(seconds * time.Second)
+	apiAt, ok1 := deletes.of("api-1")
+	webAt, ok2 := deletes.of("web-1")
+	if assert.True(t, ok1 && ok2, "deletes of api-1 and web-1 recorded") {
+		assert.Falsef(t, apiAt.Before(deadline), "api-1 deleted at %s, before its deadline %s", apiAt.Format(time.StampMicro), deadline.Format(time.StampMicro))
+		assert.Truef(t, webAt.Before(apiAt), "web-1 (%s) should go before api-1 (%s)", webAt.Format(time.StampMicro), apiAt.Format(time.StampMicro))
+	}
+
+	// The Events kube's taint eviction controller records, on the pods.
+	events, err := client.CoreV1().Events("").List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	var messages []string
+	for _, e := range events.Items {
+		if e.Reason != EventReason {
+			continue
+		}
+		messages = append(messages, e.Message)
+		assert.Equal(t, v1.EventTypeNormal, e.Type)
+		assert.Equal(t, "Pod", e.InvolvedObject.Kind)
+		assert.Equal(t, demoUID(e.InvolvedObject.Namespace, e.InvolvedObject.Name), e.InvolvedObject.UID)
+		assert.Equal(t, Component, e.Source.Component)
+	}
+	assert.ElementsMatch(t, []string{
+		"Marking for deletion Pod shop/web-1",
+		"Marking for deletion Pod batch/train-1",
+		"Marking for deletion Pod shop/api-1",
+		"Cancelling deletion of Pod shop/cache-1",
+	}, messages)
+
+	for _, line := range []string{
+		"evicted    shop/web-1 from node-1",
+		"evicted    shop/api-1 from node-1",
+		"skipped    batch/report-1 on node-1: PodFinished",
+		"cancelled  shop/cache-1 on node-1: NodeNotTainted",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+}
+
+// TestDemoDryRun runs the scenario in dry-run mode: every decision is reported, and the
+// API server sees no status update, no delete and no Event.
+func TestDemoDryRun(t *testing.T) {
+	client := NewDemoClientset(1)
+	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
+	defer cancel()
+	var out bytes.Buffer
+
+	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: 1, DryRun: true}))
+
+	for _, a := range client.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		case "update":
+			assert.Equal(t, "nodes", a.GetResource().Resource, "only the demo's node updates: %v", a)
+		default:
+			t.Errorf("dry run sent %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	pods, err := client.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, pods.Items, len(demoPods(1)))
+	for _, line := range []string{
+		"would evict shop/web-1 from node-1 (dry run)",
+		"would evict shop/api-1 from node-1 (dry run)",
+		"cancelled  shop/cache-1 on node-1: NodeNotTainted",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+}
+
+// TestRunDemoIgnoresKUBECONFIG runs the command as `go run .` does, with $KUBECONFIG
+// pointing at a file that does not exist: without -kubeconfig the program never reads it,
+// runs the in-memory demo, and exits 0.
+func TestRunDemoIgnoresKUBECONFIG(t *testing.T) {
+	t.Setenv("KUBECONFIG", t.TempDir()+"/no-such-kubeconfig")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-toleration-seconds=0"}, &stdout, &stderr)
+	assert.Equal(t, 0, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stdout.String(), "an in-memory cluster")
+	assert.Contains(t, stdout.String(), "pods left:")
+}
+
+// TestRunBadKubeconfig checks that a -kubeconfig that cannot be loaded fails at once,
+// before anything else happens, and that bad flags are usage errors.
+func TestRunBadKubeconfig(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-kubeconfig", t.TempDir() + "/missing", "-dry-run"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "missing")
+	assert.Empty(t, stdout.String())
+
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"-no-such-flag"}, &stdout, &stderr))
+	assert.Equal(t, 2, run([]string{"extra"}, &stdout, &stderr))
+	assert.Equal(t, 2, run([]string{"-toleration-seconds=-1"}, &stdout, &stderr))
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, config{seconds: 3}, cfg, "no flags: the in-memory demo")
+
+	cfg, err = parseFlags([]string{"-kubeconfig", "/tmp/kc", "-dry-run"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, config{kubeconfig: "/tmp/kc", dryRun: true, seconds: 3}, cfg)
+
+	var usage bytes.Buffer
+	_, err = parseFlags([]string{"-h"}, &usage)
+	require.Error(t, err)
+	assert.True(t, strings.Contains(usage.String(), "-kubeconfig"), usage.String())
+}
