@@ -23,7 +23,7 @@ var errDeleteTimeout = errors.New("eviction: Deleter call timed out")
 // it. A nil return ends the eviction; an error makes the queue retry it with backoff.
 func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending) error {
 	ref := refOf(key, p)
-	attempt := m.nextAttempt(key)
+	attempt := m.nextAttempt(key, p.uid)
 	done := func() { m.clearAttempt(key) }
 
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
@@ -168,11 +168,32 @@ func (m *Manager) failed(ref PodRef, attempt int, err error) error {
 	return err
 }
 
-func (m *Manager) nextAttempt(key types.NamespacedName) int {
+// attempts counts the attempts of the eviction of one pod, by UID, while it runs or fails.
+type attempts struct {
+	uid types.UID
+	n   int
+}
+
+// nextAttempt counts an attempt of evicting the pod key with uid and returns its number.
+func (m *Manager) nextAttempt(key types.NamespacedName, uid types.UID) int {
 	m.attemptsMu.Lock()
 	defer m.attemptsMu.Unlock()
-	m.attempts[key]++
-	return m.attempts[key]
+	a := m.attempts[key]
+	if a.uid != uid {
+		a = attempts{uid: uid}
+	}
+	a.n++
+	m.attempts[key] = a
+	return a.n
+}
+
+// evicting reports whether an eviction of the pod key with uid runs or has failed and waits
+// to retry.
+func (m *Manager) evicting(key types.NamespacedName, uid types.UID) bool {
+	m.attemptsMu.Lock()
+	defer m.attemptsMu.Unlock()
+	a, ok := m.attempts[key]
+	return ok && a.uid == uid
 }
 
 func (m *Manager) clearAttempt(key types.NamespacedName) {

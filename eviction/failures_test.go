@@ -452,3 +452,33 @@ func TestStopRetrying(t *testing.T) {
 		h.expectPending("web@+0s")
 	})
 }
+
+// TestRunningEvictionKeepsBackoff: a pod processed again while its eviction's Deleter call
+// runs, and is still due, leaves that eviction alone: when the call fails, the retry waits
+// for the backoff instead of starting again at once.
+func TestRunningEvictionKeepsBackoff(t *testing.T) {
+	synctestRun(t, "pod update during a failing call", func(t *testing.T) {
+		h := run(t, eviction.Options{Backoff: exactBackoff})
+		release := make(chan error)
+		h.onDelete(func(context.Context, eviction.PodRef) error { return <-release })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait() // the first call runs and waits for release
+		h.step(500 * time.Millisecond)
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("other", 60))))
+		h.wait()
+		release <- errAPI
+		h.wait()
+		if got := len(h.calls()); got != 1 {
+			t.Fatalf("Deleter calls right after the failure: got %d, want 1", got)
+		}
+		h.onDelete(nil)
+		close(release)
+		h.step(exactBackoff.Base - time.Nanosecond) // the retry is due 1 s after the failure
+		if got := len(h.calls()); got != 1 {
+			t.Fatalf("Deleter calls before the backoff ran out: got %d, want 1", got)
+		}
+		h.step(time.Nanosecond)
+		h.expectDeleted("web@+0s", "web@+1.5s")
+	})
+}

@@ -73,8 +73,8 @@ type Manager struct {
 	nodes   map[string][]v1.Taint // NoExecute taints of known nodes, TimeAdded always set
 
 	attemptsMu sync.Mutex
-	attempts   map[types.NamespacedName]int // of evictions running or failing
-	deleted    deletedPods                  // pods deleted whose removal the Manager has not seen yet
+	attempts   map[types.NamespacedName]attempts // of evictions running or failing
+	deleted    deletedPods                       // pods deleted whose removal the Manager has not seen yet
 
 	runMu   sync.Mutex
 	started bool
@@ -101,7 +101,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 		opts:       opts,
 		tolOpts:    tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
 		nodes:      make(map[string][]v1.Taint),
-		attempts:   make(map[types.NamespacedName]int),
+		attempts:   make(map[types.NamespacedName]attempts),
 		resyncFail: make(map[string]int),
 		shards:     make([]*shard, opts.Workers),
 	}
@@ -443,9 +443,12 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time, untainted Reason) {
 	if !since.IsZero() {
 		p.since = since.UnixNano()
 	}
+	due := e.Verdict == tolerations.EvictNow
 	switch {
-	case had && prev == p && (prevAt.Equal(e.At) || e.Verdict == tolerations.EvictNow && !prevAt.After(now)):
-		// Unchanged, or due already: a due eviction keeps its place and its retry backoff.
+	case had && prev == p && (prevAt.Equal(e.At) || due && !prevAt.After(now)),
+		!had && due && m.evicting(key, pod.UID):
+		// Unchanged, or due already, and waiting or running: a due eviction keeps its place
+		// and its retry backoff.
 	default:
 		// Report before scheduling, so that an eviction due now is reported Scheduled before
 		// a delete worker reports it Started.
