@@ -23,7 +23,9 @@
 //   - [github.com/taintevict/taintevict/eviction]: a Manager that takes node and pod updates
 //     (no informers inside), keeps the schedule, and calls a pluggable Deleter when a pod's
 //     time is up.
-//   - examples/: runnable programs; examples/outage simulates a zone outage in memory.
+//   - examples/: runnable programs. examples/outage simulates a zone outage in memory;
+//     examples/controller, a module of its own, is a controller on client-go that runs on an
+//     in-memory cluster by default and on a real one with -kubeconfig.
 //
 // Nothing in this module imports client-go: the caller owns informers and clients.
 //
