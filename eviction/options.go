@@ -17,7 +17,8 @@ const (
 	// FromTimeAdded, the default, starts each taint's countdown at the taint's TimeAdded (at
 	// the time the Manager first saw the taint, when TimeAdded is not set). A restarted
 	// Manager, or a new leader, evicts at the same deadlines as the one it replaced. See
-	// [tolerations.Deadline].
+	// [tolerations.Deadline]. The API server keeps TimeAdded to the second, so a deadline
+	// can fall up to a second earlier than tolerationSeconds after the taint really came.
 	FromTimeAdded DeadlineSource = iota
 	// FromObservation is kube-controller-manager's rule: the countdown starts when the
 	// Manager first schedules the pod's eviction, so every restart starts it again. See
