@@ -44,7 +44,7 @@ const (
 
 	flagBits    = 0xff
 	attemptOne  = 1 << 8
-	maxAttempts = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
+	attemptCeiling = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
 )
 
 // slot holds one key's state. Slots live in one slice and are found through the index, so a
@@ -411,7 +411,7 @@ func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 			continue
 		}
 		s.state = s.state&^pending | running
-		if s.attempts() < maxAttempts {
+		if s.attempts() < attemptCeiling {
 			s.state += attemptOne
 		}
 		q.runs[w] = run{slot: head.slot, gen: s.gen, due: s.due}
