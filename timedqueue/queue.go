@@ -42,8 +42,8 @@ const (
 	parked                     // pending, came due while the key was running, not in the heap
 	running                    // a worker runs an attempt of this key
 
-	flagBits    = 0xff
-	attemptOne  = 1 << 8
+	flagBits       = 0xff
+	attemptOne     = 1 << 8
 	attemptCeiling = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
 )
 
