@@ -77,3 +77,53 @@ func (NopObserver) Succeeded(PodRef, int, bool) {}
 
 // Failed does nothing.
 func (NopObserver) Failed(PodRef, int, error) {}
+
+// Observers is an [Observer] that tells each of its observers every decision, in order:
+// the Manager takes one Observer, and a program may want several (one for Events and logs,
+// one for metrics, a test's recorder). It is as safe for concurrent use as its observers
+// are; a nil or empty Observers tells no one.
+type Observers []Observer
+
+var _ Observer = Observers(nil)
+
+// Scheduled tells each observer.
+func (obs Observers) Scheduled(pod PodRef, at time.Time) {
+	for _, o := range obs {
+		o.Scheduled(pod, at)
+	}
+}
+
+// Cancelled tells each observer.
+func (obs Observers) Cancelled(pod PodRef, reason Reason) {
+	for _, o := range obs {
+		o.Cancelled(pod, reason)
+	}
+}
+
+// Skipped tells each observer.
+func (obs Observers) Skipped(pod PodRef, reason Reason) {
+	for _, o := range obs {
+		o.Skipped(pod, reason)
+	}
+}
+
+// Started tells each observer.
+func (obs Observers) Started(pod PodRef, attempt int) {
+	for _, o := range obs {
+		o.Started(pod, attempt)
+	}
+}
+
+// Succeeded tells each observer.
+func (obs Observers) Succeeded(pod PodRef, attempt int, dryRun bool) {
+	for _, o := range obs {
+		o.Succeeded(pod, attempt, dryRun)
+	}
+}
+
+// Failed tells each observer.
+func (obs Observers) Failed(pod PodRef, attempt int, err error) {
+	for _, o := range obs {
+		o.Failed(pod, attempt, err)
+	}
+}

@@ -91,7 +91,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	}
 	c.manager, err = eviction.New(deleter, NewInformerCache(inf), eviction.Options{
 		DryRun:   opts.DryRun,
-		Observer: append(Observers{obs}, opts.Observers...),
+		Observer: append(eviction.Observers{obs}, opts.Observers...),
 	})
 	if err != nil {
 		c.broadcaster.Shutdown()

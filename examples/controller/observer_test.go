@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
 // drain returns the events the fake recorder holds.
@@ -69,19 +68,4 @@ func TestObserver(t *testing.T) {
 	// Without a recorder or an output, nothing happens, and nothing breaks.
 	(&Observer{}).Started(pod, 1)
 	(&Observer{}).Cancelled(pod, eviction.ReasonPodDeleted)
-}
-
-// TestObservers checks that each observer is told every decision, in order.
-func TestObservers(t *testing.T) {
-	a, b := &evictiontest.Observer{}, &evictiontest.Observer{}
-	obs := Observers{a, b}
-	pod := eviction.PodRef{Namespace: "shop", Name: "web-1"}
-	obs.Scheduled(pod, time.Time{})
-	obs.Cancelled(pod, eviction.ReasonTolerated)
-	obs.Skipped(pod, eviction.ReasonPodFinished)
-	obs.Started(pod, 1)
-	obs.Failed(pod, 1, errors.New("x"))
-	obs.Succeeded(pod, 2, false)
-	assert.Len(t, a.Events(), 6)
-	assert.Equal(t, a.Events(), b.Events())
 }
