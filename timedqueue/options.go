@@ -110,8 +110,9 @@ func (b Backoff) delay(attempt uint32) time.Duration {
 // (Schedule, Cancel, or a worker), so they must be safe for concurrent use and should return
 // quickly: a slow observer slows the queue.
 type Observer[K comparable] interface {
-	// Scheduled is called when key is scheduled or moved to at; not for a call that changes
-	// nothing, and not for retries (see Failed).
+	// Scheduled is called when key is scheduled or moved to at, before the work can start;
+	// not for a call that changes nothing, and not for retries (see Failed). When several
+	// goroutines schedule one key at once, a call may be reported that another made moot.
 	Scheduled(key K, at time.Time)
 	// Cancelled is called when Cancel removed pending work of key.
 	Cancelled(key K)

@@ -155,23 +155,25 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 // are kept in nanoseconds between the years 1678 and 2262; later ones are clamped to 2262.
 func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	t := toNanos(at)
-	q.mu.Lock()
-	idx, ok := q.index.get(key)
-	if ok {
-		s := &q.slots[idx]
-		samePending := s.state&pending != 0 && s.due == t
-		sameRunning := false
-		if s.state&(pending|running) == running {
-			if r := q.runOf(idx); r != nil {
-				sameRunning = s.gen == r.gen && r.due == t
-			}
-		}
-		if samePending || sameRunning {
-			s.value = value
-			q.mu.Unlock()
+	if q.obs != nil {
+		// Report before the work can start, so that an observer sees Scheduled before
+		// Started even for work due at once: look, report outside the lock, then act.
+		q.mu.Lock()
+		_, _, same := q.unchangedLocked(key, value, t)
+		q.mu.Unlock()
+		if same {
 			return false
 		}
-		if s.state&(pending|parked) == pending {
+		q.obs.Scheduled(key, at)
+	}
+	q.mu.Lock()
+	idx, ok, same := q.unchangedLocked(key, value, t)
+	if same {
+		q.mu.Unlock()
+		return false
+	}
+	if ok {
+		if s := &q.slots[idx]; s.state&(pending|parked) == pending {
 			q.dead++ // its heap item goes stale
 		}
 	} else {
@@ -189,10 +191,28 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	if kick {
 		q.wake()
 	}
-	if q.obs != nil {
-		q.obs.Scheduled(key, at)
-	}
 	return true
+}
+
+// unchangedLocked looks key up and reports whether scheduling it at t would change nothing
+// but its value: it is pending for t already, or running for t with nothing newer pending.
+// Then it takes value. q.mu must be held.
+func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, same bool) {
+	idx, ok = q.index.get(key)
+	if !ok {
+		return idx, false, false
+	}
+	s := &q.slots[idx]
+	same = s.state&pending != 0 && s.due == t
+	if s.state&(pending|running) == running {
+		if r := q.runOf(idx); r != nil {
+			same = s.gen == r.gen && r.due == t
+		}
+	}
+	if same {
+		s.value = value
+	}
+	return idx, true, same
 }
 
 // Cancel removes the pending work of key, waiting or due or waiting to retry, and reports
