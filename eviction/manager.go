@@ -76,8 +76,7 @@ type Manager struct {
 	attempts   map[types.NamespacedName]attempts // of evictions running or failing
 	deleted    deletedPods                       // pods deleted whose removal the Manager has not seen yet
 
-	runMu   sync.Mutex
-	started bool
+	started atomic.Bool // Run has been called
 }
 
 // New returns a Manager that reads cache and evicts through deleter. It returns an error,
@@ -207,13 +206,9 @@ func (m *Manager) Backlog() int {
 // arrive before Run are kept and processed when it starts. A Manager runs once: a second
 // call returns [ErrRunTwice].
 func (m *Manager) Run(ctx context.Context) error {
-	m.runMu.Lock()
-	if m.started {
-		m.runMu.Unlock()
+	if !m.started.CompareAndSwap(false, true) {
 		return ErrRunTwice
 	}
-	m.started = true
-	m.runMu.Unlock()
 
 	logger := logr.FromContextOrDiscard(ctx).WithName("taint-eviction")
 	ctx = logr.NewContext(ctx, logger)
