@@ -50,6 +50,7 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 type Queue[K comparable, V any] struct {
 	work    WorkFunc[K, V]
 	clock   clock.Clock
+	loc     *time.Location // of the clock's times, for the times the queue returns
 	backoff Backoff
 	trace   tracer[K] // only tests set it
 	kick    chan struct{}
@@ -92,6 +93,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 	q := &Queue[K, V]{
 		work:    work,
 		clock:   clk,
+		loc:     clk.Now().Location(),
 		backoff: b,
 		kick:    make(chan struct{}, 1),
 		runs:    make([]run, workers),
@@ -199,7 +201,7 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 // Get returns the value and the time key is scheduled for, and true, when key has work
 // pending: waiting, due, or waiting to retry (then the time is still the one it was
 // scheduled for). It returns false when key has no pending work, even if an attempt of it
-// is running.
+// is running. The time is in the location of the clock's times.
 func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -211,14 +213,20 @@ func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	return s.value, q.timeOf(s.due), true
 }
 
-// timeOf turns a deadline back into a time.
-func (q *Queue[K, V]) timeOf(n int64) time.Time { return fromNanos(n) }
+// timeOf turns a deadline back into a time in the location of the clock's times.
+func (q *Queue[K, V]) timeOf(n int64) time.Time {
+	if n == zeroNanos {
+		return time.Time{}
+	}
+	return fromNanos(n).In(q.loc)
+}
 
 // Entry is one key's pending work, as [Queue.Pending] reports it.
 type Entry[K comparable, V any] struct {
 	Key   K
 	Value V
-	// At is the time the work was scheduled for (not the time of a pending retry).
+	// At is the time the work was scheduled for (not the time of a pending retry), in the
+	// location of the clock's times.
 	At time.Time
 }
 

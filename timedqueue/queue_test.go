@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	testclock "k8s.io/utils/clock/testing"
 )
 
 // The kube timed-worker scenarios (pkg/controller/tainteviction/timed_workers_test.go).
@@ -938,4 +940,33 @@ func TestNoTracer(t *testing.T) {
 			t.Fatalf("calls: got %v, want p, f, then retries of both and ok", h.rec.got())
 		}
 	})
+}
+
+// TestTimesInClockLocation: the times Get and Pending return are in the location of the
+// clock's times (UTC for a UTC clock), whatever the location of the time scheduled, and
+// not in time.Local.
+func TestTimesInClockLocation(t *testing.T) {
+	east := time.FixedZone("UTC+3", 3*60*60)
+	for _, loc := range []*time.Location{time.UTC, east} {
+		t.Run(loc.String(), func(t *testing.T) {
+			clk := testclock.NewFakeClock(epoch.In(loc))
+			q, err := New(func(context.Context, string, int) error { return nil }, Options[string]{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			when := time.Date(2030, 6, 1, 12, 0, 0, 0, time.FixedZone("UTC-7", -7*60*60))
+			q.Schedule("a", 1, when)
+			p := q.Pending()
+			if len(p) != 1 || p[0].At.Location() != loc || !p[0].At.Equal(when) {
+				t.Fatalf("Pending: got %v, want one entry at %v in %v", p, when, loc)
+			}
+			if _, got, _ := q.Get("a"); got.Location() != loc || !got.Equal(when) {
+				t.Errorf("Get: got %v, want %v in %v", got, when, loc)
+			}
+			q.Schedule("zero", 2, time.Time{})
+			if _, got, _ := q.Get("zero"); !got.IsZero() {
+				t.Errorf("Get of a key scheduled at the zero time: got %v, want the zero time", got)
+			}
+		})
+	}
 }
