@@ -44,8 +44,8 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // One goroutine (the caller of Run) keeps one timer armed for the earliest deadline; Workers
 // goroutines run the work. There is never a goroutine or timer per key.
 //
-// All methods are safe for concurrent use, and none of them blocks on running work (but
-// [Queue.WaitIdle], which waits for it on purpose). The zero Queue is not usable: create one
+// All methods are safe for concurrent use, and none of them blocks on running work, but
+// [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
 // with [New].
 type Queue[K comparable, V any] struct {
 	work    WorkFunc[K, V]
@@ -64,9 +64,18 @@ type Queue[K comparable, V any] struct {
 	dead    int // stale items in heap
 	seq     uint64
 	runs    []run // one per worker
-	armed   int64 // what the dispatcher's timer is set for; maxNanos: nothing; <= now: none needed
+	active  int   // keys running
 	started bool
 	closed  bool
+
+	// The dispatcher's plan: each time it looks at the heap it makes a plan (counted in
+	// plans) and sets armed to the deadline its timer is set for (maxNanos: none; at or
+	// before now: none needed, the workers were woken). armedPlan is the last plan whose
+	// timer is set; while it is behind plans, the dispatcher is setting its timer.
+	armed     int64
+	plans     uint64
+	armedPlan uint64
+	idle      chan struct{} // closed on the next change, for WaitIdle; nil when none waits
 }
 
 // New returns a Queue that calls work for each key when it is due, once [Queue.Run] runs.
@@ -145,6 +154,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	q.seq++
 	kick := t < q.armed
 	q.compactHeap()
+	q.changed()
 	q.mu.Unlock()
 	if kick {
 		q.wake()
@@ -195,6 +205,7 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 		q.release(idx)
 	}
 	q.compactHeap()
+	q.changed()
 	return removed
 }
 

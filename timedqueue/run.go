@@ -54,6 +54,7 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
 	q.cond.Broadcast()
+	q.changed()
 	q.mu.Unlock()
 	wg.Wait()
 	return ctx.Err()
@@ -75,27 +76,16 @@ func (q *Queue[K, V]) dispatch(ctx context.Context) {
 	stopTimer(timer)
 	defer stopTimer(timer)
 	for {
-		wait := time.Duration(-1)
-		q.mu.Lock()
-		q.dropStale()
-		if len(q.heap) == 0 {
-			q.armed = maxNanos
-		} else {
-			now := toNanos(q.clock.Now())
-			if at := q.heap[0].at; at <= now {
-				q.armed = now
-				q.cond.Broadcast()
-			} else {
-				q.armed = at
-				wait = sub(at, now)
-			}
-		}
-		q.mu.Unlock()
-
+		wait, plan := q.plan()
 		stopTimer(timer)
 		if wait > 0 {
 			timer.Reset(wait)
 		}
+		q.mu.Lock()
+		q.armedPlan = plan // WaitIdle waits for this: see there
+		q.changed()
+		q.mu.Unlock()
+
 		select {
 		case <-ctx.Done():
 			return
@@ -103,6 +93,28 @@ func (q *Queue[K, V]) dispatch(ctx context.Context) {
 		case <-timer.C():
 		}
 	}
+}
+
+// plan looks at the earliest deadline and returns how long the timer must wait for it
+// (none when it is 0 or less), with the number of this plan. When the deadline has passed
+// it wakes the workers instead.
+func (q *Queue[K, V]) plan() (wait time.Duration, plan uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.plans++
+	q.dropStale()
+	if len(q.heap) == 0 {
+		q.armed = maxNanos
+		return 0, q.plans
+	}
+	now := toNanos(q.clock.Now())
+	if at := q.heap[0].at; at > now {
+		q.armed = at
+		return sub(at, now), q.plans
+	}
+	q.armed = now
+	q.cond.Broadcast()
+	return 0, q.plans
 }
 
 // stopTimer stops t and drains a value it may have delivered, so that a later Reset cannot
@@ -174,6 +186,7 @@ func (q *Queue[K, V]) claimNext(w int32) (a attempt[K, V], ok bool) {
 			continue
 		}
 		s.state = s.state&^pending | running
+		q.active++
 		if s.attempts() < attemptCeiling {
 			s.state += attemptOne
 		}
@@ -203,6 +216,8 @@ func (q *Queue[K, V]) finish(w int32, attempt uint32, err error) (retryAt time.T
 	q.runs[w] = run{slot: -1}
 	s := &q.slots[r.slot]
 	s.state &^= running
+	q.active--
+	defer q.changed()
 	switch {
 	case s.gen != r.gen && s.state&pending != 0:
 		// Replaced while running: the new generation runs now if it came due meanwhile.
