@@ -49,11 +49,11 @@ type batch[K comparable, V any] struct {
 	n      int
 }
 
-// claimBatch fills b, which has been finished, with the next due items, up to maxBatch,
+// claimNextDue fills b, which has been finished, with the next due items, up to maxBatch,
 // marking their keys running; when none is due it takes back unstarted claims of other
 // workers. It returns false when it found no work; then, if the dispatcher's timer is not
 // set for the earliest deadline, it asks the dispatcher to set it. q.mu must be held.
-func (q *Queue[K, V]) claimBatch(b *batch[K, V]) bool {
+func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 	for w := range q.batches {
 		q.finishDone(&q.batches[w]) // so that no outcome waits for a slow call after it
 	}

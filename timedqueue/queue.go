@@ -125,7 +125,8 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 //     the order and its retry state stay.
 //   - When key is pending at another time, it moves there, earlier or later, and its retry
 //     state is reset.
-//   - When key is running, the new work runs after the running attempt returns, whatever
+//   - When key is running (its work has started; work claimed by a worker but not started
+//     counts as pending), the new work runs after the running attempt returns, whatever
 //     that attempt's outcome; the running attempt is then not retried. Scheduling a running
 //     key for the time it runs for only replaces the value its retries will use.
 //
@@ -189,7 +190,8 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 }
 
 // Cancel removes the pending work of key, waiting or due or waiting to retry, and reports
-// whether there was any. It does not interrupt or wait for an attempt that is running (as
+// whether there was any. Due work that a worker has claimed but not started yet counts as
+// pending: it is removed and never starts. It does not interrupt or wait for an attempt that is running (as
 // time.Timer.Stop does not wait for its function), but that attempt is not retried if it
 // fails.
 func (q *Queue[K, V]) Cancel(key K) bool {

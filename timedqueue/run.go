@@ -131,7 +131,7 @@ func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
 	// until then a worker returning from an attempt would start the next due item.
 	for !q.closed && ctx.Err() == nil {
-		if !q.claimBatch(b) {
+		if !q.claimNextDue(b) {
 			q.sleepers.Add(1)
 			q.cond.Wait()
 			q.sleepers.Add(-1)
