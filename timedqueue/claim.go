@@ -59,6 +59,7 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 	}
 	b.n = 0
 	now := toNanos(q.clock.Now())
+	q.lastClaim = now
 	for b.n < maxBatch {
 		q.dropStale()
 		if len(q.heap) == 0 || q.heap[0].at > now {

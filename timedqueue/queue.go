@@ -59,19 +59,20 @@ type Queue[K comparable, V any] struct {
 	trace   tracer[K] // only tests set it
 	kick    chan struct{}
 
-	mu       sync.Mutex
-	cond     sync.Cond // workers wait here for due work
-	index    index[K, V]
-	slots    []slot[K, V]
-	free     []int32
-	heap     itemHeap
-	dead     int // stale items in heap
-	seq      uint64
-	batches  []batch[K, V] // one per worker
-	active   int           // keys running (claimed or started)
-	sleepers atomic.Int32  // workers waiting in cond; read without the lock too
-	started  bool
-	closed   bool
+	mu        sync.Mutex
+	cond      sync.Cond // workers wait here for due work
+	index     index[K, V]
+	slots     []slot[K, V]
+	free      []int32
+	heap      itemHeap
+	dead      int // stale items in heap
+	seq       uint64
+	batches   []batch[K, V] // one per worker
+	active    int           // keys running (claimed or started)
+	sleepers  atomic.Int32  // workers waiting in cond; read without the lock too
+	lastClaim int64         // the clock when a worker last claimed work
+	started   bool
+	closed    bool
 
 	// The dispatcher's plan: each time it looks at the heap it makes a plan (counted in
 	// plans) and sets armed to the deadline its timer is set for (maxNanos: none; at or

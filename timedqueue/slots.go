@@ -108,6 +108,9 @@ func (q *Queue[K, V]) shrinkSlots() {
 	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
 		return
 	}
+	if len(q.heap) > 0 && q.heap[0].at <= q.lastClaim {
+		return // a drain is under way: rebuild once it is over, not at every halving
+	}
 	remap := make([]int32, len(q.slots))
 	slots := make([]slot[K, V], 0, 2*q.index.len())
 	for i := range q.slots {
