@@ -18,8 +18,9 @@
 //
 // # Guarantees
 //
-//   - Due work starts in deadline order; work due at the same time starts in the order it
-//     was scheduled.
+//   - Due work is taken in deadline order, work due at the same time in the order it was
+//     scheduled, and each worker starts what it took in that order: with one worker, due
+//     work starts in exactly that order; with several, they run it side by side.
 //   - A key is never run twice at once. Schedule and Cancel never wait for running work, and
 //     what they do while a key runs is neither lost nor undone when that attempt returns.
 //   - A failed attempt (an error or a recovered panic) is retried with [Backoff] until it

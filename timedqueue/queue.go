@@ -38,9 +38,10 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // workers, with retries. It holds one entry per key: scheduling a key again moves or
 // replaces its work, and Cancel removes it.
 //
-// Due work starts in deadline order, ties in the order they were scheduled. The same key
-// never runs twice at once; a Schedule or Cancel that comes while the key runs takes effect
-// for the next attempt and is not undone when the running one ends.
+// Due work is taken in deadline order, ties in the order they were scheduled (see the
+// package doc for what that means with several workers). The same key never runs twice at
+// once; a Schedule or Cancel that comes while the key runs takes effect for the next
+// attempt and is not undone when the running one ends.
 //
 // One goroutine (the caller of Run) keeps one timer armed for the earliest deadline; Workers
 // goroutines run the work. There is never a goroutine or timer per key. A worker takes due
