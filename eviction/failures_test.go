@@ -16,7 +16,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 var errAPI = errors.New("apiserver unavailable")
@@ -25,7 +24,7 @@ var errAPI = errors.New("apiserver unavailable")
 type plainClock struct{ clock.Clock }
 
 // exactBackoff retries after 1 s, 2 s, 4 s, 8 s, then every 8 s, without jitter.
-var exactBackoff = timedqueue.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
+var exactBackoff = eviction.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
 
 // failTimes returns a Deleter function that fails its first n calls with errAPI.
 func failTimes(n int) func(context.Context, eviction.PodRef) error {
