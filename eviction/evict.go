@@ -3,6 +3,7 @@ package eviction
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,51 +13,90 @@ import (
 )
 
 // evict is the eviction queue's work: it rechecks that the pod is still due, then deletes
-// it. A nil return ends the eviction; an error makes the queue retry it with backoff.
+// it. A nil return ends the eviction; an error makes the queue retry it with backoff. The
+// decisions before and after the Deleter call are made under the pod's lock, as every
+// decision about the pod is, but not the call itself.
 func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending) error {
-	ref := refOf(key, p)
-	attempt := m.attempts.next(key, p.uid)
-	reason, skip, err := m.recheck(key, p)
-	if err != nil {
-		return m.failed(ref, attempt, err)
+	attempt, call, err := m.beforeDelete(key, p)
+	if !call {
+		return err
 	}
-	if skip {
+	timedOut, err := m.callDeleter(ctx, refOf(key, p))
+	return m.afterDelete(key, p, attempt, timedOut, err)
+}
+
+// beforeDelete counts the attempt and rechecks the pod. It reports Started and returns true
+// when the Deleter is to be called; otherwise it reports why not (Skipped, Failed, or
+// Succeeded in dry-run mode) and returns the error the queue is to retry, if any.
+func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int, call bool, err error) {
+	defer m.podLocks.lock(key)()
+	ref := refOf(key, p)
+	attempt, ok := m.attempts.start(key, p)
+	if !ok {
+		return 0, false, nil // cancelled, and reported, before this retry began
+	}
+	reason, skip, at, err := m.recheck(key, p)
+	switch {
+	case err != nil:
+		return attempt, false, m.attemptFailed(key, ref, attempt, err)
+	case skip:
 		m.attempts.end(key)
 		m.obs.Skipped(ref, reason)
-		return nil
-	}
-	if m.opts.DryRun {
+		if !at.IsZero() {
+			m.schedule(key, p, at)
+		}
+		return attempt, false, nil
+	case m.opts.DryRun:
 		m.attempts.end(key)
 		m.obs.Succeeded(ref, attempt, true)
-		return nil
+		return attempt, false, nil
 	}
 	m.obs.Started(ref, attempt)
-	timedOut, err := m.callDeleter(ctx, ref)
+	return attempt, true, nil
+}
+
+// afterDelete reports the outcome of a Deleter call, and returns the error the queue is to
+// retry, if any.
+func (m *Manager) afterDelete(key types.NamespacedName, p pending, attempt int, timedOut bool, err error) error {
+	defer m.podLocks.lock(key)()
+	ref := refOf(key, p)
 	if err == nil || IsGone(err) {
 		m.attempts.end(key)
 		m.recordDeleted(key, p.uid)
 		m.obs.Succeeded(ref, attempt, false)
 		return nil
 	}
-	return m.failed(ref, attempt, m.deleteError(ref, timedOut, err))
+	return m.attemptFailed(key, ref, attempt, m.deleteError(ref, timedOut, err))
+}
+
+// attemptFailed reports a failed attempt and returns err for the queue to retry; or, when
+// the eviction was cancelled while the attempt ran, reports Cancelled and returns nil.
+func (m *Manager) attemptFailed(key types.NamespacedName, ref PodRef, attempt int, err error) error {
+	if reason, cancelled := m.attempts.failed(key); cancelled {
+		m.obs.Cancelled(ref, reason)
+		return nil
+	}
+	m.obs.Failed(ref, attempt, err)
+	return err
 }
 
 // recheck reads the pod and its node from the Cache right before the delete and reports
-// whether the eviction p must be skipped, and why; or the error of a failed lookup.
-func (m *Manager) recheck(key types.NamespacedName, p pending) (Reason, bool, error) {
+// whether the eviction p must be skipped, and why, with the later time it is due at when
+// it is not due yet; or the error of a failed lookup.
+func (m *Manager) recheck(key types.NamespacedName, p pending) (Reason, bool, time.Time, error) {
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", false, fmt.Errorf("eviction: recheck pod %s: %w", refOf(key, p), err)
+		return "", false, time.Time{}, fmt.Errorf("eviction: recheck pod %s: %w", refOf(key, p), err)
 	}
 	if reason, skip := m.recheckPod(key, pod, p); skip {
-		return reason, true, nil
+		return reason, true, time.Time{}, nil
 	}
 	node, err := m.cache.Node(p.node)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", false, fmt.Errorf("eviction: recheck node %s: %w", p.node, err)
+		return "", false, time.Time{}, fmt.Errorf("eviction: recheck node %s: %w", p.node, err)
 	}
-	reason, skip := m.recheckNode(key, node, pod, p)
-	return reason, skip, nil
+	reason, skip, at := m.recheckNode(node, pod, p)
+	return reason, skip, at, nil
 }
 
 // recheckPod reports why pod, as the Cache has it now, must not be evicted for p, if so.
@@ -73,29 +113,25 @@ func (m *Manager) recheckPod(key types.NamespacedName, pod *v1.Pod, p pending) (
 }
 
 // recheckNode reports why the pod must not be evicted from node, as the Cache has it now,
-// if so. When the pod turns out to be due later, it is scheduled again.
-func (m *Manager) recheckNode(key types.NamespacedName, node *v1.Node, pod *v1.Pod, p pending) (Reason, bool) {
+// if so, and the later time it is due at when it is not due yet: a newer state is then on
+// its way through the updates, and the pod stays scheduled for that time meanwhile.
+func (m *Manager) recheckNode(node *v1.Node, pod *v1.Pod, p pending) (Reason, bool, time.Time) {
 	if node == nil {
-		return ReasonNodeDeleted, true
+		return ReasonNodeDeleted, true, time.Time{}
 	}
 	taints := tolerations.NoExecuteTaints(node.Spec.Taints)
 	if len(taints) == 0 {
-		return ReasonNotTainted, true
+		return ReasonNotTainted, true, time.Time{}
 	}
 	now := m.clock.Now()
 	e := m.deadline(m.taints.stamp(node.Name, taints, now), pod, p, now)
 	switch e.Verdict {
 	case tolerations.Stay:
-		return ReasonTolerated, true
+		return ReasonTolerated, true, time.Time{}
 	case tolerations.EvictAt:
-		// Due later than scheduled: a newer state is on its way through the updates; keep
-		// the pod scheduled for the later time meanwhile.
-		if prev, at, ok := m.queue.Get(key); !ok || prev != p || !at.Equal(e.At) {
-			m.schedule(key, p, e.At)
-		}
-		return ReasonNotDue, true
+		return ReasonNotDue, true, e.At
 	}
-	return "", false
+	return "", false, time.Time{}
 }
 
 // deleteError wraps a failed Deleter call's error.
@@ -106,17 +142,11 @@ func (m *Manager) deleteError(ref PodRef, timedOut bool, err error) error {
 	return fmt.Errorf("eviction: delete pod %s: %w", ref, err)
 }
 
-func (m *Manager) failed(ref PodRef, attempt int, err error) error {
-	m.obs.Failed(ref, attempt, err)
-	return err
-}
-
 // recordDeleted remembers that the pod key with uid was deleted, while the Cache still shows
-// it: under the pod's lock, so that the processing of its removal, which reads the Cache
-// under the same lock, either comes after and forgets the record, or came before and the
-// record is not made. Otherwise a removal seen first would leave a record forever.
+// it. The pod's lock must be held, so that the processing of its removal, which reads the
+// Cache under the same lock, either comes after and forgets the record, or came before and
+// the record is not made. Otherwise a removal seen first would leave a record forever.
 func (m *Manager) recordDeleted(key types.NamespacedName, uid types.UID) {
-	defer m.podLocks.lock(key)()
 	if pod, err := m.cache.Pod(key.Namespace, key.Name); err == nil && pod != nil && pod.UID == uid {
 		m.deleted.add(key, uid)
 	}

@@ -143,6 +143,7 @@ func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.
 // reported Scheduled before a delete worker reports it Started.
 func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
 	m.obs.Scheduled(refOf(key, p), at)
+	m.attempts.resume(key)
 	m.queue.Schedule(key, p, at)
 }
 
@@ -152,16 +153,25 @@ func (m *Manager) skip(key types.NamespacedName, p pending, reason Reason) {
 	m.obs.Skipped(refOf(key, p), reason)
 }
 
-// cancel removes the pending eviction of key, if any, and reports it.
+// cancel removes the eviction of key, pending or started, and reports it Cancelled: at once
+// when it waits to run or to retry; when an attempt runs, at that attempt's end, unless the
+// attempt deletes the pod (then it reports Succeeded).
 func (m *Manager) cancel(key types.NamespacedName, reason Reason) {
 	p, _, pending := m.queue.Get(key)
-	tried := m.attempts.end(key) // an attempt runs now, or failed and waits to retry
-	if !pending && !tried {
+	a, started := m.attempts.cancel(key, reason)
+	if !pending && !started {
 		return
 	}
 	// Cancel also when nothing is pending: an attempt running now is then not retried.
-	if m.queue.Cancel(key) && pending {
+	removed := m.queue.Cancel(key)
+	switch {
+	case !started && removed:
 		m.obs.Cancelled(refOf(key, p), reason)
+	case started && a.state == attemptFailed:
+		if !removed && reason != ReasonPodDeleted {
+			m.attempts.close(key, a) // its retry may have been claimed already
+		}
+		m.obs.Cancelled(refOf(key, a.p), reason)
 	}
 }
 
