@@ -79,7 +79,7 @@ func TestDeletionsAndMoves(t *testing.T) {
 	} {
 		synctestRun(t, "pod re-created on another node: "+tc.name, func(t *testing.T) {
 			h := run(t, eviction.Options{Workers: 4})
-			if shardOf("n1", 4) == shardOf("n2", 4) {
+			if eviction.ShardOf("n1", 4) == eviction.ShardOf("n2", 4) {
 				t.Fatal("n1 and n2 hash onto the same worker; pick other names")
 			}
 			tols := withTolerations(tolFor("a", 600), tolFor("b", 120))
