@@ -124,7 +124,7 @@ func (m *Manager) recheckNode(node *v1.Node, pod *v1.Pod, p pending) (Reason, bo
 		return ReasonNotTainted, true, time.Time{}
 	}
 	now := m.clock.Now()
-	e := m.deadline(m.taints.stamp(node.Name, taints, now), pod, p, now)
+	e := m.deadline(m.taints.start(node.Name, taints, now), pod, p, now)
 	switch e.Verdict {
 	case tolerations.Stay:
 		return ReasonTolerated, true, time.Time{}
