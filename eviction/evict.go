@@ -29,7 +29,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 // when the Deleter is to be called; otherwise it reports why not (Skipped, Failed, or
 // Succeeded in dry-run mode) and returns the error the queue is to retry, if any.
 func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int, call bool, err error) {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
 	attempt, ok := m.attempts.start(key, p)
 	if !ok {
@@ -58,7 +58,7 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 // afterDelete reports the outcome of a Deleter call, and returns the error the queue is to
 // retry, if any.
 func (m *Manager) afterDelete(key types.NamespacedName, p pending, attempt int, timedOut bool, err error) error {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
 	if err == nil || IsGone(err) {
 		m.attempts.end(key)

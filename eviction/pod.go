@@ -30,7 +30,7 @@ type scheduled struct {
 // or a listing carried, and decides again from the Cache after a delay. untainted is the
 // reason given when a pending eviction is cancelled because the node is not tainted.
 func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.Time, untainted Reason) {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	if err == nil || apierrors.IsNotFound(err) {
 		m.retries.succeeded(func() string { return podRetryKey(key) })
