@@ -16,7 +16,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 var errAPI = errors.New("apiserver unavailable")
@@ -25,7 +24,7 @@ var errAPI = errors.New("apiserver unavailable")
 type plainClock struct{ clock.Clock }
 
 // exactBackoff retries after 1 s, 2 s, 4 s, 8 s, then every 8 s, without jitter.
-var exactBackoff = timedqueue.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
+var exactBackoff = eviction.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
 
 // failTimes returns a Deleter function that fails its first n calls with errAPI.
 func failTimes(n int) func(context.Context, eviction.PodRef) error {
@@ -124,7 +123,7 @@ func TestDeleterFailures(t *testing.T) {
 			h.step(time.Hour)
 			h.expectDeleted("web@+0s")
 			h.expectPending()
-			h.expectEventsNow("web",
+			h.expectEvents("web",
 				"Scheduled default/web at +0s",
 				"Started default/web (attempt 1)",
 				"Succeeded default/web (attempt 1)",
@@ -161,7 +160,7 @@ func TestDeleterFailures(t *testing.T) {
 		h.expectDeleted("web@+0s")
 		h.step(time.Nanosecond)
 		h.expectDeleted("web@+0s", "web@+11s")
-		h.expectEventsNow("web",
+		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			failed[0].String(),
@@ -411,7 +410,7 @@ func TestStopRetrying(t *testing.T) {
 		})
 	}
 
-	synctestRun(t, "taint removed while the failing call runs: not retried", func(t *testing.T) {
+	synctestRun(t, "taint removed while the failing call runs: not retried, reported Cancelled", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		release := make(chan struct{})
 		h.onDelete(func(context.Context, eviction.PodRef) error { <-release; return errAPI })
@@ -429,10 +428,10 @@ func TestStopRetrying(t *testing.T) {
 		if got := len(h.calls()); got != 1 {
 			t.Errorf("got %d calls, want 1", got)
 		}
-		h.expectEventsNow("web",
+		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
-			"Failed default/web (attempt 1): eviction: delete pod default/web: apiserver unavailable",
+			"Cancelled default/web: NodeNotTainted",
 		)
 	})
 

@@ -82,8 +82,8 @@ func TestWhichPodsAndWhen(t *testing.T) {
 		h.expectDeleted("web@+5m10s")
 		h.expectEvents("web",
 			"Scheduled default/web at +5m0s",
-			"Scheduled default/web at +5m10s",
 			"Skipped default/web: NotDue",
+			"Scheduled default/web at +5m10s",
 			"Started default/web (attempt 1)",
 			"Succeeded default/web (attempt 1)",
 		)
