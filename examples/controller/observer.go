@@ -81,6 +81,12 @@ func (o *Observer) Failed(pod eviction.PodRef, attempt int, err error) {
 	o.printf("failed     %s on %s (attempt %d, will retry): %v", pod, pod.Node, attempt, err)
 }
 
+// Delayed: the pod is due and waits for a rate limit or the brake; the line is written
+// only when the reason changes.
+func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	o.printf("delayed    %s on %s: %s", pod, pod.Node, reason)
+}
+
 // event records a Normal Event with [EventReason] on the pod. The reference carries the
 // pod's UID, so that the Event belongs to this pod and not to one re-created under its name.
 func (o *Observer) event(pod eviction.PodRef, format string, args ...any) {

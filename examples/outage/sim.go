@@ -335,3 +335,9 @@ func (t *simTimer) fire(now time.Time) {
 	default:
 	}
 }
+
+// Delayed records that a due eviction waits for a rate limit or the brake; it has not
+// ended. The scenarios here set no budget, so it is not called.
+func (s *sim) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	s.record(event{kind: evictiontest.Delayed, pod: pod, reason: reason}, 0, false)
+}
