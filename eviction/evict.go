@@ -30,7 +30,7 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 // called; otherwise it reports why not (Skipped, Failed, Delayed, or Succeeded in dry-run
 // mode) and returns the error the queue is to retry, if any.
 func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int, call bool, err error) {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
 	attempt, ok := m.attempts.start(key, p)
 	if !ok {
@@ -63,7 +63,7 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 // afterDelete reports the outcome of a Deleter call, and returns the error the queue is to
 // retry, if any.
 func (m *Manager) afterDelete(key types.NamespacedName, p pending, attempt int, timedOut bool, err error) error {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
 	if err == nil || IsGone(err) {
 		m.attempts.end(key)
@@ -141,7 +141,7 @@ func (m *Manager) recheckNode(node *v1.Node, pod *v1.Pod, p pending) (Reason, bo
 		return ReasonNotTainted, true, time.Time{}
 	}
 	now := m.clock.Now()
-	e := m.deadline(m.taints.stamp(node.Name, taints, now), pod, p, now)
+	e := m.deadline(m.taints.start(node.Name, taints, now), pod, p, now)
 	switch e.Verdict {
 	case tolerations.Stay:
 		return ReasonTolerated, true, time.Time{}

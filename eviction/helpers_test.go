@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"testing"
@@ -95,14 +94,6 @@ func noExecute(key string, added time.Time) v1.Taint {
 
 func noSchedule(key string) v1.Taint {
 	return v1.Taint{Key: key, Value: "true", Effect: v1.TaintEffectNoSchedule}
-}
-
-// shardOf mirrors the Manager's hashing of node names onto workers (FNV-1a), so that a test
-// can pick nodes that land on different workers.
-func shardOf(node string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(node))
-	return int(h.Sum32() % uint32(n))
 }
 
 // --- harness

@@ -108,13 +108,15 @@ type Pending struct {
 	Delayed Reason
 }
 
-// Pending returns the scheduled evictions, earliest first: what will be evicted, and when.
-// It copies the whole schedule, O(n); it is meant for previews and debugging.
+// Pending returns the scheduled evictions, earliest first: what will be evicted, and when,
+// in the location of the clock's time (UTC for a clock in UTC). It copies the whole
+// schedule, O(n); it is meant for previews and debugging.
 func (m *Manager) Pending() []Pending {
+	loc := m.clock.Now().Location()
 	entries := m.queue.Pending()
 	out := make([]Pending, len(entries))
 	for i, e := range entries {
-		out[i] = Pending{Pod: refOf(e.Key, e.Value), At: e.At}
+		out[i] = Pending{Pod: refOf(e.Key, e.Value), At: e.At.In(loc)}
 	}
 	if m.gate == nil {
 		return out

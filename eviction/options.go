@@ -11,9 +11,12 @@ import (
 type DeadlineSource uint8
 
 const (
-	// FromTimeAdded, the default, starts each taint's countdown at the taint's TimeAdded (at
-	// the time the Manager first saw the taint, when TimeAdded is not set). A restarted
-	// Manager, or a new leader, evicts at the same deadlines as the one it replaced. See
+	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
+	// TimeAdded and the time the taint was first seen on that node: a TimeAdded in the
+	// future (clock skew) counts from first sight and stays pinned there; after a restart,
+	// first sight is the restart. A pod that comes to the node later counts from the same
+	// start. A restarted Manager, or a new leader, thus evicts at the same deadlines as the
+	// one it replaced, for every taint with a TimeAdded that is not in the future. See
 	// [tolerations.Deadline]. The API server keeps TimeAdded to the second, so a deadline
 	// can fall up to a second earlier than tolerationSeconds after the taint really came.
 	FromTimeAdded DeadlineSource = iota

@@ -30,7 +30,7 @@ type scheduled struct {
 // or a listing carried, and decides again from the Cache after a delay. untainted is the
 // reason given when a pending eviction is cancelled because the node is not tainted.
 func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.Time, untainted Reason) {
-	defer m.podLocks.lock(key)()
+	defer m.podLocks.lock(key).unlock()
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	if err == nil || apierrors.IsNotFound(err) {
 		m.retries.succeeded(func() string { return podRetryKey(key) })
@@ -114,16 +114,21 @@ func (m *Manager) countdown(pod *v1.Pod, prev scheduled, now time.Time) pending 
 	return p
 }
 
-// deadline applies the configured deadline rule to the eviction p.
+// deadline applies the configured deadline rule to the eviction p, with taints started (see
+// startTaints). The time it returns is in now's location, the clock's.
 func (m *Manager) deadline(taints []v1.Taint, pod *v1.Pod, p pending, now time.Time) tolerations.Eviction {
+	var e tolerations.Eviction
 	if m.opts.DeadlineSource == FromObservation {
 		since := now
 		if p.since != 0 {
 			since = time.Unix(0, p.since)
 		}
-		return tolerations.ObservedDeadline(taints, pod.Spec.Tolerations, since, now, m.tolOpts)
+		e = tolerations.ObservedDeadline(taints, pod.Spec.Tolerations, since, now, m.tolOpts)
+	} else {
+		e = tolerations.Deadline(taints, pod.Spec.Tolerations, now, now, m.tolOpts)
 	}
-	return tolerations.Deadline(taints, pod.Spec.Tolerations, now, now, m.tolOpts)
+	e.At = e.At.In(now.Location())
+	return e
 }
 
 // keepsPlace reports whether the eviction p, due as e says, must keep the place it has in

@@ -22,10 +22,17 @@ func newPodLocks() *podLocks {
 	return &l
 }
 
-// lock takes the lock of key's stripe and returns the function that releases it.
-func (l *podLocks) lock(key types.NamespacedName) (unlock func()) {
+// lock takes the lock of key's stripe and returns it, for unlock: defer
+// m.podLocks.lock(key).unlock() (a method, not a returned closure, which would allocate).
+func (l *podLocks) lock(key types.NamespacedName) podLock {
 	h := fnv1a(fnv1a(fnv1a(fnvOffset, key.Namespace), "/"), key.Name)
 	c := l[h%podLockStripes]
 	c <- struct{}{}
-	return func() { <-c }
+	return c
 }
+
+// podLock is one held stripe of podLocks.
+type podLock chan struct{}
+
+// unlock releases the lock.
+func (p podLock) unlock() { <-p }

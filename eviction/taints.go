@@ -9,23 +9,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// nodeTaints holds the NoExecute taints of the nodes the Manager knows, each with its
-// TimeAdded set (see stampTaints). It is safe for concurrent use; the zero value is empty
-// and ready. The slices it holds and returns must not be modified.
+// nodeTaints holds the NoExecute taints of the nodes the Manager knows, as the node carries
+// them and as the countdowns use them (see startTaints). It is safe for concurrent use; the
+// zero value is empty and ready. The slices it holds and returns must not be modified.
 type nodeTaints struct {
 	mu sync.RWMutex
-	m  map[string][]v1.Taint
+	m  map[string]knownTaints
 }
 
-// get returns the known NoExecute taints of node, nil for a node without any.
+// knownTaints are one node's NoExecute taints: given as the node carries them, started with
+// TimeAdded set to the time each countdown starts. started is given itself when no taint
+// needed a change, the common case.
+type knownTaints struct {
+	given, started []v1.Taint
+}
+
+// get returns the started NoExecute taints of node, nil for a node without any.
 func (n *nodeTaints) get(node string) []v1.Taint {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.m[node]
+	return n.m[node].started
 }
 
-// set stores taints, the NoExecute taints node has now, stamped, and reports whether node
-// had taints before. No taints forgets the node.
+// set stores taints, the NoExecute taints node has at now, and reports whether node had
+// taints before. No taints forgets the node.
 func (n *nodeTaints) set(node string, taints []v1.Taint, now time.Time) (had bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -35,9 +42,9 @@ func (n *nodeTaints) set(node string, taints []v1.Taint, now time.Time) (had boo
 		return had
 	}
 	if n.m == nil {
-		n.m = make(map[string][]v1.Taint)
+		n.m = make(map[string]knownTaints)
 	}
-	n.m[node] = stampTaints(taints, prev, now)
+	n.m[node] = knownTaints{given: taints, started: startTaints(taints, prev, now)}
 	return had
 }
 
@@ -50,35 +57,48 @@ func (n *nodeTaints) remove(node string) (had bool) {
 	return had
 }
 
-// stamp returns taints, which node has now, stamped against the taints known for it,
-// without storing them.
-func (n *nodeTaints) stamp(node string, taints []v1.Taint, now time.Time) []v1.Taint {
-	return stampTaints(taints, n.get(node), now)
+// start returns taints, which node carries at now, started against the taints known for
+// it, without storing them.
+func (n *nodeTaints) start(node string, taints []v1.Taint, now time.Time) []v1.Taint {
+	n.mu.RLock()
+	prev := n.m[node]
+	n.mu.RUnlock()
+	return startTaints(taints, prev, now)
 }
 
-// stampTaints returns taints where a missing TimeAdded is taken from the same taint in prev,
-// or else set to now: the countdown of a taint without TimeAdded starts when the Manager
-// first sees it. It copies taints only when it has to stamp one, so the result may share
+// startTaints returns taints with each TimeAdded set to the time the taint's countdown
+// starts: the earlier of its TimeAdded and the time this Manager first saw that taint on
+// that node. First sight is when the same taint (key, value, effect and TimeAdded) first
+// came in prev, or else now. So a taint without TimeAdded, or with a TimeAdded in the future
+// (clock skew), counts from first sight and stays pinned there: its deadline does not slide
+// with the clock. It copies taints only when it has to change one, so the result may share
 // memory with taints and must not be modified (like the informer objects it comes from).
-func stampTaints(taints, prev []v1.Taint, now time.Time) []v1.Taint {
-	if !slices.ContainsFunc(taints, func(t v1.Taint) bool { return t.TimeAdded.IsZero() }) {
-		return taints // the common case: nothing to stamp, nothing to copy
+func startTaints(taints []v1.Taint, prev knownTaints, now time.Time) []v1.Taint {
+	var out []v1.Taint
+	for i := range taints {
+		t := &taints[i]
+		first := now
+		if j := slices.IndexFunc(prev.given, func(p v1.Taint) bool { return sameTaint(p, *t) }); j >= 0 {
+			first = prev.started[j].TimeAdded.Time
+		}
+		if !t.TimeAdded.IsZero() && !t.TimeAdded.After(first) {
+			continue // the common case: the taint counts from its TimeAdded
+		}
+		if out == nil {
+			out = slices.Clone(taints)
+		}
+		start := metav1.NewTime(first)
+		out[i].TimeAdded = &start
 	}
-	out := make([]v1.Taint, len(taints))
-	copy(out, taints)
-	for i := range out {
-		if !out[i].TimeAdded.IsZero() {
-			continue
-		}
-		stamp := now
-		for j := range prev {
-			if prev[j].Key == out[i].Key && prev[j].Value == out[i].Value && prev[j].Effect == out[i].Effect {
-				stamp = prev[j].TimeAdded.Time
-				break
-			}
-		}
-		t := metav1.NewTime(stamp)
-		out[i].TimeAdded = &t
+	if out == nil {
+		return taints
 	}
 	return out
+}
+
+// sameTaint reports whether a and b are the same taint: the same key, value and effect, and
+// the same TimeAdded (both unset, or equal). A taint whose TimeAdded changed was added again.
+func sameTaint(a, b v1.Taint) bool {
+	return a.Key == b.Key && a.Value == b.Value && a.Effect == b.Effect &&
+		(a.TimeAdded.IsZero() && b.TimeAdded.IsZero() || a.TimeAdded.Equal(b.TimeAdded))
 }
