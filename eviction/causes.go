@@ -12,7 +12,7 @@ import (
 // causes appends to keys the keys of the NoExecute taints that make a pod with tols due at
 // now: those it does not tolerate, and those whose toleration has run out. Each key appears
 // once. since is where FromObservation's countdown started (ignored for FromTimeAdded);
-// taints must have their TimeAdded stamped. It allocates only when keys has no room.
+// taints must have their TimeAdded set to where their countdowns start. It allocates only when keys has no room.
 func causes(keys []string, taints []v1.Taint, tols []v1.Toleration, src DeadlineSource, since, now time.Time, opts tolerations.Options) []string {
 	for i := range taints {
 		one := taints[i : i+1]

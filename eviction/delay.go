@@ -16,7 +16,7 @@ func (m *Manager) waits(key types.NamespacedName, p pending, c checked) bool {
 	var keys []string
 	zone := ""
 	if m.gate.needsCauses() {
-		taints := m.taints.stamp(c.node.Name, tolerations.NoExecuteTaints(c.node.Spec.Taints), now)
+		taints := m.taints.start(c.node.Name, tolerations.NoExecuteTaints(c.node.Spec.Taints), now)
 		since := now
 		if p.since != 0 {
 			since = time.Unix(0, p.since)
