@@ -13,7 +13,8 @@ import (
 // schedule; waits reports Delayed when the reason changed, and returns true.
 func (m *Manager) waits(key types.NamespacedName, p pending, c checked) bool {
 	now := m.clock.Now()
-	var keys []string
+	var buf [4]string
+	keys := buf[:0]
 	zone := ""
 	if m.gate.needsCauses() {
 		taints := m.taints.start(c.node.Name, tolerations.NoExecuteTaints(c.node.Spec.Taints), now)
@@ -21,7 +22,7 @@ func (m *Manager) waits(key types.NamespacedName, p pending, c checked) bool {
 		if p.since != 0 {
 			since = time.Unix(0, p.since)
 		}
-		keys = causes(nil, taints, c.pod.Spec.Tolerations, m.opts.DeadlineSource, since, now, m.tolOpts)
+		keys = causes(keys, taints, c.pod.Spec.Tolerations, m.opts.DeadlineSource, since, now, m.tolOpts)
 		zone = zoneOf(c.node)
 	}
 	a := m.gate.admit(key, p, keys, zone, now)

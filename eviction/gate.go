@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -93,32 +94,41 @@ func (g *gate) admit(key types.NamespacedName, p pending, keys []string, zone st
 		g.dropLocked(key, h, now) // another pod, or the same on another node
 		h = nil
 	}
-	if h == nil {
-		h = &hold{p: p, due: now}
-	}
 	if g.brake != nil {
 		if scope, paused := g.brake.paused(zone, keys); paused {
+			if h == nil {
+				h = &hold{p: p, due: now}
+			}
 			return g.pauseLocked(key, h, scope, now)
 		}
 	}
-	g.unpauseLocked(key, h)
 	n := now.UnixNano()
-	if h.slot == 0 {
-		bs := g.bucketsFor(keys)
-		if h.slot = reserve(bs, n); h.slot > n {
-			h.from = bs
+	if h != nil {
+		g.unpauseLocked(key, h)
+		if h.slot > n {
+			return g.waitLocked(key, h, ReasonRateLimited, time.Unix(0, h.slot))
+		}
+		if h.slot != 0 { // its slot has come
+			delete(g.holds, key)
+			return admission{}
 		}
 	}
-	if h.slot <= n {
+	var buf [4]*bucket // the common case allocates nothing: most evictions go at once
+	bs := g.bucketsFor(buf[:0], keys)
+	slot := reserve(bs, n)
+	if slot <= n {
 		delete(g.holds, key)
 		return admission{}
 	}
-	return g.waitLocked(key, h, ReasonRateLimited, time.Unix(0, h.slot))
+	if h == nil {
+		h = &hold{p: p, due: now}
+	}
+	h.slot, h.from = slot, slices.Clone(bs)
+	return g.waitLocked(key, h, ReasonRateLimited, time.Unix(0, slot))
 }
 
-// bucketsFor returns the buckets an eviction due because of keys takes a slot from.
-func (g *gate) bucketsFor(keys []string) []*bucket {
-	var bs []*bucket
+// bucketsFor appends to bs the buckets an eviction due because of keys takes a slot from.
+func (g *gate) bucketsFor(bs []*bucket, keys []string) []*bucket {
 	if g.rate != nil {
 		bs = append(bs, g.rate)
 	}
