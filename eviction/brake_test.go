@@ -257,3 +257,45 @@ func TestNewRejectsBadBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestBrakeReleasesInDeadlineOrder: evictions that fell due at different times while paused
+// go, once released, earliest due first, under the rate limit.
+func TestBrakeReleasesInDeadlineOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := run(t, eviction.Options{
+			Brake:         eviction.Brake{Fraction: 0.5},
+			RateLimit:     eviction.Limit{PerSecond: 1, Burst: 1},
+			DeleteWorkers: 1,
+		})
+		h.removeOnDelete()
+		for i := range 3 {
+			h.setNode(newNode(fmt.Sprintf("a-%d", i)))
+		}
+		for i := range 5 { // pod-4 due first (+10s), pod-0 last (+14s)
+			h.setPod(newPod(fmt.Sprintf("pod-%d", i), "a-0", withTolerations(tolFor(unreachable, int64(14-i)))))
+		}
+		h.wait()
+		h.taint("a", 0, 2, unreachable) // 2 of 3: paused
+		for range 20 {
+			h.step(time.Second) // each falls due, and is held, at its time
+		}
+		var due []string
+		for _, p := range h.m.Pending() {
+			due = append(due, p.Pod.Name+"@"+rel(p.At))
+		}
+		if want := []string{"pod-4@+10s", "pod-3@+11s", "pod-2@+12s", "pod-1@+13s", "pod-0@+14s"}; !slices.Equal(due, want) {
+			t.Errorf("paused: pending %v, want %v (the times they fell due)", due, want)
+		}
+		h.taint("a", 1, 2) // 1 of 3: released
+		for range 10 {
+			h.step(500 * time.Millisecond)
+		}
+		var order []string
+		for _, d := range h.calls() {
+			order = append(order, d.String())
+		}
+		if want := []string{"pod-4@+20s", "pod-3@+21s", "pod-2@+22s", "pod-1@+23s", "pod-0@+24s"}; !slices.Equal(order, want) {
+			t.Errorf("after the release: deletions %v, want %v", order, want)
+		}
+	})
+}
