@@ -54,6 +54,12 @@ func (l Limit) validate(field string) error {
 // The fractions count the nodes the Manager was told about through [Manager.NodeUpdated]:
 // all of them, and those of each zone (the topology.kubernetes.io/zone label; nodes without
 // it form one zone). A pod due because of several taints waits while any of them is paused.
+//
+// The brake counts each node when its update arrives, so it holds back what falls due after
+// it trips: a pod that tolerates nothing, on one of the first nodes tainted, may go before
+// the rest of the outage is seen. Most pods tolerate the unreachable and not-ready taints
+// for 300 s (the DefaultTolerationSeconds admission plugin gives them that), long enough.
+// For the same reason, feed a new Manager the nodes (let the informers sync) before Run.
 type Brake struct {
 	// Fraction pauses the evictions caused by a taint key while more than this fraction of
 	// all known nodes carry a NoExecute taint with that key. 0 means no such rule; otherwise
