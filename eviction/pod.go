@@ -133,8 +133,9 @@ func (m *Manager) deadline(taints []v1.Taint, pod *v1.Pod, p pending, now time.T
 
 // keepsPlace reports whether the eviction p, due as e says, must keep the place it has in
 // the schedule: it is pending for the same pod at the same time, or it is due and already
-// waits to run, waits to retry, waits for a rate limit or the brake, or runs. Scheduling it anew would report a move that did not
-// happen, and would reset the retry backoff of a failing eviction.
+// waits to run, waits to retry, waits for a token or the brake, or runs. Scheduling it anew
+// would report a move that did not happen, would reset the retry backoff of a failing
+// eviction, and would give up the token a waiting one holds.
 func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.Eviction, prev scheduled, now time.Time) bool {
 	due := e.Verdict == tolerations.EvictNow
 	if prev.ok {
