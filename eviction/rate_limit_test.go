@@ -202,3 +202,32 @@ func seconds(s ...int) []time.Duration {
 	}
 	return out
 }
+
+// TestRateLimitDryRunAndFromObservation: a dry run is limited as a real one is (it reports
+// what would go, when it would go), and with FromObservation a taint whose toleration ran
+// out is the one whose per-taint limit applies.
+func TestRateLimitDryRunAndFromObservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := run(t, eviction.Options{
+			DryRun:          true,
+			DeadlineSource:  eviction.FromObservation,
+			TaintRateLimits: map[string]eviction.Limit{unreachable: {PerSecond: 1, Burst: 1}},
+		})
+		h.cluster("a", 3, 5) // tolerate unreachable for 5 s
+		h.taint("a", 0, 3, unreachable)
+		for i, at := range []time.Duration{5 * time.Second, 6 * time.Second, 7 * time.Second} {
+			h.stepTo(at)
+			if got := countOf(h.obs, evictiontest.Succeeded, ""); got != i+1 {
+				t.Errorf("at +%v: %d would-be evictions, want %d (one a second)", at, got, i+1)
+			}
+		}
+		for _, e := range h.obs.Of(evictiontest.Succeeded) {
+			if !e.DryRun {
+				t.Errorf("%v: not a dry run", e)
+			}
+		}
+		if got := countOf(h.obs, evictiontest.Delayed, eviction.ReasonRateLimited); got != 2 {
+			t.Errorf("Delayed RateLimited %d times, want 2 (one a second after the first)", got)
+		}
+	})
+}
