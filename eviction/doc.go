@@ -8,6 +8,8 @@
 // and calls a [Deleter] when a pod's time is up. The caller gives it a [Cache] over its
 // informers' stores, and receives every decision through an [Observer], to turn into Events
 // and metrics.
+// [Manager.WaitIdle] waits until everything given to the Manager has been done, for tests
+// and simulations on a fake clock.
 //
 // # Semantics
 //

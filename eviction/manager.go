@@ -155,7 +155,7 @@ func (m *Manager) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	for _, s := range m.shards {
-		wg.Go(func() { m.runShard(ctx, s) })
+		wg.Go(func() { m.runShard(ctx, s); s.stop() })
 	}
 	wg.Go(func() { _ = m.queue.Run(ctx) })
 	wg.Go(func() { m.retries.run(ctx) })
