@@ -35,7 +35,7 @@ func (m *Manager) waits(key types.NamespacedName, p pending, c checked) bool {
 // dropHold forgets that the eviction of key waits for a token or the brake, and gives back
 // its token, before the eviction is cancelled, skipped or scheduled anew.
 func (m *Manager) dropHold(key types.NamespacedName) {
-	if m.gate != nil {
+	if m.gate != nil && m.gate.nheld.Load() > 0 {
 		m.gate.drop(key, m.clock.Now())
 	}
 }

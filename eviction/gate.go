@@ -3,6 +3,7 @@ package eviction
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -35,6 +36,10 @@ type gate struct {
 	brake  *brake                                           // nil: no brake
 	holds  map[types.NamespacedName]*hold
 	paused map[brakeScope]map[types.NamespacedName]struct{}
+	// nheld is len(holds), read without the lock: while nothing waits, the common case,
+	// drop and holding take no lock. A hold is made for a key only under that pod's lock,
+	// which their callers hold, so a zero read under it means none for that key.
+	nheld atomic.Int32
 }
 
 // hold is an eviction that is due and waits.
@@ -109,7 +114,7 @@ func (g *gate) admit(key types.NamespacedName, p pending, keys []string, zone st
 			return g.waitLocked(key, h, ReasonRateLimited, time.Unix(0, h.slot))
 		}
 		if h.slot != 0 { // its slot has come
-			delete(g.holds, key)
+			g.forgetLocked(key)
 			return admission{}
 		}
 	}
@@ -117,7 +122,7 @@ func (g *gate) admit(key types.NamespacedName, p pending, keys []string, zone st
 	bs := g.bucketsFor(buf[:0], keys)
 	slot := reserve(bs, n)
 	if slot <= n {
-		delete(g.holds, key)
+		g.forgetLocked(key)
 		return admission{}
 	}
 	if h == nil {
@@ -159,6 +164,7 @@ func (g *gate) pauseLocked(key types.NamespacedName, h *hold, scope brakeScope, 
 // meanwhile cannot be undone by it.
 func (g *gate) waitLocked(key types.NamespacedName, h *hold, reason Reason, until time.Time) admission {
 	g.holds[key] = h
+	g.nheld.Store(int32(len(g.holds)))
 	g.queue.Schedule(key, h.p, until)
 	a := admission{wait: true, until: until}
 	if h.reason != reason {
@@ -170,6 +176,9 @@ func (g *gate) waitLocked(key types.NamespacedName, h *hold, reason Reason, unti
 // drop forgets the held eviction of key, if any, and gives back its slot: it was cancelled,
 // skipped, or is scheduled anew.
 func (g *gate) drop(key types.NamespacedName, now time.Time) {
+	if g.nheld.Load() == 0 {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if h := g.holds[key]; h != nil {
@@ -180,7 +189,12 @@ func (g *gate) drop(key types.NamespacedName, now time.Time) {
 func (g *gate) dropLocked(key types.NamespacedName, h *hold, now time.Time) {
 	g.giveBackLocked(h, now)
 	g.unpauseLocked(key, h)
+	g.forgetLocked(key)
+}
+
+func (g *gate) forgetLocked(key types.NamespacedName) {
 	delete(g.holds, key)
+	g.nheld.Store(int32(len(g.holds)))
 }
 
 func (g *gate) giveBackLocked(h *hold, now time.Time) {
@@ -205,6 +219,9 @@ func (g *gate) unpauseLocked(key types.NamespacedName, h *hold) {
 
 // holding reports whether the eviction p of key is held.
 func (g *gate) holding(key types.NamespacedName, p pending) bool {
+	if g.nheld.Load() == 0 {
+		return false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	h := g.holds[key]
