@@ -39,7 +39,7 @@ func (w *waiter) poke() {
 	}
 }
 
-func (w *waiter) Scheduled(eviction.PodRef, time.Time)   { w.poke() }
+func (w *waiter) Scheduled(eviction.PodRef, time.Time)       { w.poke() }
 func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason) { w.poke() }
 func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)   { w.poke() }
 func (w *waiter) Succeeded(eviction.PodRef, int, bool)       { w.poke() }

@@ -28,7 +28,9 @@ func TestMetrics(t *testing.T) {
 	pending := 7
 	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() int { return pending }})
 	require.NoError(t, err)
-	ref := func(name string) eviction.PodRef { return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"} }
+	ref := func(name string) eviction.PodRef {
+		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"}
+	}
 
 	// a: due at now, started 2 s late, failed once on a timeout, evicted 10 s after its
 	// deadline through the Eviction API.
