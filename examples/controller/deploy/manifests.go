@@ -92,6 +92,9 @@ func decode(b []byte) ([]runtime.Object, error) {
 		if err != nil {
 			return nil, err
 		}
+		if string(json) == "null" { // a document of comments only
+			continue
+		}
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(json, nil, nil)
 		if err != nil {
 			return nil, err
