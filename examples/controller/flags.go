@@ -36,6 +36,7 @@ type config struct {
 	leRenew       time.Duration
 	leRetry       time.Duration
 	metricsAddr   string
+	budgets       budgetFlags
 	seconds       int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
@@ -98,6 +99,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.leRenew, "leader-elect-renew-deadline", clientgo.DefaultRenewDeadline, "how long the leader tries to renew before it gives up and exits")
 	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", clientgo.DefaultRetryPeriod, "time between tries to take or renew the Lease")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none)")
+	cfg.budgets.define(fs)
 	fs.Int64Var(&cfg.seconds, "toleration-seconds", 3, "in the demo, how long api-1 tolerates the unreachable taint")
 	// Of klog's flags, only -v: the others (log files, headers) are of no use here.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -131,6 +133,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // validate checks the values the flag package cannot.
 func (cfg config) validate() error {
+	if err := cfg.budgets.validate(); err != nil {
+		return err
+	}
 	switch {
 	case cfg.pdbTimeout < 0:
 		return fmt.Errorf("-pdb-timeout must not be negative, got %s", cfg.pdbTimeout)
@@ -180,6 +185,7 @@ func (cfg config) controllerOptions() clientgo.Options {
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
 		Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers,
 	}
+	opts.RateLimit, opts.TaintRateLimits, opts.Brake = cfg.budgets.options()
 	if cfg.leaderElect {
 		opts.LeaderElection = &clientgo.LeaderElection{
 			Namespace: cfg.leNamespace, LeaseDuration: cfg.leLease, RenewDeadline: cfg.leRenew, RetryPeriod: cfg.leRetry,

@@ -41,6 +41,11 @@ type Options struct {
 	// Workers, DeleteWorkers and DeleteTimeout are the Manager's; see eviction.Options.
 	Workers, DeleteWorkers int
 	DeleteTimeout          time.Duration
+	// RateLimit, TaintRateLimits and Brake are the Manager's budgets against mass
+	// eviction; see eviction.Options. Their zero values set none.
+	RateLimit       eviction.Limit
+	TaintRateLimits map[string]eviction.Limit
+	Brake           eviction.Brake
 	// Clock is the Manager's, the Deleters' and the metrics' clock. nil means the real one.
 	Clock clock.Clock
 	// Observers are told every decision too, after the Events and the metrics. Those that
@@ -135,6 +140,7 @@ func (c *Controller) build(logger klog.Logger) error {
 	c.manager, err = eviction.New(deleter, NewInformerCache(c.informers), eviction.Options{
 		Clock: c.opts.Clock, Workers: c.opts.Workers, DeleteWorkers: c.opts.DeleteWorkers,
 		DeleteTimeout: c.opts.DeleteTimeout, Observer: obs, DryRun: c.opts.Mode == ModeDryRun,
+		RateLimit: c.opts.RateLimit, TaintRateLimits: c.opts.TaintRateLimits, Brake: c.opts.Brake,
 	})
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
