@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -266,4 +268,58 @@ func attemptsClosed(events []evictiontest.Kind, running bool) error {
 		return fmt.Errorf("the Started at %d has no outcome", started)
 	}
 	return nil
+}
+
+// TestCancelWhileRetryClaimed: a failed eviction's retry is claimed by a delete worker while
+// an update that cancels the eviction is being decided (it holds the pod's lock). The
+// cancellation reports Cancelled, and the claimed retry then does nothing: no Started, no
+// second report.
+func TestCancelWhileRetryClaimed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := newFakeClock()
+		cache := &stallingCache{Cache: &evictiontest.Cache{}, stalled: make(chan struct{}), release: make(chan struct{})}
+		obs, del := &evictiontest.Observer{}, &evictiontest.Deleter{}
+		calls := 0
+		del.Func = func(context.Context, eviction.PodRef) error { calls++; return errAPI }
+		m, err := eviction.New(del, cache, eviction.Options{Clock: clk, Observer: obs, Backoff: exactBackoff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startManager(t, m)
+		defer stop()
+		n1, web := newNode("n1", noExecute("a", t0)), newPod("web", "n1")
+		cache.SetNode(n1)
+		cache.SetPod(web)
+		m.NodeUpdated(nil, n1)
+		synctest.Wait() // attempt 1 failed; its retry is due at +1s
+
+		cache.mu.Lock()
+		cache.armed = true
+		cache.mu.Unlock()
+		tolerant := newPod("web", "n1", withTolerations(tolForever("a")))
+		cache.SetPod(tolerant)
+		m.PodUpdated(web, tolerant)
+		<-cache.stalled // the update's worker holds the pod's lock
+		clk.Step(exactBackoff.Delay(1))
+		synctest.Wait() // the retry is claimed and waits for the pod's lock
+		close(cache.release)
+		synctest.Wait()
+
+		var got []string
+		for _, e := range obs.Events() {
+			got = append(got, eventString(e))
+		}
+		want := []string{
+			"Scheduled default/web at +0s",
+			"Started default/web (attempt 1)",
+			"Failed default/web (attempt 1): eviction: delete pod default/web: apiserver unavailable",
+			"Cancelled default/web: Tolerated",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("got events\n\t%q\nwant\n\t%q", got, want)
+		}
+		if calls != 1 || len(m.Pending()) != 0 {
+			t.Errorf("got %d Deleter calls and Pending %v, want 1 and none", calls, m.Pending())
+		}
+	})
 }

@@ -428,19 +428,27 @@ func (q *Queue[K, V]) checkInvariants() error {
 			runningSlots++
 		}
 	}
-	runs := 0
-	for w, r := range q.runs {
-		if r.slot < 0 {
-			continue
-		}
-		runs++
-		s := &q.slots[r.slot]
-		if s.state&running == 0 || q.runOf(r.slot) != &q.runs[w] {
-			return fmt.Errorf("worker %d runs slot %d with state %b, which another worker runs too", w, r.slot, s.state)
+	claims := 0
+	for w := range q.batches {
+		b := &q.batches[w]
+		for i := range b.n {
+			c := &b.claims[i]
+			st := c.state.Load()
+			if st != claimed && st != started && st != done {
+				if c.slot != -1 {
+					return fmt.Errorf("worker %d: claim %d in state %d names slot %d", w, i, st, c.slot)
+				}
+				continue
+			}
+			claims++
+			s := &q.slots[c.slot]
+			if s.state&running == 0 || q.claimOf(c.slot) != c {
+				return fmt.Errorf("worker %d claims slot %d with state %b, which another claim names too", w, c.slot, s.state)
+			}
 		}
 	}
-	if runs != runningSlots {
-		return fmt.Errorf("running slots %d, worker runs %d", runningSlots, runs)
+	if claims != runningSlots || claims != q.active {
+		return fmt.Errorf("running slots %d, claims %d, active %d", runningSlots, claims, q.active)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -42,7 +43,10 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // for the next attempt and is not undone when the running one ends.
 //
 // One goroutine (the caller of Run) keeps one timer armed for the earliest deadline; Workers
-// goroutines run the work. There is never a goroutine or timer per key.
+// goroutines run the work. There is never a goroutine or timer per key. A worker takes due
+// work in batches, up to 32 items per hold of the queue's lock, and starts them one after
+// another; an item of a batch that has not started yet is taken back by Cancel or Schedule
+// of its key, and by a worker that has nothing else to do.
 //
 // All methods are safe for concurrent use, and none of them blocks on running work, but
 // [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
@@ -55,18 +59,20 @@ type Queue[K comparable, V any] struct {
 	trace   tracer[K] // only tests set it
 	kick    chan struct{}
 
-	mu      sync.Mutex
-	cond    sync.Cond // workers wait here for due work
-	index   index[K, V]
-	slots   []slot[K, V]
-	free    []int32
-	heap    itemHeap
-	dead    int // stale items in heap
-	seq     uint64
-	runs    []run // one per worker
-	active  int   // keys running
-	started bool
-	closed  bool
+	mu        sync.Mutex
+	cond      sync.Cond // workers wait here for due work
+	index     index[K, V]
+	slots     []slot[K, V]
+	free      []int32
+	heap      itemHeap
+	dead      int // stale items in heap
+	seq       uint64
+	batches   []batch[K, V] // one per worker
+	active    int           // keys running (claimed or started)
+	sleepers  atomic.Int32  // workers waiting in cond; read without the lock too
+	lastClaim int64         // the clock when a worker last claimed work
+	started   bool
+	closed    bool
 
 	// The dispatcher's plan: each time it looks at the heap it makes a plan (counted in
 	// plans) and sets armed to the deadline its timer is set for (maxNanos: none; at or
@@ -105,11 +111,8 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 		loc:     clk.Now().Location(),
 		backoff: b,
 		kick:    make(chan struct{}, 1),
-		runs:    make([]run, workers),
+		batches: make([]batch[K, V], workers),
 		armed:   maxNanos,
-	}
-	for w := range q.runs {
-		q.runs[w].slot = -1
 	}
 	q.index = newIndex(&q.slots, 0)
 	q.cond.L = &q.mu
@@ -123,7 +126,8 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 //     the order and its retry state stay.
 //   - When key is pending at another time, it moves there, earlier or later, and its retry
 //     state is reset.
-//   - When key is running, the new work runs after the running attempt returns, whatever
+//   - When key is running (its work has started; work claimed by a worker but not started
+//     counts as pending), the new work runs after the running attempt returns, whatever
 //     that attempt's outcome; the running attempt is then not retried. Scheduling a running
 //     key for the time it runs for only replaces the value its retries will use.
 //
@@ -171,10 +175,13 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 		return idx, false, false
 	}
 	s := &q.slots[idx]
+	if s.state&running != 0 {
+		q.unclaim(idx) // a claim not started yet must not start with what is replaced
+	}
 	same = s.state&pending != 0 && s.due == t
 	if s.state&(pending|running) == running {
-		if r := q.runOf(idx); r != nil {
-			same = s.gen == r.gen && r.due == t
+		if c := q.claimOf(idx); c != nil {
+			same = s.gen == c.gen && c.due == t
 		}
 	}
 	if same {
@@ -184,7 +191,8 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 }
 
 // Cancel removes the pending work of key, waiting or due or waiting to retry, and reports
-// whether there was any. It does not interrupt or wait for an attempt that is running (as
+// whether there was any. Due work that a worker has claimed but not started yet counts as
+// pending: it is removed and never starts. It does not interrupt or wait for an attempt that is running (as
 // time.Timer.Stop does not wait for its function), but that attempt is not retried if it
 // fails.
 func (q *Queue[K, V]) Cancel(key K) bool {
@@ -195,6 +203,9 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 		return false
 	}
 	s := &q.slots[idx]
+	if s.state&running != 0 {
+		q.unclaim(idx) // a claim not started yet must not start after Cancel returns
+	}
 	removed := s.state&pending != 0
 	if s.state&(pending|parked) == pending {
 		q.dead++

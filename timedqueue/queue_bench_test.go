@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -263,6 +264,15 @@ func (m *memSampler) finish() uint64 {
 	return max(m.peak.Load(), m.read())
 }
 
+// processCPU returns the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func storeMax(a *atomic.Int64, v int64) {
 	for {
 		old := a.Load()
@@ -273,10 +283,11 @@ func storeMax(a *atomic.Int64, v int64) {
 }
 
 // BenchmarkBurst schedules 1M keys for one deadline, a few seconds ahead, and measures the
-// time from the deadline until the last no-op work has run (reported as ns/op), the most
-// goroutines alive at once (counted from inside the work), and the peak memory in heap
-// objects and stacks above what it was before the keys were scheduled. Run it with
-// -benchtime 1x.
+// time from the deadline until the last no-op work has run (reported as ns/op), the CPU
+// time the process used from the first work to the last (cpu-ms, which the load of a shared
+// machine sways less than the wall time), the most goroutines alive at once (counted from
+// inside the work), and the peak memory in heap objects and stacks above what it was before
+// the keys were scheduled. Run it with -benchtime 1x.
 func BenchmarkBurst(b *testing.B) {
 	makeBenchKeys()
 	const n = 1_000_000
@@ -284,15 +295,20 @@ func BenchmarkBurst(b *testing.B) {
 	for _, impl := range []string{"timedqueue", "afterfunc"} {
 		b.Run("impl="+impl, func(b *testing.B) {
 			b.ReportAllocs()
-			var drain time.Duration
+			var drain, cpu time.Duration
 			var peakG atomic.Int64
 			var peakMem, base uint64
 			for b.Loop() {
 				var count atomic.Int64
+				var cpuStart time.Duration
 				allDone := make(chan time.Time, 1)
 				work := func() {
 					storeMax(&peakG, int64(runtime.NumGoroutine()))
-					if count.Add(1) == n {
+					switch count.Add(1) {
+					case 1:
+						cpuStart = processCPU()
+					case n:
+						cpu = processCPU() - cpuStart
 						allDone <- time.Now()
 					}
 				}
@@ -329,6 +345,7 @@ func BenchmarkBurst(b *testing.B) {
 				stop()
 			}
 			b.ReportMetric(float64(drain.Nanoseconds()), "ns/op")
+			b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms")
 			b.ReportMetric(float64(peakG.Load()), "goroutines-peak")
 			b.ReportMetric(float64(peakMem-base)/(1<<20), "MB-peak")
 		})

@@ -772,7 +772,7 @@ func TestNew(t *testing.T) {
 		})
 	}
 	q, _ := New(work, Options[string]{})
-	if got, want := len(q.runs), DefaultWorkers; got != want {
+	if got, want := len(q.batches), DefaultWorkers; got != want {
 		t.Errorf("default workers: got %d, want %d", got, want)
 	}
 	if got, want := q.backoff, (Backoff{Base: DefaultBackoffBase, Cap: DefaultBackoffCap, Jitter: DefaultJitter}); got != want {

@@ -9,13 +9,6 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// run is what a worker remembers of the attempt it runs.
-type run struct {
-	slot int32
-	gen  uint32
-	due  int64
-}
-
 // attempt is what a worker takes out of the lock to call the work function with.
 type attempt[K comparable, V any] struct {
 	key   K
@@ -46,7 +39,7 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 	q.mu.Unlock()
 
 	var wg sync.WaitGroup
-	for w := range q.runs {
+	for w := range q.batches {
 		wg.Go(func() { q.worker(ctx, int32(w)) })
 	}
 	q.dispatch(ctx)
@@ -128,74 +121,106 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// worker runs due work until the queue closes. Each round claims the next due item under
-// the lock, calls the work function outside it, finishes the attempt (records its outcome)
-// under the lock again, and reports it outside the lock.
+// worker runs due work until the queue closes. Each round claims the next due items under
+// the lock (a batch), calls the work function for each of them outside it, finishes the
+// attempts (records their outcomes) under the lock again, and reports them.
 func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
+	b := &q.batches[w]
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
 	// until then a worker returning from an attempt would start the next due item.
 	for !q.closed && ctx.Err() == nil {
-		a, ok := q.claimNext(w)
-		if !ok {
+		if !q.claimNextDue(b) {
+			q.sleepers.Add(1)
 			q.cond.Wait()
+			q.sleepers.Add(-1)
 			continue
 		}
 
 		q.mu.Unlock()
-		if q.trace != nil {
-			q.trace.started(a.key, int(a.n), a.lag)
-		}
-		err := q.call(ctx, a.key, a.value)
+		q.callBatch(ctx, b)
 		q.mu.Lock()
 
-		retryAt := q.finish(w, a.n, err)
+		q.finishDone(b)
+		q.putBackUnstarted(b) // when ctx ended the round
+		q.report(b)
+	}
+}
 
-		if q.trace != nil {
+// callBatch calls the work function for each claim of b that nobody took back, in order,
+// until ctx is done. The attempts it has done are finished by the next worker that claims
+// work, or by this one at the end of the round; when every other worker waits for work, it
+// finishes them before its next call if the lock is free, so that a slow call does not
+// hold back the outcome of those before it.
+func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
+	unfinished := false
+	for i := range b.n {
+		c := &b.claims[i]
+		if ctx.Err() != nil {
+			return
+		}
+		if unfinished && int(q.sleepers.Load()) >= len(q.batches)-1 && q.mu.TryLock() {
+			q.finishDone(b)
+			q.report(b)
 			q.mu.Unlock()
-			q.trace.finished(a.key, int(a.n), err, retryAt)
-			q.mu.Lock()
+			unfinished = false
+		}
+		if !c.state.CompareAndSwap(claimed, started) {
+			continue // taken back by Cancel, Schedule or an idle worker
+		}
+		if q.trace != nil {
+			q.trace.started(c.a.key, int(c.a.n), c.a.lag)
+		}
+		c.err = q.call(ctx, c.a.key, c.a.value)
+		c.hash = q.index.hash(c.a.key)
+		c.state.Store(done) // publishes err and hash to whoever finishes it
+		unfinished = true
+	}
+}
+
+// finishDone finishes the attempts of b that are done. q.mu must be held.
+func (q *Queue[K, V]) finishDone(b *batch[K, V]) {
+	var sink uint64
+	for i := range b.n {
+		// Look the keys up first: the index's cache misses then overlap.
+		if c := &b.claims[i]; c.state.Load() == done {
+			sink |= q.index.touch(c.hash)
+		}
+	}
+	q.index.sink = sink
+	for i := range b.n {
+		if c := &b.claims[i]; c.state.Load() == done {
+			q.finish(c)
+			c.state.Store(finished)
 		}
 	}
 }
 
-// claimNext takes the next due item off the heap for worker w and marks its key running.
-// It returns false when no item is due; then, if the dispatcher's timer is not set for the
-// earliest deadline, it asks the dispatcher to set it. q.mu must be held.
-func (q *Queue[K, V]) claimNext(w int32) (a attempt[K, V], ok bool) {
-	for {
-		q.dropStale()
-		if len(q.heap) == 0 {
-			q.armed = maxNanos // the dispatcher sleeps until a Schedule wakes it
-			return a, false
+// putBackUnstarted puts the claims of b that were not started back in the heap: Run is
+// stopping. q.mu must be held.
+func (q *Queue[K, V]) putBackUnstarted(b *batch[K, V]) {
+	for i := range b.n {
+		if c := &b.claims[i]; c.state.CompareAndSwap(claimed, revoked) {
+			q.putBack(c)
 		}
-		now := toNanos(q.clock.Now())
-		head := q.heap[0]
-		if head.at > now {
-			if head.at < q.armed || q.armed <= now {
-				q.wake() // the dispatcher is not armed for this head yet
-			}
-			return a, false
+	}
+}
+
+// report tells the tracer, if any, of the attempts of b finished since the last report,
+// outside the lock. q.mu must be held; it is released and taken again.
+func (q *Queue[K, V]) report(b *batch[K, V]) {
+	if q.trace == nil {
+		return
+	}
+	q.mu.Unlock()
+	defer q.mu.Lock()
+	for i := range b.n {
+		c := &b.claims[i]
+		if c.state.Load() == finished && !c.reported {
+			c.reported = true
+			q.trace.finished(c.a.key, int(c.a.n), c.err, q.retryTime(c))
 		}
-		q.heap.pop()
-		q.shrinkHeap()
-		s := &q.slots[head.slot]
-		if s.state&running != 0 {
-			s.state |= parked // runs when the current attempt of this key returns
-			continue
-		}
-		s.state = s.state&^pending | running
-		q.active++
-		if s.attempts() < attemptCeiling {
-			s.state += attemptOne
-		}
-		q.runs[w] = run{slot: head.slot, gen: s.gen, due: s.due}
-		a = attempt[K, V]{key: s.key, value: s.value, n: s.attempts()}
-		if head.at > minNanos { // no lag for the zero time and times before 1678: "at once"
-			a.lag = max(0, sub(now, head.at))
-		}
-		return a, true
 	}
 }
 
@@ -209,44 +234,32 @@ func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
 	return q.work(ctx, key, value)
 }
 
-// finish records the outcome of worker w's attempt and returns when it will be retried
-// (zero for never). q.mu must be held.
-func (q *Queue[K, V]) finish(w int32, attempt uint32, err error) (retryAt time.Time) {
-	r := q.runs[w]
-	q.runs[w] = run{slot: -1}
-	s := &q.slots[r.slot]
+// finish records the outcome of the started claim c, and when it will be retried. q.mu
+// must be held.
+func (q *Queue[K, V]) finish(c *claim[K, V]) {
+	idx := c.slot
+	c.slot = -1
+	s := &q.slots[idx]
 	s.state &^= running
 	q.active--
-	defer q.changed()
+	q.changed()
 	switch {
-	case s.gen != r.gen && s.state&pending != 0:
+	case s.gen != c.gen && s.state&pending != 0:
 		// Replaced while running: the new generation runs now if it came due meanwhile.
 		if s.state&parked != 0 {
 			s.state &^= parked
-			q.heap.push(item{at: s.due, seq: q.seq, slot: r.slot, gen: s.gen})
+			q.heap.push(item{at: s.due, seq: q.seq, slot: idx, gen: s.gen})
 			q.seq++
 		}
-	case s.gen != r.gen:
-		q.release(r.slot) // cancelled while running
-	case err == nil || (q.backoff.MaxAttempts > 0 && int(attempt) >= q.backoff.MaxAttempts):
-		q.release(r.slot)
+	case s.gen != c.gen:
+		q.releaseHashed(idx, c.hash) // cancelled while running
+	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
+		q.releaseHashed(idx, c.hash)
 	default:
-		at := add(toNanos(q.clock.Now()), q.backoff.delay(attempt))
+		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
 		s.state |= pending
-		q.heap.push(item{at: at, seq: q.seq, slot: r.slot, gen: s.gen})
+		q.heap.push(item{at: at, seq: q.seq, slot: idx, gen: s.gen})
 		q.seq++
-		retryAt = q.timeOf(at)
+		c.retryAt = at
 	}
-	return retryAt
-}
-
-// runOf returns the run of the worker that runs slot idx, or nil. A slot does not record
-// its worker: the scan over the few workers is cheaper than 4 bytes in every slot.
-func (q *Queue[K, V]) runOf(idx int32) *run {
-	for w := range q.runs {
-		if q.runs[w].slot == idx {
-			return &q.runs[w]
-		}
-	}
-	return nil
 }

@@ -45,9 +45,12 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 // release frees the slot of a key that has no pending or running work. Its generation is
 // kept, so heap items that still name the slot stay stale after it is reused. q.mu must be
 // held.
-func (q *Queue[K, V]) release(idx int32) {
+func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots[idx].key)) }
+
+// releaseHashed is release for a key whose hash, h, is known.
+func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
 	s := &q.slots[idx]
-	q.index.remove(s.key)
+	q.index.remove(s.key, h)
 	var zeroK K
 	var zeroV V
 	s.key, s.value, s.state = zeroK, zeroV, 0
@@ -105,6 +108,9 @@ func (q *Queue[K, V]) shrinkSlots() {
 	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
 		return
 	}
+	if len(q.heap) > 0 && q.heap[0].at <= q.lastClaim {
+		return // a drain is under way: rebuild once it is over, not at every halving
+	}
 	remap := make([]int32, len(q.slots))
 	slots := make([]slot[K, V], 0, 2*q.index.len())
 	for i := range q.slots {
@@ -127,15 +133,24 @@ func (q *Queue[K, V]) shrinkSlots() {
 	q.heap = h
 	q.heap.init()
 	q.dead = 0
-	for w := range q.runs {
-		if q.runs[w].slot >= 0 {
-			q.runs[w].slot = remap[q.runs[w].slot]
-		}
-	}
+	q.remapClaims(remap)
 	q.slots, q.free = slots, nil
 	q.index.rebuild(len(slots))
 	for i := range q.slots {
 		q.index.put(q.slots[i].key, int32(i))
 	}
 	q.shrinkHeap()
+}
+
+// remapClaims moves the workers' claims to the slots' new places. q.mu must be held.
+func (q *Queue[K, V]) remapClaims(remap []int32) {
+	for w := range q.batches {
+		b := &q.batches[w]
+		for i := range b.n {
+			if c := &b.claims[i]; c.slot >= 0 {
+				c.slot = remap[c.slot]
+				c.it.slot = c.slot
+			}
+		}
+	}
 }
