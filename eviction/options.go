@@ -63,8 +63,10 @@ type Options struct {
 	// RateLimit bounds the evictions of the Manager: at most RateLimit.PerSecond a second,
 	// in bursts of at most RateLimit.Burst. An eviction that is due and finds no token
 	// waits for the next one, in the schedule (see [Manager.Pending]), and evictions due
-	// together take their tokens in deadline order. Only an eviction's first attempt takes a
-	// token; its retries are paced by Backoff. The zero Limit limits nothing.
+	// together take their tokens in deadline order. A waiting eviction holds the time of its
+	// token: one cancelled gives its token back to the next eviction that asks, while those
+	// already waiting keep their times. Only an eviction's first attempt takes a token; its
+	// retries are paced by Backoff. The zero Limit limits nothing.
 	RateLimit Limit
 	// TaintRateLimits bounds, per taint key, the evictions that a NoExecute taint with that
 	// key makes due (by not being tolerated, or by a toleration that ran out), as the
