@@ -99,9 +99,9 @@ type benchManager struct {
 	stop    func()
 }
 
-// startBenchManager creates a Manager over cache whose Deleter only counts, and runs it
-// until stop is called.
-func startBenchManager(b *testing.B, cache eviction.Cache) *benchManager {
+// startBenchManager creates a Manager over cache with opts whose Deleter only counts, and
+// runs it until stop is called.
+func startBenchManager(b *testing.B, cache eviction.Cache, opts eviction.Options) *benchManager {
 	b.Helper()
 	bm := &benchManager{obs: &benchObserver{}}
 	del := eviction.DeleterFunc(func(context.Context, eviction.PodRef) error {
@@ -110,7 +110,8 @@ func startBenchManager(b *testing.B, cache eviction.Cache) *benchManager {
 		}
 		return nil
 	})
-	m, err := eviction.New(del, cache, eviction.Options{Observer: bm.obs})
+	opts.Observer = bm.obs
+	m, err := eviction.New(del, cache, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -198,7 +199,27 @@ func benchPod(namespace, name, node string, tols []v1.Toleration) *v1.Pod {
 // then the Manager remembers each pod it deleted, so as not to delete it again while its
 // cache lags. allocs/op and B/op count every allocation of the timed region, the Manager's
 // goroutines included.
-func BenchmarkZoneOutage(b *testing.B) {
+func BenchmarkZoneOutage(b *testing.B) { benchZoneOutage(b, eviction.Options{}) }
+
+// BenchmarkZoneOutageBudgets is BenchmarkZoneOutage with eviction budgets on, so high that
+// no eviction waits: what the gate costs. "rate" sets Options.RateLimit alone (a million a
+// second, in bursts of a million); "all" adds a TaintRateLimits entry for the outage's taint
+// and a Brake with both fractions at 1 (it counts every node update and looks at every
+// eviction, but never pauses), so each eviction also works out the taint keys that make it
+// due.
+func BenchmarkZoneOutageBudgets(b *testing.B) {
+	high := eviction.Limit{PerSecond: 1e6, Burst: 1e6}
+	b.Run("rate", func(b *testing.B) { benchZoneOutage(b, eviction.Options{RateLimit: high}) })
+	b.Run("all", func(b *testing.B) {
+		benchZoneOutage(b, eviction.Options{
+			RateLimit:       high,
+			TaintRateLimits: map[string]eviction.Limit{benchTaintKey: high},
+			Brake:           eviction.Brake{Fraction: 1, ZoneFraction: 1},
+		})
+	})
+}
+
+func benchZoneOutage(b *testing.B, opts eviction.Options) {
 	const (
 		nodes       = 5000
 		podsPerNode = 30
@@ -232,7 +253,7 @@ func BenchmarkZoneOutage(b *testing.B) {
 		for _, n := range plain {
 			cache.SetNode(n)
 		}
-		bm := startBenchManager(b, cache)
+		bm := startBenchManager(b, cache, opts)
 		for _, n := range plain {
 			bm.m.NodeUpdated(nil, n)
 		}
@@ -325,7 +346,7 @@ func BenchmarkPodChurn(b *testing.B) {
 	for _, p := range podObjs[:population] {
 		cache.SetPod(p)
 	}
-	bm := startBenchManager(b, cache)
+	bm := startBenchManager(b, cache, eviction.Options{})
 	defer bm.stop()
 	initial := newBenchCounter(population)
 	bm.obs.scheduled.Store(initial)
@@ -379,7 +400,7 @@ func BenchmarkNodeRetaint(b *testing.B) {
 	}
 	// Two versions of the node, a second apart, to alternate between.
 	versions := [2]*v1.Node{node, benchNode(node.Name, benchTaint(start.Add(time.Second)))}
-	bm := startBenchManager(b, cache)
+	bm := startBenchManager(b, cache, eviction.Options{})
 	defer bm.stop()
 	c := newBenchCounter(podsOnNode)
 	bm.obs.scheduled.Store(c)

@@ -35,6 +35,29 @@
 //   - A failed delete is retried with backoff until it succeeds, the pod is gone, or the
 //     eviction is cancelled; it is never dropped. Each Deleter call is bounded by a timeout.
 //
+// # Budgets
+//
+// Kube's controller evicts every due pod as fast as it can, and leaves the safety against
+// mass eviction to the node lifecycle controller, which slows down tainting in an unhealthy
+// zone. Whoever taints nodes by other means (a health checker, a maintenance operator, a
+// failover, a bug) gets no such protection. Options gives it, off by default:
+//
+//   - [Options.RateLimit]: at most so many evictions a second, with a burst (a token bucket
+//     on the Manager's clock);
+//   - [Options.TaintRateLimits]: the same per taint key, for the evictions that taint
+//     causes; a pod due because of several taints waits for the slowest;
+//   - [Options.Brake]: when more than a fraction of the nodes, of the cluster or of one zone,
+//     carry a NoExecute taint with the same key, the evictions it causes pause, until fewer
+//     than the fraction do.
+//
+// An eviction that is due and waits stays in [Manager.Pending] with the time it fell due
+// and why it waits, and [Observer.Delayed] is told when that reason changes. Cancellation
+// wins: an eviction cancelled while it waits never runs, and its token goes to the next
+// one. Evictions that fall due while paused wait, none is dropped; when the brake releases,
+// they go under the rate limits, earliest due first. A new Manager counts the nodes it is
+// fed, so a restart keeps the brake; its buckets start full, so a restart may allow one
+// burst.
+//
 // # Bad input
 //
 // Nil objects passed to NodeUpdated or PodUpdated are ignored. A pod with no node is not

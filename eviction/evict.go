@@ -25,9 +25,10 @@ func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending
 	return m.afterDelete(key, p, attempt, timedOut, err)
 }
 
-// beforeDelete counts the attempt and rechecks the pod. It reports Started and returns true
-// when the Deleter is to be called; otherwise it reports why not (Skipped, Failed, or
-// Succeeded in dry-run mode) and returns the error the queue is to retry, if any.
+// beforeDelete counts the attempt, rechecks the pod and, for a first attempt, passes the
+// rate limits and the brake. It reports Started and returns true when the Deleter is to be
+// called; otherwise it reports why not (Skipped, Failed, Delayed, or Succeeded in dry-run
+// mode) and returns the error the queue is to retry, if any.
 func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int, call bool, err error) {
 	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
@@ -35,17 +36,21 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 	if !ok {
 		return 0, false, nil // cancelled, and reported, before this retry began
 	}
-	reason, skip, at, err := m.recheck(key, p)
+	c, err := m.recheck(key, p)
 	switch {
 	case err != nil:
 		return attempt, false, m.attemptFailed(key, ref, attempt, err)
-	case skip:
+	case c.skip:
 		m.attempts.end(key)
-		m.obs.Skipped(ref, reason)
-		if !at.IsZero() {
-			m.schedule(key, p, at)
+		m.dropHold(key)
+		m.obs.Skipped(ref, c.reason)
+		if !c.at.IsZero() {
+			m.schedule(key, p, c.at)
 		}
 		return attempt, false, nil
+	case attempt == 1 && m.gate != nil && m.waits(key, p, c):
+		m.attempts.end(key) // not started: it waits for a token or the brake
+		return 0, false, nil
 	case m.opts.DryRun:
 		m.attempts.end(key)
 		m.obs.Succeeded(ref, attempt, true)
@@ -80,23 +85,35 @@ func (m *Manager) attemptFailed(key types.NamespacedName, ref PodRef, attempt in
 	return err
 }
 
+// checked is what the recheck before a delete found: whether the eviction must be skipped,
+// and why, with the later time it is due at when it is not due yet; and the pod and node it
+// read, when it is not skipped.
+type checked struct {
+	reason Reason
+	skip   bool
+	at     time.Time
+	pod    *v1.Pod
+	node   *v1.Node
+}
+
 // recheck reads the pod and its node from the Cache right before the delete and reports
-// whether the eviction p must be skipped, and why, with the later time it is due at when
-// it is not due yet; or the error of a failed lookup.
-func (m *Manager) recheck(key types.NamespacedName, p pending) (Reason, bool, time.Time, error) {
+// what it found about the eviction p; or the error of a failed lookup.
+func (m *Manager) recheck(key types.NamespacedName, p pending) (checked, error) {
+	var c checked
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", false, time.Time{}, fmt.Errorf("eviction: recheck pod %s: %w", refOf(key, p), err)
+		return c, fmt.Errorf("eviction: recheck pod %s: %w", refOf(key, p), err)
 	}
-	if reason, skip := m.recheckPod(key, pod, p); skip {
-		return reason, true, time.Time{}, nil
+	if c.reason, c.skip = m.recheckPod(key, pod, p); c.skip {
+		return c, nil
 	}
 	node, err := m.cache.Node(p.node)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", false, time.Time{}, fmt.Errorf("eviction: recheck node %s: %w", p.node, err)
+		return c, fmt.Errorf("eviction: recheck node %s: %w", p.node, err)
 	}
-	reason, skip, at := m.recheckNode(node, pod, p)
-	return reason, skip, at, nil
+	c.reason, c.skip, c.at = m.recheckNode(node, pod, p)
+	c.pod, c.node = pod, node
+	return c, nil
 }
 
 // recheckPod reports why pod, as the Cache has it now, must not be evicted for p, if so.

@@ -15,7 +15,10 @@ var ErrStopped = errors.New("eviction: Run has returned and work is left")
 // error. Idle means: every NodeUpdated and PodUpdated made before the call has been
 // processed, and no eviction that is due at the clock's current time is queued, waiting for
 // a delete worker, or running (its Deleter call and the updates that call makes, such as the
-// pod's removal, included). Evictions due later are not waited for.
+// pod's removal, included). Evictions due later are not waited for; nor are those that wait
+// for a budget (Options.RateLimit, TaintRateLimits, Brake): one that waits for a token is
+// not due until the token's time, and one the brake holds not until the brake releases it
+// (then it is due at once, and waited for).
 //
 // It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
 // the clock, call WaitIdle again. When it returns, the eviction queue's timer is armed for

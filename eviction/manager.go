@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type Manager struct {
 	attempts attemptBook                                      // evictions running or failing
 	deleted  deletedPods                                      // deleted, removal not seen yet
 	podLocks *podLocks
+	gate     *gate // rate limits and brake; nil when Options set none
 
 	started atomic.Bool // Run has been called
 }
@@ -87,6 +89,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
+	m.gate = newGate(opts, m.queue)
 	if m.retries, err = newLookupRetries(opts.Clock, opts.Backoff); err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
@@ -96,9 +99,13 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 // Pending is one scheduled eviction, as [Manager.Pending] reports it.
 type Pending struct {
 	Pod PodRef
-	// At is when the pod is due; at or before now for an eviction that is due or waits to
-	// retry. An eviction whose Deleter call is running is not pending, and not listed.
+	// At is when the pod is due; at or before now for an eviction that is due, waits to
+	// retry, or waits for a rate limit or the brake (then it is when the Manager found it
+	// due). An eviction whose Deleter call is running is not pending, and not listed.
 	At time.Time
+	// Delayed is why an eviction that is due waits: [ReasonRateLimited] or
+	// [ReasonPaused]; empty when it does not.
+	Delayed Reason
 }
 
 // Pending returns the scheduled evictions, earliest first: what will be evicted, and when,
@@ -111,6 +118,15 @@ func (m *Manager) Pending() []Pending {
 	for i, e := range entries {
 		out[i] = Pending{Pod: refOf(e.Key, e.Value), At: e.At.In(loc)}
 	}
+	if m.gate == nil {
+		return out
+	}
+	for i := range out {
+		if due, reason, ok := m.gate.held(entries[i].Key, entries[i].Value.uid); ok {
+			out[i].At, out[i].Delayed = due, reason
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Pending) int { return a.At.Compare(b.At) })
 	return out
 }
 

@@ -37,6 +37,12 @@ type Observer interface {
 	// first (Cancelled) or the recheck skips it (Skipped). A Failed is never the last word
 	// on an eviction while the Manager runs.
 	Failed(pod PodRef, attempt int, err error)
+	// Delayed: the eviction is due but waits, for a token of a rate limit
+	// ([ReasonRateLimited]) or for the brake to release ([ReasonPaused]); it stays pending
+	// (see [Manager.Pending]). Reported when the reason changes, not each time the Manager
+	// looks again, and only before the first attempt. It neither opens nor closes an
+	// eviction: Started, Cancelled or Skipped follows.
+	Delayed(pod PodRef, reason Reason)
 }
 
 // NopObserver implements [Observer] with methods that do nothing. Its zero value is ready
@@ -62,6 +68,9 @@ func (NopObserver) Succeeded(PodRef, int, bool) {}
 
 // Failed does nothing.
 func (NopObserver) Failed(PodRef, int, error) {}
+
+// Delayed does nothing.
+func (NopObserver) Delayed(PodRef, Reason) {}
 
 // Observers is an [Observer] that tells each of its observers every decision, in order:
 // the Manager takes one Observer, and a program may want several (one for Events and logs,
@@ -110,5 +119,12 @@ func (obs Observers) Succeeded(pod PodRef, attempt int, dryRun bool) {
 func (obs Observers) Failed(pod PodRef, attempt int, err error) {
 	for _, o := range obs {
 		o.Failed(pod, attempt, err)
+	}
+}
+
+// Delayed tells each observer.
+func (obs Observers) Delayed(pod PodRef, reason Reason) {
+	for _, o := range obs {
+		o.Delayed(pod, reason)
 	}
 }

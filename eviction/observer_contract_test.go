@@ -25,8 +25,32 @@ import (
 func TestObserverContract(t *testing.T) {
 	for seed := range 150 {
 		synctestRun(t, fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			newContractRun(t, uint64(seed)).run(60)
+			newContractRun(t, uint64(seed), eviction.Options{Backoff: exactBackoff}).run(60)
 		})
+	}
+}
+
+// TestObserverContractWithBudgets is TestObserverContract with a rate limit and a brake
+// (both nodes tainted trips it), so that evictions also wait for tokens and for the brake
+// to release them, and are cancelled while they wait.
+func TestObserverContractWithBudgets(t *testing.T) {
+	opts := eviction.Options{
+		Backoff:   exactBackoff,
+		RateLimit: eviction.Limit{PerSecond: 0.5, Burst: 1},
+		Brake:     eviction.Brake{Fraction: 0.5},
+	}
+	delayed := map[eviction.Reason]int{}
+	for seed := range 100 {
+		synctestRun(t, fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			c := newContractRun(t, uint64(seed), opts)
+			c.run(60)
+			for _, e := range c.obs.Of(evictiontest.Delayed) {
+				delayed[e.Reason]++
+			}
+		})
+	}
+	if delayed[eviction.ReasonRateLimited] == 0 || delayed[eviction.ReasonPaused] == 0 {
+		t.Errorf("the runs reported Delayed %v: they did not wait for both a token and the brake", delayed)
 	}
 }
 
@@ -50,9 +74,9 @@ type contractRun struct {
 	blocked map[string]bool
 }
 
-func newContractRun(t *testing.T, seed uint64) *contractRun {
+func newContractRun(t *testing.T, seed uint64, opts eviction.Options) *contractRun {
 	c := &contractRun{
-		harness: run(t, eviction.Options{Backoff: exactBackoff}),
+		harness: run(t, opts),
 		rng:     rand.New(rand.NewPCG(seed, 7)),
 		pods:    []string{"p0", "p1", "p2", "p3"},
 		nodes:   []string{"n1", "n2"},
@@ -210,11 +234,12 @@ func (c *contractRun) eventsOfKind(name string) []evictiontest.Kind {
 }
 
 // isOpen replays the reports of one pod: Scheduled, Started and Failed leave its eviction
-// open; Succeeded, Cancelled and Skipped close it.
+// open; Succeeded, Cancelled and Skipped close it; Delayed does neither.
 func isOpen(events []evictiontest.Kind) bool {
 	open := false
 	for _, k := range events {
 		switch k {
+		case evictiontest.Delayed:
 		case evictiontest.Scheduled, evictiontest.Started, evictiontest.Failed:
 			open = true
 		default:

@@ -31,8 +31,8 @@ const DefaultDeleteTimeout = 30 * time.Second
 
 // Options configures a [Manager]. The zero value gives the real clock, 8 event workers, 8
 // delete workers, deletes bounded by [DefaultDeleteTimeout] and retried forever with the
-// default [Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, and
-// real deletes.
+// default [Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, real
+// deletes, and no rate limit or brake.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock.
 	Clock clock.Clock
@@ -59,6 +59,24 @@ type Options struct {
 	// DryRun makes the Manager call no Deleter: every decision is still made and reported,
 	// and an eviction that is due is reported as Succeeded with dryRun true.
 	DryRun bool
+
+	// RateLimit bounds the evictions of the Manager: at most RateLimit.PerSecond a second,
+	// in bursts of at most RateLimit.Burst. An eviction that is due and finds no token
+	// waits for the next one, in the schedule (see [Manager.Pending]), and evictions due
+	// together take their tokens in deadline order. A waiting eviction holds the time of its
+	// token: one cancelled gives its token back to the next eviction that asks, while those
+	// already waiting keep their times. Only an eviction's first attempt takes a token; its
+	// retries are paced by Backoff. The zero Limit limits nothing.
+	RateLimit Limit
+	// TaintRateLimits bounds, per taint key, the evictions that a NoExecute taint with that
+	// key makes due (by not being tolerated, or by a toleration that ran out), as the
+	// device-taint KEP's EvictionsPerSecond does. An eviction due because of several taints
+	// waits for a token of each limit that applies, and of RateLimit: for the slowest.
+	// Keys not listed are not limited; nil limits nothing.
+	TaintRateLimits map[string]Limit
+	// Brake pauses the evictions caused by a taint key while too many nodes carry it; see
+	// [Brake]. The zero Brake never pauses.
+	Brake Brake
 }
 
 func (o Options) normalize() (Options, error) {
@@ -66,6 +84,9 @@ func (o Options) normalize() (Options, error) {
 		return o, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", o.Workers, o.DeleteWorkers)
 	}
 	if err := o.Backoff.validate(); err != nil {
+		return o, err
+	}
+	if err := validateBudgets(o.RateLimit, o.TaintRateLimits, o.Brake); err != nil {
 		return o, err
 	}
 	if o.DeadlineSource > FromObservation {

@@ -133,12 +133,14 @@ func (m *Manager) deadline(taints []v1.Taint, pod *v1.Pod, p pending, now time.T
 
 // keepsPlace reports whether the eviction p, due as e says, must keep the place it has in
 // the schedule: it is pending for the same pod at the same time, or it is due and already
-// waits to run, waits to retry, or runs. Scheduling it anew would report a move that did not
-// happen, and would reset the retry backoff of a failing eviction.
+// waits to run, waits to retry, waits for a token or the brake, or runs. Scheduling it anew
+// would report a move that did not happen, would reset the retry backoff of a failing
+// eviction, and would give up the token a waiting one holds.
 func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.Eviction, prev scheduled, now time.Time) bool {
 	due := e.Verdict == tolerations.EvictNow
 	if prev.ok {
-		return prev.p == p && (prev.at.Equal(e.At) || due && !prev.at.After(now))
+		held := due && m.gate != nil && m.gate.holding(key, p) // waits for a token or the brake
+		return prev.p == p && (prev.at.Equal(e.At) || due && !prev.at.After(now) || held)
 	}
 	return due && m.attempts.evicting(key, p.uid)
 }
@@ -147,6 +149,7 @@ func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.
 // scheduling goes through here, and reports first, so that an eviction due at once is
 // reported Scheduled before a delete worker reports it Started.
 func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
+	m.dropHold(key)
 	m.obs.Scheduled(refOf(key, p), at)
 	m.attempts.resume(key)
 	m.queue.Schedule(key, p, at)
@@ -162,6 +165,7 @@ func (m *Manager) skip(key types.NamespacedName, p pending, reason Reason) {
 // when it waits to run or to retry; when an attempt runs, at that attempt's end, unless the
 // attempt deletes the pod (then it reports Succeeded).
 func (m *Manager) cancel(key types.NamespacedName, reason Reason) {
+	m.dropHold(key) // first: a brake released meanwhile must not put it back
 	p, _, pending := m.queue.Get(key)
 	a, started := m.attempts.cancel(key, reason)
 	if !pending && !started {

@@ -11,11 +11,17 @@ import (
 
 // NodeUpdated takes a node event: old nil for an added node, new nil for a deleted one. It
 // queues the node when it was added or deleted, or when its NoExecute taints changed, and
-// returns at once. Nil for both does nothing.
+// returns at once. With Options.Brake set, it also counts the node's taint keys and zone
+// (O(its taints)), and puts back in the schedule the evictions that a brake it releases
+// held. Nil for both does nothing.
 func (m *Manager) NodeUpdated(old, new *v1.Node) {
-	switch {
-	case new == nil && old == nil:
+	if new == nil && old == nil {
 		return
+	}
+	if m.gate != nil {
+		m.gate.nodeUpdated(old, new) // the brake counts every update, taints changed or not
+	}
+	switch {
 	case new == nil:
 		m.shardFor(old.Name).putNode(old.Name, nodeEvent{})
 	case old == nil || !slices.EqualFunc(tolerations.NoExecuteTaints(old.Spec.Taints), tolerations.NoExecuteTaints(new.Spec.Taints), taintEqual):

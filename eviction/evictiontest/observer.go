@@ -19,6 +19,7 @@ const (
 	Started   Kind = "Started"
 	Succeeded Kind = "Succeeded"
 	Failed    Kind = "Failed"
+	Delayed   Kind = "Delayed"
 )
 
 // Event is one call of an [eviction.Observer] method, as [Observer] records it.
@@ -26,19 +27,19 @@ type Event struct {
 	Kind    Kind
 	Pod     eviction.PodRef
 	At      time.Time       // Scheduled
-	Reason  eviction.Reason // Cancelled, Skipped
+	Reason  eviction.Reason // Cancelled, Skipped, Delayed
 	Attempt int             // Started, Succeeded, Failed
 	DryRun  bool            // Succeeded
 	Err     error           // Failed
 }
 
-// String returns a short line such as "Scheduled ns/pod at 10:05:00" or
-// "Cancelled ns/pod: Tolerated".
+// String returns a short line such as "Scheduled ns/pod at 10:05:00",
+// "Cancelled ns/pod: Tolerated" or "Delayed ns/pod: RateLimited".
 func (e Event) String() string {
 	switch e.Kind {
 	case Scheduled:
 		return fmt.Sprintf("%s %s at %s", e.Kind, e.Pod, e.At.Format(time.TimeOnly))
-	case Cancelled, Skipped:
+	case Cancelled, Skipped, Delayed:
 		return fmt.Sprintf("%s %s: %s", e.Kind, e.Pod, e.Reason)
 	case Failed:
 		return fmt.Sprintf("%s %s (attempt %d): %v", e.Kind, e.Pod, e.Attempt, e.Err)
@@ -120,4 +121,9 @@ func (o *Observer) Succeeded(pod eviction.PodRef, attempt int, dryRun bool) {
 // Failed records a Failed event.
 func (o *Observer) Failed(pod eviction.PodRef, attempt int, err error) {
 	o.add(Event{Kind: Failed, Pod: pod, Attempt: attempt, Err: err})
+}
+
+// Delayed records a Delayed event.
+func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	o.add(Event{Kind: Delayed, Pod: pod, Reason: reason})
 }

@@ -70,15 +70,44 @@ var pods = []podSpec{
 	{"logging", "agent-b2", "node-b2", tolerateForever, false, "unreachable forever"},
 }
 
-// about and order map "namespace/name" to podSpec.about and to the place in pods.
-var about, order = func() (map[string]string, map[string]int) {
-	a, o := map[string]string{}, map[string]int{}
+// partitionPods are the pods of the second scenario: as most pods are, each tolerates the
+// unreachable taint for a while, 300 s unless it says otherwise (the DefaultTolerationSeconds
+// admission plugin gives every pod that). So nothing is due before the brake has seen the
+// whole partition.
+var partitionPods = []podSpec{
+	{"shop", "web-1", "node-a1", tolerateFor(300), false, "unreachable for 300s (the default)"},
+	{"shop", "api-1", "node-a1", tolerateFor(60), false, "unreachable for 60s"},
+	{"logging", "agent-a1", "node-a1", tolerateForever, false, "unreachable forever"},
+
+	{"shop", "cart-1", "node-a2", tolerateFor(300), false, "unreachable for 300s (the default)"},
+	{"logging", "agent-a2", "node-a2", tolerateForever, false, "unreachable forever"},
+
+	{"shop", "web-2", "node-a3", tolerateFor(300), false, "unreachable for 300s (the default)"},
+	{"shop", "queue-1", "node-a3", tolerateFor(180), false, "unreachable for 180s"},
+	{"logging", "agent-a3", "node-a3", tolerateForever, false, "unreachable forever"},
+
+	{"shop", "web-3", "node-b1", tolerateFor(300), false, "unreachable for 300s (the default)"},
+	{"shop", "api-2", "node-b1", tolerateFor(60), false, "unreachable for 60s"},
+	{"logging", "agent-b1", "node-b1", tolerateForever, false, "unreachable forever"},
+
+	{"shop", "cart-3", "node-b2", tolerateFor(300), false, "unreachable for 300s (the default)"},
+	{"logging", "agent-b2", "node-b2", tolerateForever, false, "unreachable forever"},
+}
+
+// podIndex maps "namespace/name" to a pod's podSpec.about and to its place in the list.
+type podIndex struct {
+	about map[string]string
+	order map[string]int
+}
+
+func indexPods(pods []podSpec) podIndex {
+	x := podIndex{about: map[string]string{}, order: map[string]int{}}
 	for i, p := range pods {
-		a[p.namespace+"/"+p.name] = p.about
-		o[p.namespace+"/"+p.name] = i
+		x.about[p.namespace+"/"+p.name] = p.about
+		x.order[p.namespace+"/"+p.name] = i
 	}
-	return a, o
-}()
+	return x
+}
 
 // nodeObject and podObject are the API objects of the cluster's nodes and pods.
 func nodeObject(name, zone string) *v1.Node {

@@ -11,6 +11,13 @@
 // NodeUpdated or PodUpdated. The Deleter removes the pod from the cache and reports the
 // deletion, as the API server and the informer would.
 //
+// A second scenario runs the same kind of partition with Options.Brake.ZoneFraction 0.5:
+// zone-a's three nodes are cut off at +00:00, so more than half of zone-a carries the taint
+// and the evictions it causes wait (reported Delayed, Paused, and listed as pending with the
+// time they fell due), while a node of zone-b that fails at +00:30 is evicted from as usual.
+// At +04:00 two of zone-a's nodes come back: their pods stay, and the brake releases what
+// fell due meanwhile on the third.
+//
 // Time is a fake clock moved in 10-second steps, so six simulated minutes take well under a
 // second. After every step the program waits with Manager.WaitIdle until the Manager has
 // done everything the step caused, then prints: the output is the same on every run.

@@ -5,10 +5,14 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
 func main() {
@@ -18,34 +22,86 @@ func main() {
 	}
 }
 
-// The script: what happens to the cluster, and when.
-var script = []struct {
+// scenario is one simulation: the pods of the cluster (on the same nodes), the Manager's
+// options, and the script of what happens to the cluster, and when.
+type scenario struct {
+	intro  string
+	pods   []podSpec
+	opts   eviction.Options
+	script []action
+}
+
+type action struct {
 	at   time.Duration
 	what string
 	do   func(c *cluster)
-}{
-	{0, "zone-a loses contact: node-a1, node-a2 and node-a3 get " + unreachable + ":NoExecute", func(c *cluster) {
-		c.taint("node-a1")
-		c.taint("node-a2")
-		c.taint("node-a3")
-	}},
-	{2 * time.Minute, "node-a3 is back: its taint is removed", func(c *cluster) {
-		c.untaint("node-a3")
-	}},
 }
 
-// cluster is the simulation and what it prints.
+var scenarios = []scenario{
+	{
+		intro: "A zone outage, simulated",
+		pods:  pods,
+		script: []action{
+			{0, "zone-a loses contact: node-a1, node-a2 and node-a3 get " + unreachable + ":NoExecute", func(c *cluster) {
+				c.taint("node-a1")
+				c.taint("node-a2")
+				c.taint("node-a3")
+			}},
+			{2 * time.Minute, "node-a3 is back: its taint is removed", func(c *cluster) {
+				c.untaint("node-a3")
+			}},
+		},
+	},
+	{
+		intro: "A whole-zone partition, with a brake (Options.Brake.ZoneFraction 0.5)",
+		pods:  partitionPods,
+		opts:  eviction.Options{Brake: eviction.Brake{ZoneFraction: 0.5}},
+		script: []action{
+			{0, "zone-a is cut off: node-a1, node-a2 and node-a3 get " + unreachable + ":NoExecute; 3 of 3 nodes in zone-a, the brake holds zone-a's evictions", func(c *cluster) {
+				c.taint("node-a1")
+				c.taint("node-a2")
+				c.taint("node-a3")
+			}},
+			{30 * time.Second, "node-b1 fails: 1 of 2 nodes in zone-b, not more than half, zone-b's evictions go on", func(c *cluster) {
+				c.taint("node-b1")
+			}},
+			{4 * time.Minute, "node-a1 is back: 2 of 3 nodes in zone-a still unreachable, the brake holds", func(c *cluster) {
+				c.untaint("node-a1")
+			}},
+			{4 * time.Minute, "node-a2 is back: 1 of 3, the brake releases what fell due meanwhile on node-a3", func(c *cluster) {
+				c.untaint("node-a2")
+			}},
+		},
+	},
+}
+
+// cluster is one scenario's simulation and what it prints.
 type cluster struct {
 	*sim
+	podIndex
+	sc      scenario
 	w       io.Writer
 	evicted []evictedPod
 	tainted []string // nodes the current step tainted
 }
 
-// run runs the simulation and writes its timeline to w: set the cluster, then at each tick
-// step the clock, play the script, wait until the Manager is idle, and print.
-func run(w io.Writer) (err error) {
-	s, err := newSim(start)
+// run runs every scenario and writes their timelines to w.
+func run(w io.Writer) error {
+	for i, sc := range scenarios {
+		if i > 0 {
+			fmt.Fprintf(w, "\n%s\n\n", strings.Repeat("-", 90))
+		}
+		if err := runScenario(w, sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runScenario runs one simulation and writes its timeline to w: set the cluster, then at
+// each tick step the clock, play the script, wait until the Manager is idle, and print.
+func runScenario(w io.Writer, sc scenario) (err error) {
+	s, err := newSim(start, sc.opts)
 	if err != nil {
 		return err
 	}
@@ -54,14 +110,14 @@ func run(w io.Writer) (err error) {
 			err = stopErr
 		}
 	}()
-	c := &cluster{sim: s, w: w}
+	c := &cluster{sim: s, podIndex: indexPods(sc.pods), sc: sc, w: w}
 	c.printIntro()
 
 	// The informers' initial list: nothing is tainted yet, so nothing is scheduled.
 	for _, n := range nodes {
 		s.setNode(nodeObject(n.name, n.zone))
 	}
-	for _, p := range pods {
+	for _, p := range sc.pods {
 		s.setPod(podObject(p))
 	}
 	if err := s.wait(); err != nil {
@@ -75,7 +131,11 @@ func run(w io.Writer) (err error) {
 			if err := s.stepTo(start.Add(t)); err != nil {
 				return err
 			}
-			c.print(s.take())
+			events := s.take()
+			c.print(events)
+			if slices.ContainsFunc(events, func(e evictiontest.Event) bool { return e.Kind == evictiontest.Delayed }) {
+				c.printPending() // what waits, and since when
+			}
 		}
 		if err := c.play(t); err != nil {
 			return err
@@ -87,7 +147,7 @@ func run(w io.Writer) (err error) {
 
 // play does what the script says for time t, waits, and prints what the Manager decided.
 func (c *cluster) play(t time.Duration) error {
-	for _, a := range script {
+	for _, a := range c.sc.script {
 		if a.at != t {
 			continue
 		}

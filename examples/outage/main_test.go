@@ -45,13 +45,24 @@ func find(lines [][]string, verb, pod string) [][]string {
 	return out
 }
 
+// scenarioOutput returns the output of scenario i (0 for the outage, 1 for the partition).
+func scenarioOutput(t *testing.T, out string, i int) string {
+	t.Helper()
+	parts := strings.Split(out, "\n"+strings.Repeat("-", 90)+"\n")
+	if len(parts) != len(scenarios) {
+		t.Fatalf("output has %d scenarios, want %d:\n%s", len(parts), len(scenarios), out)
+	}
+	return parts[i]
+}
+
 func TestOutage(t *testing.T) {
 	defer goleak.VerifyNone(t)
 
-	out := runOutage(t)
-	if again := runOutage(t); again != out {
-		t.Fatalf("two runs printed different output:\n--- first\n%s\n--- second\n%s", out, again)
+	all := runOutage(t)
+	if again := runOutage(t); again != all {
+		t.Fatalf("two runs printed different output:\n--- first\n%s\n--- second\n%s", all, again)
 	}
+	out := scenarioOutput(t, all, 0)
 	lines := timeline(out)
 
 	// evictedAt checks that pod was evicted exactly once, at the given time.
@@ -121,6 +132,50 @@ func TestOutage(t *testing.T) {
 		"finished before the outage, left alone (1):",
 		"+02:00    pending:   shop/cart-1 at +05:00\n",
 		"+00:00    pending:   shop/api-1 at +01:00, shop/queue-1 at +03:00, shop/cart-1 at +05:00, shop/cart-2 at +05:00\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestPartition checks the second scenario: the brake holds zone-a's evictions while its
+// three nodes are cut off, zone-b's go on, and when two nodes come back the brake releases
+// what fell due on the third; nothing is evicted twice.
+func TestPartition(t *testing.T) {
+	defer goleak.VerifyNone(t)
+
+	out := scenarioOutput(t, runOutage(t), 1)
+	lines := timeline(out)
+	once := func(verb, pod, at, last string) {
+		t.Helper()
+		got := find(lines, verb, pod)
+		if len(got) != 1 || got[0][0] != at || got[0][len(got[0])-1] != last {
+			t.Errorf("%s %s: %v, want once at %s ending %q", verb, pod, got, at, last)
+		}
+	}
+	// Due while zone-a is cut off: held, reported once.
+	once("delayed", "shop/api-1", "+01:00", "Paused")
+	once("delayed", "shop/queue-1", "+03:00", "Paused")
+	// zone-b has 1 of 2 nodes down, not more than half: evicted on time.
+	once("evicted", "shop/api-2", "+01:30", "node-b1")
+	once("evicted", "shop/web-3", "+05:30", "node-b1")
+	// node-a1 and node-a2 come back: their pods stay; node-a3's held eviction goes.
+	for _, pod := range []string{"shop/web-1", "shop/api-1", "shop/cart-1"} {
+		once("cancelled", pod, "+04:00", "NodeNotTainted")
+		if got := find(lines, "evicted", pod); len(got) != 0 {
+			t.Errorf("%s: evicted %v, want never", pod, got)
+		}
+	}
+	once("evicted", "shop/queue-1", "+04:00", "node-a3")
+	once("evicted", "shop/web-2", "+05:00", "node-a3")
+	for _, want := range []string{
+		"+03:00    pending:   shop/api-1 at +01:00 (Paused), shop/queue-1 at +03:00 (Paused),",
+		"evicted (4):",
+		"still running (9):",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)

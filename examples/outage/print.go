@@ -28,7 +28,8 @@ func since(t time.Time) string {
 // kindOrder orders the decisions about one pod within a step.
 var kindOrder = map[evictiontest.Kind]int{
 	evictiontest.Scheduled: 0, evictiontest.Cancelled: 1, evictiontest.Skipped: 2,
-	evictiontest.Started: 3, evictiontest.Succeeded: 4, evictiontest.Failed: 5, kept: 6,
+	evictiontest.Delayed: 3, evictiontest.Started: 4, evictiontest.Succeeded: 5, evictiontest.Failed: 6,
+	kept: 7,
 }
 
 // print writes a step's decisions, ordered by pod (in the order of pods, so by node) and
@@ -37,7 +38,7 @@ var kindOrder = map[evictiontest.Kind]int{
 func (c *cluster) print(events []evictiontest.Event) {
 	slices.SortStableFunc(events, func(a, b evictiontest.Event) int {
 		return cmp.Or(
-			cmp.Compare(order[a.Pod.String()], order[b.Pod.String()]),
+			cmp.Compare(c.order[a.Pod.String()], c.order[b.Pod.String()]),
 			cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]),
 			a.At.Compare(b.At),
 		)
@@ -57,8 +58,10 @@ func (c *cluster) print(events []evictiontest.Event) {
 			c.evicted = append(c.evicted, evictedPod{e.Pod, now})
 		case evictiontest.Failed:
 			verb, detail = "failed", "on "+e.Pod.Node+": "+e.Err.Error()
+		case evictiontest.Delayed:
+			verb, detail = "delayed", "on "+e.Pod.Node+": "+string(e.Reason)
 		case kept:
-			verb, detail = "kept", "on "+e.Pod.Node+", nothing scheduled ("+about[e.Pod.String()]+")"
+			verb, detail = "kept", "on "+e.Pod.Node+", nothing scheduled ("+c.about[e.Pod.String()]+")"
 		default:
 			continue // Started: the Deleter is called; "evicted" follows
 		}
@@ -76,7 +79,7 @@ func (c *cluster) withKept(events []evictiontest.Event) []evictiontest.Event {
 	for _, e := range events {
 		decided[e.Pod.String()] = true
 	}
-	for _, p := range pods {
+	for _, p := range c.sc.pods {
 		ref := eviction.PodRef{Namespace: p.namespace, Name: p.name, Node: p.node}
 		if slices.Contains(c.tainted, p.node) && !decided[ref.String()] {
 			events = append(events, evictiontest.Event{Kind: kept, Pod: ref})
@@ -93,7 +96,11 @@ func (c *cluster) printPending() {
 	})
 	var list []string
 	for _, p := range pending {
-		list = append(list, p.Pod.String()+" at "+since(p.At))
+		item := p.Pod.String() + " at " + since(p.At)
+		if p.Delayed != "" {
+			item += " (" + string(p.Delayed) + ")"
+		}
+		list = append(list, item)
 	}
 	if len(list) == 0 {
 		list = []string{"none"}
@@ -103,12 +110,12 @@ func (c *cluster) printPending() {
 
 // printIntro writes what is simulated: the nodes and pods, with the tolerations that matter.
 func (c *cluster) printIntro() {
-	fmt.Fprintf(c.w, "A zone outage, simulated: %d nodes in 2 zones, %d pods, one eviction.Manager.\n", len(nodes), len(pods))
+	fmt.Fprintf(c.w, "%s: %d nodes in 2 zones, %d pods, one eviction.Manager.\n", c.sc.intro, len(nodes), len(c.sc.pods))
 	fmt.Fprintf(c.w, "The clock is fake and moves %v at a time; the output is the same on every run.\n\n", tick)
 	fmt.Fprintf(c.w, "Pods, and what they tolerate of %s:NoExecute:\n", unreachable)
 	for _, n := range nodes {
 		label := n.zone + "  " + n.name
-		for _, p := range pods {
+		for _, p := range c.sc.pods {
 			if p.node == n.name {
 				fmt.Fprintf(c.w, "  %-15s  %-16s  %s\n", label, p.namespace+"/"+p.name, p.about)
 				label = ""
@@ -129,7 +136,7 @@ func (c *cluster) printSummary() {
 	for _, n := range nodes {
 		list, _ := c.cache.PodsOnNode(n.name)
 		slices.SortFunc(list, func(a, b *v1.Pod) int {
-			return cmp.Compare(order[a.Namespace+"/"+a.Name], order[b.Namespace+"/"+b.Name])
+			return cmp.Compare(c.order[a.Namespace+"/"+a.Name], c.order[b.Namespace+"/"+b.Name])
 		})
 		for _, p := range list {
 			line := fmt.Sprintf("    %-16s  on %s (%s)", p.Namespace+"/"+p.Name, n.name, n.zone)
@@ -141,5 +148,7 @@ func (c *cluster) printSummary() {
 		}
 	}
 	fmt.Fprintf(c.w, "  still running (%d):\n%s\n", len(running), strings.Join(running, "\n"))
-	fmt.Fprintf(c.w, "  finished before the outage, left alone (%d):\n%s\n", len(finished), strings.Join(finished, "\n"))
+	if len(finished) > 0 {
+		fmt.Fprintf(c.w, "  finished before the outage, left alone (%d):\n%s\n", len(finished), strings.Join(finished, "\n"))
+	}
 }

@@ -29,10 +29,11 @@ type sim struct {
 	stop  func() error
 }
 
-// newSim starts a Manager on a fake clock set to start.
-func newSim(start time.Time) (*sim, error) {
+// newSim starts a Manager with opts on a fake clock set to start.
+func newSim(start time.Time, opts eviction.Options) (*sim, error) {
 	s := &sim{clock: testclock.NewFakeClock(start), cache: &evictiontest.Cache{}, obs: &evictiontest.Observer{}}
-	m, err := eviction.New(s, s.cache, eviction.Options{Clock: s.clock, Observer: s.obs})
+	opts.Clock, opts.Observer = s.clock, s.obs
+	m, err := eviction.New(s, s.cache, opts)
 	if err != nil {
 		return nil, err
 	}

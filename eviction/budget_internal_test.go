@@ -1,0 +1,87 @@
+package eviction
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+func TestValidateBudgets(t *testing.T) {
+	tests := []struct {
+		name    string
+		rate    Limit
+		taint   map[string]Limit
+		brake   Brake
+		wantErr string // "" for valid
+	}{
+		{name: "zero: off"},
+		{name: "a rate with a burst", rate: Limit{5, 5}},
+		{name: "a fraction of 1 never pauses, and is valid", brake: Brake{Fraction: 1, ZoneFraction: 1}},
+		{name: "negative rate", rate: Limit{-1, 1}, wantErr: "eviction: RateLimit.PerSecond"},
+		{name: "NaN rate", rate: Limit{math.NaN(), 1}, wantErr: "eviction: RateLimit.PerSecond"},
+		{name: "infinite rate", rate: Limit{math.Inf(1), 1}, wantErr: "eviction: RateLimit.PerSecond"},
+		{name: "burst 0 with a rate", rate: Limit{5, 0}, wantErr: "eviction: RateLimit.Burst must be at least 1"},
+		{name: "negative burst", rate: Limit{5, -1}, wantErr: "eviction: RateLimit.Burst must not be negative"},
+		{name: "burst without a rate", rate: Limit{0, 3}, wantErr: "eviction: RateLimit.Burst is 3"},
+		{name: "taint rate: burst 0", taint: map[string]Limit{"k": {1, 0}}, wantErr: `eviction: TaintRateLimits["k"].Burst`},
+		{name: "taint rate: empty key", taint: map[string]Limit{"": {1, 1}}, wantErr: "eviction: TaintRateLimits has an empty taint key"},
+		{name: "fraction above 1", brake: Brake{Fraction: 1.5}, wantErr: "eviction: Brake.Fraction"},
+		{name: "negative fraction", brake: Brake{Fraction: -0.1}, wantErr: "eviction: Brake.Fraction"},
+		{name: "NaN zone fraction", brake: Brake{ZoneFraction: math.NaN()}, wantErr: "eviction: Brake.ZoneFraction"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := validateBudgets(tt.rate, tt.taint, tt.brake)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr)):
+				t.Errorf("got %v, want an error starting %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCauses(t *testing.T) {
+	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *metav1.Time { tm := metav1.NewTime(now.Add(-d)); return &tm }
+	secs := func(s int64) *int64 { return &s }
+	taints := []v1.Taint{
+		{Key: "a", Effect: v1.TaintEffectNoExecute, TimeAdded: ago(time.Minute)},
+		{Key: "b", Effect: v1.TaintEffectNoExecute, TimeAdded: ago(time.Minute)},
+		{Key: "b", Value: "x", Effect: v1.TaintEffectNoExecute, TimeAdded: ago(time.Minute)},
+		{Key: "c", Effect: v1.TaintEffectNoSchedule, TimeAdded: ago(time.Minute)},
+	}
+	tol := func(key string, s int64) v1.Toleration {
+		return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: secs(s)}
+	}
+	tests := []struct {
+		name  string
+		tols  []v1.Toleration
+		src   DeadlineSource
+		since time.Time
+		want  []string
+	}{
+		{"nothing tolerated: every NoExecute key, once", nil, FromTimeAdded, time.Time{}, []string{"a", "b"}},
+		{"a tolerated for long, b not at all", []v1.Toleration{tol("a", 3600)}, FromTimeAdded, time.Time{}, []string{"b"}},
+		{"a ran out, b for long", []v1.Toleration{tol("a", 30), tol("b", 3600)}, FromTimeAdded, time.Time{}, []string{"a"}},
+		{"both ran out", []v1.Toleration{tol("a", 30), tol("b", 60)}, FromTimeAdded, time.Time{}, []string{"a", "b"}},
+		{"none due yet", []v1.Toleration{tol("a", 90), tol("b", 90)}, FromTimeAdded, time.Time{}, nil},
+		{"FromObservation counts from since, not TimeAdded", []v1.Toleration{tol("a", 30), tol("b", 90)}, FromObservation, now.Add(-45 * time.Second), []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := causes(nil, taints, tt.tols, tt.src, tt.since, now, tolerations.Options{})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package eviction
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/timedqueue"
+)
+
+// BenchmarkGateAdmit measures what the gate adds to an eviction that goes at once, the
+// common case with budgets on: one admit, with a rate so high that nothing waits. "rate"
+// has Options.RateLimit alone; "all" adds a per-taint limit and a brake that counts 5,000
+// nodes and never pauses (fraction 1), and passes the taint keys that make the pod due.
+func BenchmarkGateAdmit(b *testing.B) {
+	high := Limit{PerSecond: 1e9, Burst: 1e6}
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"rate", Options{RateLimit: high}},
+		{"all", Options{RateLimit: high, TaintRateLimits: map[string]Limit{keyU: high}, Brake: Brake{Fraction: 1, ZoneFraction: 1}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			q, err := timedqueue.New(func(context.Context, types.NamespacedName, pending) error { return nil },
+				timedqueue.Options[types.NamespacedName]{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := newGate(tc.opts, q)
+			if g.brake != nil {
+				for i := range 5000 {
+					g.nodeUpdated(nil, brakeNode(fmt.Sprintf("n-%d", i), fmt.Sprintf("z-%d", i%3), keyU))
+				}
+			}
+			keys := []string{keyU}
+			p := pending{uid: "u", node: "n-1"}
+			key := types.NamespacedName{Namespace: "ns", Name: "pod"}
+			now := time.Now()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if a := g.admit(key, p, keys, "z-1", now.Add(time.Duration(i))); a.wait {
+					b.Fatalf("admit %d: waits until %v", i, a.until)
+				}
+			}
+		})
+	}
+}
