@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // Outcomes, the values of the outcome label of taintevict_evictions_total.
@@ -224,7 +223,7 @@ func (m *Metrics) end(pod eviction.PodRef) tracked {
 }
 
 func failureReason(err error) string {
-	var panicked *timedqueue.PanicError
+	var panicked *eviction.PanicError
 	switch {
 	case errors.As(err, &panicked):
 		return "Panic"

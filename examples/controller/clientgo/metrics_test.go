@@ -17,7 +17,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // TestMetrics feeds a Metrics the decisions of several evictions on a fake clock and
@@ -55,7 +54,7 @@ func TestMetrics(t *testing.T) {
 	m.Skipped(ref("e"), eviction.ReasonPodTerminating)
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
 	m.Failed(ref("g"), 1, apierrors.NewTooManyRequests("pdb", 1))
-	m.Failed(ref("g"), 2, &timedqueue.PanicError{Value: "boom"})
+	m.Failed(ref("g"), 2, &eviction.PanicError{Value: "boom"})
 	m.Failed(ref("g"), 3, errors.New("what"))
 
 	assert.Empty(t, m.evics, "every ended eviction forgotten")
