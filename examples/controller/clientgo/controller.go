@@ -181,8 +181,8 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 	return d, nil
 }
 
-// pending counts the Manager's pending evictions, for the metrics' gauge.
-func (c *Controller) pending() int { return len(c.manager.Pending()) }
+// pending returns the Manager's pending evictions, for the metrics' gauges.
+func (c *Controller) pending() []eviction.Pending { return c.manager.Pending() }
 
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }
