@@ -31,6 +31,8 @@ type waiter struct {
 	wake chan struct{}
 }
 
+var _ eviction.Observer = (*waiter)(nil)
+
 func newWaiter() *waiter { return &waiter{wake: make(chan struct{}, 1)} }
 
 func (w *waiter) poke() {
@@ -45,6 +47,7 @@ func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason) { w.poke() }
 func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)   { w.poke() }
 func (w *waiter) Succeeded(eviction.PodRef, int, bool)       { w.poke() }
 func (w *waiter) Failed(eviction.PodRef, int, error)         { w.poke() }
+func (w *waiter) Delayed(eviction.PodRef, eviction.Reason)   { w.poke() }
 
 // until returns once cond holds, checking at each decision, and fails the test after
 // failAfter. The state it checks changes only with decisions.
