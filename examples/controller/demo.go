@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,15 +119,17 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	out = &syncWriter{w: out} // the script and the Observer both write to it
 
 	factory := clientgo.NewFactory(client)
-	prog := newProgress()
-	// An Event informer, for the demo only: it waits for the Events to reach the API
-	// server, and shows them at the end, as `kubectl get events` would.
+	// An Event informer, for the demo only: the script waits for the Events to reach the
+	// API server, and shows them at the end, as `kubectl get events` would.
+	eventWake := make(chan struct{}, 1)
 	events := factory.Core().V1().Events().Informer()
-	if _, err := events.AddEventHandler(prog.handler()); err != nil {
+	if _, err := events.AddEventHandler(wakeHandler(eventWake)); err != nil {
 		return err
 	}
+	var h *handed
 	copts := opts.Config.controllerOptions()
-	copts.Observers = []eviction.Observer{&lineObserver{out: out}, prog}
+	copts.Observers = []eviction.Observer{&lineObserver{out: out}}
+	copts.WrapUpdater = func(u clientgo.Updater) clientgo.Updater { h = newHanded(u); return h }
 	reg := prometheus.NewRegistry()
 	copts.Metrics = reg
 	c, err := clientgo.NewController(ctx, client, factory, copts)
@@ -140,14 +143,11 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 		}
 		defer stop()
 	}
-	if _, err := c.Informers().Pods.AddEventHandler(prog.handler()); err != nil {
-		return err
-	}
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(ctx) }()
 	d := &demo{
-		c: c, client: client, out: out, prog: prog, opts: opts,
+		c: c, client: client, out: out, handed: h, eventWake: eventWake, opts: opts,
 		pods:   corelisters.NewPodLister(c.Informers().Pods.GetIndexer()),
 		events: corelisters.NewEventLister(events.GetIndexer()),
 	}
@@ -161,10 +161,13 @@ type demo struct {
 	c      *clientgo.Controller
 	client *fake.Clientset
 	out    io.Writer
-	prog   *progress
 	opts   DemoOptions
 	pods   corelisters.PodLister
 	events corelisters.EventLister
+
+	handed    *handed       // what the Manager was handed
+	eventWake chan struct{} // a change of the Event informer's cache
+	marked    []string      // the Events the Manager's decisions will record, in any order
 }
 
 func (d *demo) dryRun() bool { return d.opts.Config.mode == clientgo.ModeDryRun }
@@ -185,10 +188,7 @@ func (d *demo) script(ctx context.Context) error {
 	if err := d.setTaint(ctx, true); err != nil {
 		return err
 	}
-	if err := d.prog.until(ctx, func() bool {
-		return d.evicted("shop", "web-1") && d.evicted("batch", "train-1") &&
-			d.prog.has("scheduled", "shop/api-1") && d.prog.has("scheduled", "shop/cache-1")
-	}); err != nil {
+	if err := d.evicted(ctx, "shop/web-1", "batch/train-1"); err != nil {
 		return err
 	}
 	for _, p := range d.c.Manager().Pending() {
@@ -196,15 +196,20 @@ func (d *demo) script(ctx context.Context) error {
 	}
 
 	d.say("waiting for api-1's %ds toleration to run out", d.opts.Seconds)
-	if err := d.prog.until(ctx, func() bool { return d.evicted("shop", "api-1") }); err != nil {
+	if err := d.evicted(ctx, "shop/api-1"); err != nil {
 		return err
 	}
 
 	d.say("node-1 is back: removing its taint")
+	for _, p := range d.c.Manager().Pending() {
+		if p.Delayed == "" { // the Manager reports one the brake holds Skipped: no Event
+			d.expect("Cancelling deletion of Pod %s", p.Pod)
+		}
+	}
 	if err := d.setTaint(ctx, false); err != nil {
 		return err
 	}
-	if err := d.prog.until(ctx, func() bool { return d.prog.has("cancelled", "shop/cache-1") }); err != nil {
+	if err := d.settle(ctx); err != nil {
 		return err
 	}
 
@@ -215,32 +220,69 @@ func (d *demo) script(ctx context.Context) error {
 	return nil
 }
 
+func (d *demo) settle(ctx context.Context) error {
+	return settle(ctx, d.client, d.handed, d.c.Manager())
+}
+
+// evicted waits until none of pods is pending: evicted, reported in a dry run, or dropped
+// by the Manager. It settles, then sleeps until the earliest of their deadlines (a pod that
+// waits for a rate limit has none that Pending tells: it looks again 100 ms later), and
+// again. A pod the brake holds is not waited for: the script says so and goes on.
+func (d *demo) evicted(ctx context.Context, pods ...string) error {
+	for {
+		if err := d.settle(ctx); err != nil {
+			return err
+		}
+		var next *eviction.Pending
+		var paused []string
+		for _, p := range d.c.Manager().Pending() {
+			switch {
+			case !slices.Contains(pods, p.Pod.String()):
+			case p.Delayed == eviction.ReasonPaused:
+				paused = append(paused, p.Pod.String())
+			case next == nil:
+				next = &p
+			}
+		}
+		if next == nil {
+			for _, p := range paused {
+				d.say("%s is paused by the brake: going on", p)
+				d.expect("Pausing deletion of Pod %s: %s", p, clientgo.PausedMessage)
+			}
+			return nil
+		}
+		at := next.At
+		if next.Delayed == eviction.ReasonRateLimited {
+			at = time.Now().Add(100 * time.Millisecond)
+		}
+		if err := sleepUntil(ctx, at); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *demo) expect(format string, args ...any) {
+	d.marked = append(d.marked, fmt.Sprintf(format, args...))
+}
+
 // waitEvents waits for kube's Events to reach the API server: the broadcaster writes them
-// from its own goroutine. A dry run records none.
+// from its own goroutine. They are those the script expected, and a "Marking for deletion"
+// for each pod that is gone. A dry run records none.
 func (d *demo) waitEvents(ctx context.Context) error {
 	if d.dryRun() {
 		return nil
 	}
-	want := []string{
-		"Marking for deletion Pod shop/web-1",
-		"Marking for deletion Pod batch/train-1",
-		"Marking for deletion Pod shop/api-1",
-		"Cancelling deletion of Pod shop/cache-1",
+	want := d.marked
+	for _, p := range demoPods(d.opts.Seconds) {
+		_, err := d.client.CoreV1().Pods(p.namespace).Get(ctx, p.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			want = append(want, fmt.Sprintf("Marking for deletion Pod %s/%s", p.namespace, p.name))
+		}
 	}
-	return d.prog.until(ctx, func() bool {
+	return until(ctx, d.eventWake, func() bool {
 		have := d.eventMessages()
 		return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
 	})
-}
-
-// evicted reports whether the pod was evicted: gone from the informer's cache, or in
-// dry-run mode reported as would-be evicted.
-func (d *demo) evicted(namespace, name string) bool {
-	if d.dryRun() {
-		return d.prog.has("evicted", namespace+"/"+name)
-	}
-	_, err := d.pods.Pods(namespace).Get(name)
-	return err != nil && d.prog.has("evicted", namespace+"/"+name)
 }
 
 // setTaint adds the unreachable taint to node-1, or removes it, through the clientset, as

@@ -54,6 +54,10 @@ type Options struct {
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
+	// WrapUpdater, if not nil, wraps the Manager as the informers' event handlers feed it:
+	// a hook for a program or a test that needs to know which changes the Manager has been
+	// handed (before [eviction.Manager.WaitIdle], say). The wrapper must pass every call on.
+	WrapUpdater func(Updater) Updater
 	// Metrics, if not nil, is where [Metrics] registers; nil keeps no metrics.
 	Metrics prometheus.Registerer
 	// LeaderElection, if not nil, makes the Controller run its Manager only while it holds
@@ -150,7 +154,11 @@ func (c *Controller) build(logger klog.Logger) error {
 			return err
 		}
 	}
-	return c.informers.AddHandlers(c.manager, logger)
+	var u Updater = c.manager
+	if c.opts.WrapUpdater != nil {
+		u = c.opts.WrapUpdater(u)
+	}
+	return c.informers.AddHandlers(u, logger)
 }
 
 // deleter returns the Deleter of the Mode, nil in ModeDryRun.
@@ -181,8 +189,8 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 	return d, nil
 }
 
-// pending counts the Manager's pending evictions, for the metrics' gauge.
-func (c *Controller) pending() int { return len(c.manager.Pending()) }
+// pending returns the Manager's pending evictions, for the metrics' gauges.
+func (c *Controller) pending() []eviction.Pending { return c.manager.Pending() }
 
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }

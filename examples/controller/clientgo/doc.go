@@ -8,10 +8,14 @@
 //   - [PodDeleter]: kube's way (DisruptionTarget=True, then delete) in two API calls, both
 //     bound to the pod's UID; [EvictionDeleter]: the policy/v1 Eviction API, so that
 //     PodDisruptionBudgets are honoured, with an optional timeout after which it deletes;
-//   - [EventObserver]: kube's Events; [Metrics]: kube's two metrics and ours, on a
+//   - [EventObserver]: kube's Events, and one of ours when the brake pauses an eviction;
+//     [Metrics]: kube's two metrics and ours (among them, for the eviction budgets,
+//     taintevict_evictions_delayed_total and the gauge taintevict_delayed_evictions), on a
 //     Prometheus registry of the caller's;
 //   - [Controller]: all of the above with leader election on a Lease, and
-//     [Controller.Handler] for /healthz, /readyz and /metrics.
+//     [Controller.Handler] for /healthz, /readyz and /metrics; [Options.WrapUpdater] lets
+//     a test or a demo learn which changes the informers have handed the Manager, so that
+//     eviction.Manager.WaitIdle, which knows nothing of the informers, is enough after it.
 //
 // The package lives in the nested module examples/controller, so that the library's own
 // module never depends on client-go or Prometheus. The command in examples/controller is a

@@ -20,7 +20,13 @@ const EventReason = "TaintManagerEviction"
 // and messages:
 //
 //   - "Marking for deletion Pod ns/name" when the Deleter is first called for the pod;
-//   - "Cancelling deletion of Pod ns/name" when a pending eviction is cancelled.
+//   - "Cancelling deletion of Pod ns/name" when a pending eviction is cancelled;
+//
+// and one of its own, which kube's controller has no cause for: "Pausing deletion of Pod
+// ns/name: " and [PausedMessage], when the brake (eviction.Options.Brake) holds a due
+// eviction back. The Manager reports a delay only when its reason changes, so that is one
+// Event per pause, not one per look; a wait for a rate limit records none (it is short and
+// routine; the metrics count it).
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
 // copies. The Events' object references carry the pod's UID, so that they belong to this
@@ -40,6 +46,18 @@ var _ eviction.Observer = EventObserver{}
 // Cancelled records "Cancelling deletion of Pod ns/name".
 func (o EventObserver) Cancelled(pod eviction.PodRef, _ eviction.Reason) {
 	o.event(pod, "Cancelling deletion of Pod %s", pod)
+}
+
+// PausedMessage ends the Event that [EventObserver] records when the brake holds an
+// eviction back.
+const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
+
+// Delayed records "Pausing deletion of Pod ns/name: " and [PausedMessage] when the reason is
+// eviction.ReasonPaused, and nothing for another reason.
+func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	if reason == eviction.ReasonPaused {
+		o.event(pod, "Pausing deletion of Pod %s: %s", pod, PausedMessage)
+	}
 }
 
 // Started records "Marking for deletion Pod ns/name" on the first attempt.

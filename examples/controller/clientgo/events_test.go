@@ -23,13 +23,15 @@ func drain(r *record.FakeRecorder) []string {
 }
 
 // TestEventObserver checks the Events kube records: one on the first attempt, one on a
-// cancel, none for the other decisions.
+// cancel, ours when the brake pauses an eviction, none for the other decisions.
 func TestEventObserver(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
 	o := EventObserver{Recorder: rec}
 	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-1", Node: "node-1"}
 
 	o.Scheduled(pod, testNow)
+	o.Delayed(pod, eviction.ReasonRateLimited) // routine: no Event
+	o.Delayed(pod, eviction.ReasonPaused)
 	o.Started(pod, 1)
 	o.Failed(pod, 1, assert.AnError)
 	o.Started(pod, 2) // a retry: no second Event
@@ -38,6 +40,7 @@ func TestEventObserver(t *testing.T) {
 	o.Cancelled(pod, eviction.ReasonNotTainted)
 
 	assert.Equal(t, []string{
+		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + PausedMessage,
 		"Normal TaintManagerEviction Marking for deletion Pod shop/web-1",
 		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",
 	}, drain(rec))
@@ -45,4 +48,5 @@ func TestEventObserver(t *testing.T) {
 	// Without a recorder, nothing happens, and nothing breaks.
 	EventObserver{}.Started(pod, 1)
 	EventObserver{}.Cancelled(pod, eviction.ReasonPodDeleted)
+	EventObserver{}.Delayed(pod, eviction.ReasonPaused)
 }

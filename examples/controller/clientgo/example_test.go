@@ -67,6 +67,8 @@ type printer struct {
 	evicted chan struct{}
 }
 
+var _ eviction.Observer = (*printer)(nil)
+
 func (p *printer) Succeeded(pod eviction.PodRef, _ int, _ bool) {
 	fmt.Printf("evicted %s from %s\n", pod, pod.Node)
 	close(p.evicted)

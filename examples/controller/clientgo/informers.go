@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -20,10 +21,19 @@ func NewFactory(client kubernetes.Interface) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields))
 }
 
+// dropManagedFields clears managedFields on a copy: a watch may hand the informer an object
+// that someone else still holds (the fake clientset hands over the very object it stores),
+// and changing that in place is a data race.
 func dropManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
+	m, err := meta.Accessor(obj)
+	if err != nil || len(m.GetManagedFields()) == 0 {
+		return obj, nil
 	}
+	if o, ok := obj.(runtime.Object); ok {
+		obj = o.DeepCopyObject()
+		m, _ = meta.Accessor(obj)
+	}
+	m.SetManagedFields(nil)
 	return obj, nil
 }
 

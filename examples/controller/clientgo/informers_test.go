@@ -129,3 +129,22 @@ func TestPodsByNodeName(t *testing.T) {
 	_, err = podsByNodeName(&v1.Node{})
 	assert.Error(t, err)
 }
+
+// TestDropManagedFields: the transform clears managedFields on a copy, leaving the object
+// it was given as it was (someone else may hold it), and passes other objects through.
+func TestDropManagedFields(t *testing.T) {
+	pod := podOn("shop", "web-1", "node-1")
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	got, err := dropManagedFields(pod)
+	require.NoError(t, err)
+	assert.Empty(t, got.(*v1.Pod).ManagedFields, "the informer's copy")
+	assert.Len(t, pod.ManagedFields, 1, "the object given")
+
+	bare := podOn("shop", "web-2", "node-1")
+	got, err = dropManagedFields(bare)
+	require.NoError(t, err)
+	assert.Same(t, bare, got, "nothing to clear: no copy")
+	got, err = dropManagedFields("not an object")
+	require.NoError(t, err)
+	assert.Equal(t, "not an object", got)
+}

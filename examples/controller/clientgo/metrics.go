@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // Outcomes, the values of the outcome label of taintevict_evictions_total.
@@ -33,10 +32,10 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 type MetricsOptions struct {
 	// Clock tells the time of the decisions. nil means the real clock; use the Manager's.
 	Clock clock.PassiveClock
-	// Pending, if not nil, gives the number of pending evictions for the
-	// taintevict_pending_evictions gauge when it is scraped: usually
-	// len(manager.Pending()), which is exact. nil leaves the gauge out.
-	Pending func() int
+	// Pending, if not nil, gives the pending evictions for the taintevict_pending_evictions
+	// and taintevict_delayed_evictions gauges when they are scraped: usually
+	// manager.Pending, which is exact. nil leaves both gauges out.
+	Pending func() []eviction.Pending
 }
 
 // Metrics is the [eviction.Observer] (and [DeleteObserver]) that keeps Prometheus metrics:
@@ -48,15 +47,20 @@ type MetricsOptions struct {
 //   - taintevict_evictions_total{outcome, reason}: see the Outcome constants;
 //   - taintevict_evictions_delayed_total{reason}: evictions that were due and had to wait
 //     for a rate limit (RateLimited) or the brake (Paused), counted once per change of
-//     reason (eviction.Observer.Delayed);
-//   - taintevict_pending_evictions: a gauge, when [MetricsOptions.Pending] is set;
+//     reason (eviction.Observer.Delayed): how often the budgets acted;
+//   - taintevict_pending_evictions and taintevict_delayed_evictions{reason}: gauges of the
+//     evictions pending now, and of those among them that are due and wait now for a rate
+//     limit or the brake (alert on reason="Paused" above 0), when [MetricsOptions.Pending]
+//     is set; read from the Manager at each scrape, so they are exact;
 //   - taintevict_eviction_lateness_seconds: when the first Deleter call started, less the
-//     deadline.
+//     deadline (a wait for a budget counts in it).
 //
 // Give it to the Deleters as their Observer too, so that it can tell evictions from pods
 // found gone, and by which method. It registers on the Registerer given to [NewMetrics],
 // never the global one. Its methods are safe for concurrent use and do not block. It keeps
-// each scheduled pod's deadline until the eviction ends; the zero Metrics is not usable.
+// each scheduled pod's deadline, by namespace, name and UID, until the eviction ends
+// (Succeeded, Cancelled or Skipped, which the Manager reports for every eviction, also one
+// cancelled while its Deleter call runs); the zero Metrics is not usable.
 type Metrics struct {
 	clock     clock.PassiveClock
 	deletions prometheus.Counter
@@ -66,7 +70,14 @@ type Metrics struct {
 	lateness  prometheus.Histogram
 
 	mu    sync.Mutex
-	evics map[types.NamespacedName]*tracked
+	evics map[podID]*tracked
+}
+
+// podID names one pod: a pod re-created under the same name is another, whose eviction
+// may be scheduled before the old one's running attempt reports its end.
+type podID struct {
+	types.NamespacedName
+	uid types.UID
 }
 
 // tracked is what Metrics knows of one scheduled eviction.
@@ -85,7 +96,7 @@ var (
 // NewMetrics creates the metrics and registers them on reg. It fails, registering nothing
 // more, when reg refuses one (a second Metrics on the same registry, say).
 func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error) {
-	m := &Metrics{clock: opts.Clock, evics: map[types.NamespacedName]*tracked{}}
+	m := &Metrics{clock: opts.Clock, evics: map[podID]*tracked{}}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
@@ -113,10 +124,7 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error
 	})
 	cs := []prometheus.Collector{m.deletions, m.duration, m.outcomes, m.delayed, m.lateness}
 	if opts.Pending != nil {
-		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Namespace: "taintevict", Name: "pending_evictions",
-			Help: "Evictions scheduled and not yet started or retried.",
-		}, func() float64 { return float64(opts.Pending()) }))
+		cs = append(cs, pendingCollector(opts.Pending))
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -126,8 +134,8 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error
 	return m, nil
 }
 
-func key(pod eviction.PodRef) types.NamespacedName {
-	return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+func key(pod eviction.PodRef) podID {
+	return podID{types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID}
 }
 
 // Scheduled remembers the deadline.
@@ -224,7 +232,7 @@ func (m *Metrics) end(pod eviction.PodRef) tracked {
 }
 
 func failureReason(err error) string {
-	var panicked *timedqueue.PanicError
+	var panicked *eviction.PanicError
 	switch {
 	case errors.As(err, &panicked):
 		return "Panic"

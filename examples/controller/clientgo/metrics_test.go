@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/timedqueue"
+	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
 // TestMetrics feeds a Metrics the decisions of several evictions on a fake clock and
@@ -25,8 +26,8 @@ import (
 func TestMetrics(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(testNow)
 	reg := prometheus.NewPedanticRegistry()
-	pending := 7
-	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() int { return pending }})
+	pending := []eviction.Pending{{}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonRateLimited}, {}}
+	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() []eviction.Pending { return pending }})
 	require.NoError(t, err)
 	ref := func(name string) eviction.PodRef {
 		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"}
@@ -35,6 +36,9 @@ func TestMetrics(t *testing.T) {
 	// a: due at now, started 2 s late, failed once on a timeout, evicted 10 s after its
 	// deadline through the Eviction API.
 	m.Scheduled(ref("a"), testNow)
+	m.Delayed(ref("a"), eviction.ReasonRateLimited)
+	m.Delayed(ref("a"), eviction.ReasonPaused)
+	m.Delayed(ref("a"), eviction.ReasonRateLimited)
 	clk.SetTime(testNow.Add(2 * time.Second))
 	m.Started(ref("a"), 1)
 	m.Failed(ref("a"), 1, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
@@ -55,7 +59,7 @@ func TestMetrics(t *testing.T) {
 	m.Skipped(ref("e"), eviction.ReasonPodTerminating)
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
 	m.Failed(ref("g"), 1, apierrors.NewTooManyRequests("pdb", 1))
-	m.Failed(ref("g"), 2, &timedqueue.PanicError{Value: "boom"})
+	m.Failed(ref("g"), 2, &eviction.PanicError{Value: "boom"})
 	m.Failed(ref("g"), 3, errors.New("what"))
 
 	assert.Empty(t, m.evics, "every ended eviction forgotten")
@@ -72,15 +76,24 @@ taintevict_evictions_total{outcome="skipped",reason="PodTerminating"} 1
 taintevict_evictions_total{outcome="succeeded",reason="dry-run"} 1
 taintevict_evictions_total{outcome="succeeded",reason="evict"} 1
 taintevict_evictions_total{outcome="succeeded",reason="unknown"} 1
-# HELP taintevict_pending_evictions Evictions scheduled and not yet started or retried.
+# HELP taintevict_evictions_delayed_total Evictions that were due and waited, by reason: RateLimited (a rate limit) or Paused (the brake); counted when the reason changes.
+# TYPE taintevict_evictions_delayed_total counter
+taintevict_evictions_delayed_total{reason="Paused"} 1
+taintevict_evictions_delayed_total{reason="RateLimited"} 2
+# HELP taintevict_pending_evictions Evictions scheduled and not running: due later, due and waiting for a worker, a retry, a rate limit or the brake.
 # TYPE taintevict_pending_evictions gauge
-taintevict_pending_evictions 7
+taintevict_pending_evictions 5
+# HELP taintevict_delayed_evictions Pending evictions that are due and wait for a rate limit (RateLimited) or the brake (Paused), by reason.
+# TYPE taintevict_delayed_evictions gauge
+taintevict_delayed_evictions{reason="Paused"} 2
+taintevict_delayed_evictions{reason="RateLimited"} 1
 # HELP taint_eviction_controller_pod_deletions_total Total number of Pods deleted by TaintEvictionController since its start.
 # TYPE taint_eviction_controller_pod_deletions_total counter
 taint_eviction_controller_pod_deletions_total 2
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"taintevict_evictions_total", "taintevict_pending_evictions", "taint_eviction_controller_pod_deletions_total"))
+		"taintevict_evictions_total", "taintevict_evictions_delayed_total", "taintevict_pending_evictions",
+		"taintevict_delayed_evictions", "taint_eviction_controller_pod_deletions_total"))
 
 	// Durations, in seconds: a's 10 s and c's 10 s (c's deadline was testNow too).
 	n, sum := histogram(t, m.duration)
@@ -102,4 +115,52 @@ func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
 	require.Len(t, mfs, 1)
 	hist := mfs[0].GetMetric()[0].GetHistogram()
 	return hist.GetSampleCount(), hist.GetSampleSum()
+}
+
+// TestMetricsCancelledWhileDeleting runs a Manager that cancels an eviction while its
+// Deleter call runs, a call that then fails. The Manager reports Cancelled for it, not
+// Failed; Metrics counts it so and forgets the pod, whose deadline it once kept for good.
+func TestMetricsCancelledWhileDeleting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewPedanticRegistry()
+		m, err := NewMetrics(reg, MetricsOptions{})
+		require.NoError(t, err)
+		tainted, pod := taintedNode("node-1", time.Now()), podOn("shop", "web-1", "node-1")
+		c := &evictiontest.Cache{}
+		c.SetNode(tainted)
+		c.SetPod(pod)
+		release := make(chan struct{})
+		d := &evictiontest.Deleter{Func: func(context.Context, eviction.PodRef) error {
+			<-release
+			return apierrors.NewServiceUnavailable("try later")
+		}}
+		mgr, err := eviction.New(d, c, eviction.Options{Observer: m})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- mgr.Run(ctx) }()
+
+		mgr.NodeUpdated(nil, tainted)
+		mgr.PodUpdated(nil, pod)
+		synctest.Wait() // the Deleter call runs, and waits
+		require.Equal(t, 1, d.Count())
+		untainted := tainted.DeepCopy()
+		untainted.Spec.Taints = nil
+		c.SetNode(untainted)
+		mgr.NodeUpdated(tainted, untainted)
+		synctest.Wait() // the eviction is cancelled while its call runs
+		close(release)
+		require.NoError(t, mgr.WaitIdle(ctx))
+
+		m.mu.Lock()
+		left := len(m.evics)
+		m.mu.Unlock()
+		assert.Zero(t, left, "the cancelled eviction's entry")
+		got, err := testutil.GatherAndCount(reg, "taintevict_evictions_total")
+		require.NoError(t, err)
+		assert.Equal(t, 1, got, "series of taintevict_evictions_total: only the cancel")
+		assert.InDelta(t, 1, testutil.ToFloat64(m.outcomes.WithLabelValues(OutcomeCancelled, string(eviction.ReasonNotTainted))), 0)
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+	})
 }
