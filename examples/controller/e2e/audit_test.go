@@ -127,3 +127,11 @@ func auditEvents(id identity, keep func(auditEvent) bool) ([]auditEvent, error) 
 func inNamespace(ns string) func(auditEvent) bool {
 	return func(e auditEvent) bool { return e.ObjectRef != nil && e.ObjectRef.Namespace == ns }
 }
+// writesPod says whether a request changed the pod name (a status write, a delete or an
+// eviction) in namespace ns.
+func writesPod(ns, name string) func(auditEvent) bool {
+	return func(e auditEvent) bool {
+		return e.ObjectRef != nil && e.ObjectRef.Resource == "pods" && e.ObjectRef.Namespace == ns &&
+			e.ObjectRef.Name == name && e.Verb != "get" && e.Verb != "list" && e.Verb != "watch"
+	}
+}
