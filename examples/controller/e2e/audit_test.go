@@ -127,6 +127,7 @@ func auditEvents(id identity, keep func(auditEvent) bool) ([]auditEvent, error) 
 func inNamespace(ns string) func(auditEvent) bool {
 	return func(e auditEvent) bool { return e.ObjectRef != nil && e.ObjectRef.Namespace == ns }
 }
+
 // writesPod says whether a request changed the pod name (a status write, a delete or an
 // eviction) in namespace ns.
 func writesPod(ns, name string) func(auditEvent) bool {
