@@ -11,13 +11,17 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/taintevict/taintevict/eviction"
 
@@ -83,15 +87,26 @@ func NewDemoClientset(seconds int64) *fake.Clientset {
 			Status: v1.PodStatus{Phase: p.phase},
 		})
 	}
-	return fake.NewClientset(objs...)
+	client := fake.NewClientset(objs...)
+	// The fake clientset takes an Eviction and does nothing; the API server deletes the
+	// pod when no PodDisruptionBudget stands in the way, as there is none here.
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ev, ok := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		if !ok || a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		return true, nil, client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+	})
+	return client
 }
 
 // DemoOptions configures [RunDemo].
 type DemoOptions struct {
 	// Seconds is how long api-1 tolerates the unreachable taint.
 	Seconds int64
-	// DryRun runs the controller in dry-run mode: nothing is deleted.
-	DryRun bool
+	// Config holds the command line's settings: the mode (dry-run deletes nothing), the
+	// workers, leader election (on the fake clientset's Leases) and the metrics address.
+	Config config
 }
 
 // RunDemo runs the controller over client, a clientset from [NewDemoClientset], and
@@ -112,16 +127,20 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	if _, err := events.AddEventHandler(prog.handler()); err != nil {
 		return err
 	}
-	mode := clientgo.ModeDelete
-	if opts.DryRun {
-		mode = clientgo.ModeDryRun
-	}
-	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{
-		Mode:      mode,
-		Observers: []eviction.Observer{&lineObserver{out: out}, prog},
-	})
+	copts := opts.Config.controllerOptions()
+	copts.Observers = []eviction.Observer{&lineObserver{out: out}, prog}
+	reg := prometheus.NewRegistry()
+	copts.Metrics = reg
+	c, err := clientgo.NewController(ctx, client, factory, copts)
 	if err != nil {
 		return err
+	}
+	if opts.Config.metricsAddr != "" {
+		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(reg))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if _, err := c.Informers().Pods.AddEventHandler(prog.handler()); err != nil {
 		return err
@@ -149,6 +168,8 @@ type demo struct {
 	pods   corelisters.PodLister
 	events corelisters.EventLister
 }
+
+func (d *demo) dryRun() bool { return d.opts.Config.mode == clientgo.ModeDryRun }
 
 func (d *demo) say(format string, args ...any) {
 	fmt.Fprintf(d.out, "%s == %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
@@ -189,7 +210,7 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 
-	if !d.opts.DryRun {
+	if !d.dryRun() {
 		// The broadcaster writes Events from its own goroutine: wait for them to arrive.
 		want := []string{
 			"Marking for deletion Pod shop/web-1",
@@ -211,7 +232,7 @@ func (d *demo) script(ctx context.Context) error {
 // evicted reports whether the pod was evicted: gone from the informer's cache, or in
 // dry-run mode reported as would-be evicted.
 func (d *demo) evicted(namespace, name string) bool {
-	if d.opts.DryRun {
+	if d.dryRun() {
 		return d.prog.has("evicted", namespace+"/"+name)
 	}
 	_, err := d.pods.Pods(namespace).Get(name)
@@ -240,7 +261,7 @@ func (d *demo) intro() {
 	for _, p := range demoPods(d.opts.Seconds) {
 		fmt.Fprintf(d.out, "     %-7s %-16s %-10s tolerates %s\n", p.node, p.namespace+"/"+p.name, p.phase, p.about)
 	}
-	if d.opts.DryRun {
+	if d.dryRun() {
 		d.say("dry run: the controller reports, and deletes nothing")
 	}
 }
