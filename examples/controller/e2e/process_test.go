@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,12 +84,15 @@ type process struct {
 	err  error // once done is closed
 }
 
-// startProcess runs the controller command with args and returns once it says its caches
-// have synced. The test's cleanup stops it, if it still runs, and logs its output if the
+// startProcess runs the controller command with args and returns once it is ready: its
+// /readyz answers 200 (its caches have synced and, with leader election, it leads or waits
+// for the Lease). The test's cleanup stops it, if it still runs, and logs its output if the
 // test failed.
 func startProcess(t *testing.T, name string, args ...string) *process {
 	t.Helper()
 	p := &process{name: name, out: newOutput(), done: make(chan struct{})}
+	addr := freeAddr(t)
+	args = append([]string{"-metrics-addr=" + addr}, args...)
 	p.cmd = exec.Command(filepath.Join(binDir, "controller"), args...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
@@ -105,8 +110,45 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 			t.Logf("output of %s:\n%s", name, p.out)
 		}
 	})
-	p.waitOutput(t, "caches synced", time.Minute)
+	p.waitReady(t, "http://"+addr+"/readyz")
 	return p
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitReady polls url until it answers 200, and fails the test if the process exits first
+// or failAfter passes.
+func (p *process) waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(failAfter)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %s (%v); output:\n%s", p.name, failAfter, err, p.out)
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited (%v) before it was ready; output:\n%s", p.name, p.err, p.out)
+		case <-tick.C:
+		}
+	}
 }
 
 func (p *process) signal(sig syscall.Signal) {
