@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,6 +80,7 @@ func controllerUser(t *testing.T, name string) (string, *rest.Config) {
 type process struct {
 	name string
 	id   identity // who it runs as, for the audit log
+	addr string   // of its /metrics, /healthz and /readyz
 	cmd  *exec.Cmd
 	out  *output
 	done chan struct{}
@@ -90,8 +93,8 @@ type process struct {
 // test failed.
 func startProcess(t *testing.T, name string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, out: newOutput(), done: make(chan struct{})}
 	addr := freeAddr(t)
+	p := &process{name: name, addr: addr, out: newOutput(), done: make(chan struct{})}
 	args = append([]string{"-metrics-addr=" + addr}, args...)
 	p.cmd = exec.Command(filepath.Join(binDir, "controller"), args...)
 	p.cmd.Stdout = p.out
@@ -112,6 +115,37 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 	})
 	p.waitReady(t, "http://"+addr+"/readyz")
 	return p
+}
+
+// metric returns the value of the series of the process's /metrics that is written as
+// series (a name and its labels in Prometheus's text format, e.g.
+// `taintevict_evictions_total{outcome="succeeded",reason="evict"}`), or 0 if there is none.
+func (p *process) metric(t *testing.T, series string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		t.Fatalf("%s: scraping /metrics: %v", p.name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: scraping /metrics: %v", p.name, err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: /metrics: %q: %v", p.name, line, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+// outcomes is the series of taintevict_evictions_total with the given labels.
+func outcomes(outcome, reason string) string {
+	return fmt.Sprintf("taintevict_evictions_total{outcome=%q,reason=%q}", outcome, reason)
 }
 
 // freeAddr returns a loopback address with a port that was free a moment ago.
