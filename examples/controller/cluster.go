@@ -102,7 +102,7 @@ func listen(ctx context.Context, addr string, h http.Handler) (stop func(), err 
 
 // permission is one thing the controller does on the API server.
 type permission struct {
-	group, resource, subresource, verb, namespace string
+	group, resource, subresource, verb, namespace, name string
 }
 
 func (p permission) String() string {
@@ -112,6 +112,9 @@ func (p permission) String() string {
 	}
 	if p.group != "" {
 		r += "." + p.group
+	}
+	if p.name != "" {
+		r += " " + p.name
 	}
 	if p.namespace != "" {
 		return fmt.Sprintf("%s %s in namespace %s", r, p.verb, p.namespace)
@@ -136,8 +139,14 @@ func needs(cfg config) []permission {
 		p = append(p, permission{resource: "events", verb: "create"}, permission{resource: "events", verb: "patch"})
 	}
 	if cfg.leaderElect {
+		// Created once by any name; then read and renewed under its own name only.
+		lease := permission{group: "coordination.k8s.io", resource: "leases", namespace: cfg.leNamespace}
 		for _, v := range []string{"get", "create", "update"} {
-			p = append(p, permission{group: "coordination.k8s.io", resource: "leases", verb: v, namespace: cfg.leNamespace})
+			lease.verb, lease.name = v, clientgo.DefaultLeaseName
+			if v == "create" {
+				lease.name = ""
+			}
+			p = append(p, lease)
 		}
 	}
 	return p
@@ -156,7 +165,7 @@ func preflight(ctx context.Context, client kubernetes.Interface, host string, cf
 	for _, p := range needs(cfg) {
 		review, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: p.namespace, Verb: p.verb, Group: p.group, Resource: p.resource, Subresource: p.subresource,
+				Namespace: p.namespace, Verb: p.verb, Group: p.group, Resource: p.resource, Subresource: p.subresource, Name: p.name,
 			}},
 		}, metav1.CreateOptions{})
 		if err != nil {

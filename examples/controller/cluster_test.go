@@ -177,8 +177,8 @@ func TestServeForbidden(t *testing.T) {
 
 	le := flagsOf(t, "-mode=dry-run", "-leader-elect", "-leader-elect-namespace=ops")
 	assert.Equal(t, []string{"pods list", "pods watch", "nodes list", "nodes watch",
-		"leases.coordination.k8s.io get in namespace ops", "leases.coordination.k8s.io create in namespace ops",
-		"leases.coordination.k8s.io update in namespace ops"}, fmtAll(needs(le)))
+		"leases.coordination.k8s.io taintevict-controller get in namespace ops", "leases.coordination.k8s.io create in namespace ops",
+		"leases.coordination.k8s.io taintevict-controller update in namespace ops"}, fmtAll(needs(le)))
 }
 
 func fmtAll(ps []permission) []string {

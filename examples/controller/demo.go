@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -210,23 +208,29 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 
-	if !d.dryRun() {
-		// The broadcaster writes Events from its own goroutine: wait for them to arrive.
-		want := []string{
-			"Marking for deletion Pod shop/web-1",
-			"Marking for deletion Pod batch/train-1",
-			"Marking for deletion Pod shop/api-1",
-			"Cancelling deletion of Pod shop/cache-1",
-		}
-		if err := d.prog.until(ctx, func() bool {
-			have := d.eventMessages()
-			return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
-		}); err != nil {
-			return err
-		}
+	if err := d.waitEvents(ctx); err != nil {
+		return err
 	}
 	d.summary()
 	return nil
+}
+
+// waitEvents waits for kube's Events to reach the API server: the broadcaster writes them
+// from its own goroutine. A dry run records none.
+func (d *demo) waitEvents(ctx context.Context) error {
+	if d.dryRun() {
+		return nil
+	}
+	want := []string{
+		"Marking for deletion Pod shop/web-1",
+		"Marking for deletion Pod batch/train-1",
+		"Marking for deletion Pod shop/api-1",
+		"Cancelling deletion of Pod shop/cache-1",
+	}
+	return d.prog.until(ctx, func() bool {
+		have := d.eventMessages()
+		return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
+	})
 }
 
 // evicted reports whether the pod was evicted: gone from the informer's cache, or in
@@ -295,79 +299,4 @@ func (d *demo) summary() {
 	for _, e := range evs {
 		fmt.Fprintf(d.out, "     %-7s %-21s %-14s %s\n", e.Type, e.Reason, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, e.Message)
 	}
-}
-
-// progress is how the demo waits without sleeping: it is an Observer, and an informer
-// event handler, and wakes the waiting script at every decision and every change of the
-// caches; the script then checks again whether what it waits for is there.
-type progress struct {
-	eviction.NopObserver
-	wake chan struct{}
-
-	mu   sync.Mutex
-	seen map[string]bool // "kind ns/name", kind one of scheduled, evicted, cancelled
-}
-
-func newProgress() *progress {
-	return &progress{wake: make(chan struct{}, 1), seen: map[string]bool{}}
-}
-
-func (p *progress) poke() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (p *progress) mark(kind string, pod eviction.PodRef) {
-	p.mu.Lock()
-	p.seen[kind+" "+pod.String()] = true
-	p.mu.Unlock()
-	p.poke()
-}
-
-func (p *progress) has(kind, pod string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.seen[kind+" "+pod]
-}
-
-// Scheduled, Succeeded and Cancelled are the decisions the script waits for.
-func (p *progress) Scheduled(pod eviction.PodRef, _ time.Time) { p.mark("scheduled", pod) }
-func (p *progress) Succeeded(pod eviction.PodRef, _ int, _ bool) {
-	p.mark("evicted", pod)
-}
-func (p *progress) Cancelled(pod eviction.PodRef, _ eviction.Reason) { p.mark("cancelled", pod) }
-
-func (p *progress) handler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { p.poke() },
-		UpdateFunc: func(any, any) { p.poke() },
-		DeleteFunc: func(any) { p.poke() },
-	}
-}
-
-// until returns once cond is true, checking it at every wake-up, or errInterrupted when
-// ctx is done first.
-func (p *progress) until(ctx context.Context, cond func() bool) error {
-	for !cond() {
-		select {
-		case <-p.wake:
-		case <-ctx.Done():
-			return errInterrupted
-		}
-	}
-	return nil
-}
-
-// syncWriter serialises the writes to w; each write is a whole line or block.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
