@@ -107,8 +107,14 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
-		p.signal(syscall.SIGKILL)
-		<-p.done
+		// SIGTERM, so that a leader releases its Lease for the next test's controller.
+		p.signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s still runs 30 s after SIGTERM", name)
+			p.kill()
+		}
 		if t.Failed() {
 			t.Logf("output of %s:\n%s", name, p.out)
 		}
