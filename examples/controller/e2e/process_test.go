@@ -43,6 +43,29 @@ func buildController() error {
 	return nil
 }
 
+var (
+	plainOnce sync.Once
+	plainBin  string
+	plainErr  error
+)
+
+// plainController builds the controller command without the race detector, once, for the
+// scale scenario: its figures are those of the binary users run.
+func plainController(t *testing.T) string {
+	t.Helper()
+	plainOnce.Do(func() {
+		plainBin = filepath.Join(binDir, "controller-plain")
+		out, err := exec.Command("go", "build", "-o", plainBin, "..").CombinedOutput()
+		if err != nil {
+			plainErr = fmt.Errorf("building the controller command: %v\n%s", err, out)
+		}
+	})
+	if plainErr != nil {
+		t.Fatal(plainErr)
+	}
+	return plainBin
+}
+
 // writeKubeconfig writes a kubeconfig file for rc and returns its path.
 func writeKubeconfig(t *testing.T, rc *rest.Config) string {
 	t.Helper()
@@ -93,10 +116,16 @@ type process struct {
 // test failed.
 func startProcess(t *testing.T, name string, args ...string) *process {
 	t.Helper()
+	return startBinary(t, filepath.Join(binDir, "controller"), name, args...)
+}
+
+// startBinary is startProcess with the controller command at bin.
+func startBinary(t *testing.T, bin, name string, args ...string) *process {
+	t.Helper()
 	addr := freeAddr(t)
 	p := &process{name: name, addr: addr, out: newOutput(), done: make(chan struct{})}
 	args = append([]string{"-metrics-addr=" + addr}, args...)
-	p.cmd = exec.Command(filepath.Join(binDir, "controller"), args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
 	if err := p.cmd.Start(); err != nil {
