@@ -74,7 +74,11 @@ func TestRecreatedPodIsNotDeleted(t *testing.T) {
 			assert.Contains(t, []int{http.StatusConflict, http.StatusUnprocessableEntity}, hooked.code(),
 				"the server's answer to the stale %s", hooked.what())
 			t.Logf("the server answered the stale %s with %d", hooked.what(), hooked.code())
+			// The Deleter reads either answer as "the pod is gone", and says so; it is not a
+			// failure to retry.
+			c.waitOutput(t, s.ns+"/web (found gone by delete)", failAfter)
 			c.stop(t, 30*time.Second)
+			assert.NotContains(t, c.out.String(), "failed     "+s.ns+"/web", "a failure reported")
 
 			now := s.getPod("web")
 			assert.Equal(t, fresh.UID, now.UID)
@@ -82,6 +86,7 @@ func TestRecreatedPodIsNotDeleted(t *testing.T) {
 		})
 	}
 }
+
 
 // replace deletes pod at once and creates a pod of the same name on the same node with the
 // tolerations tols, and returns the new pod.
