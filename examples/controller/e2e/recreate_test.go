@@ -87,7 +87,6 @@ func TestRecreatedPodIsNotDeleted(t *testing.T) {
 	}
 }
 
-
 // replace deletes pod at once and creates a pod of the same name on the same node with the
 // tolerations tols, and returns the new pod.
 func (s *scene) replace(pod *v1.Pod, tols ...v1.Toleration) *v1.Pod {
