@@ -9,5 +9,17 @@
 // kubelet: a deleted pod stays Terminating, so the tests assert on its deletionTimestamp, its
 // conditions and its Events.
 //
+// The controller under test is the command of examples/controller, built by the test and run
+// as a process with -kubeconfig, as users run it: it is stopped with SIGTERM, crashed with
+// SIGKILL, and told apart from other replicas by the API server's audit log, which records
+// every request of the users the controllers run as. A proxy between a controller and the
+// server forces races.
+//
+// The scenarios of the issue, by test: 1 TestEvictUntolerated, 2
+// TestEvictAtTolerationDeadline, 3 TestUntaintCancels, 4 TestNeverEvicted, 5
+// TestRecreatedPodIsNotDeleted, 6 TestEvictionRespectsBudget and TestEvictionBudgetTimeout,
+// 7 TestRestartKeepsDeadline, 8 TestLeaderFailover, 9 TestLeastPrivilege, 10
+// TestManifestsPassServerValidation, 11 TestScale.
+//
 //	go test -race ./e2e    # in examples/controller
 package e2e
