@@ -15,11 +15,13 @@
 // every request of the users the controllers run as. A proxy between a controller and the
 // server forces races.
 //
-// The scenarios of the issue, by test: 1 TestEvictUntolerated, 2
-// TestEvictAtTolerationDeadline, 3 TestUntaintCancels, 4 TestNeverEvicted, 5
-// TestRecreatedPodIsNotDeleted, 6 TestEvictionRespectsBudget and TestEvictionBudgetTimeout,
-// 7 TestRestartKeepsDeadline, 8 TestLeaderFailover, 9 TestLeastPrivilege, 10
-// TestManifestsPassServerValidation, 11 TestScale.
+// The scenarios of the issue, by test:
+//
+//   - 1 TestEvictUntolerated, 2 TestEvictAtTolerationDeadline, 3 TestUntaintCancels,
+//     4 TestNeverEvicted, 5 TestRecreatedPodIsNotDeleted;
+//   - 6 TestEvictionRespectsBudget and TestEvictionBudgetTimeout;
+//   - 7 TestRestartKeepsDeadline, 8 TestLeaderFailover and TestLeaderPartitioned;
+//   - 9 TestLeastPrivilege, 10 TestManifestsPassServerValidation, 11 TestScale.
 //
 //	go test -race ./e2e    # in examples/controller
 package e2e

@@ -77,3 +77,43 @@ func failover(t *testing.T, start starter, leaseNS string) {
 	assert.NoError(t, err)
 	assert.Empty(t, old, "writes of the killed leader to the pod")
 }
+
+// Scenario 8, partitioned: the leader stays alive but is cut off from the API server 3 s into
+// a 10 s toleration (a proxy stands between them). It must stop evicting when it can no
+// longer renew its Lease, and exit non-zero; the standby takes over and evicts at the
+// deadline. The partition heals once the standby leads, so an old leader that still ran its
+// Manager would reach the server at the deadline: the audit log shows it does not.
+func TestLeaderPartitioned(t *testing.T) {
+	s := newScene(t)
+	node := s.node("n")
+	s.pod("web", node, tolerate(ptr.To[int64](10)))
+
+	userA, rcA := controllerUser(t, "replica a")
+	px := newProxy(t, rcA, nil)
+	leader := startAs(t, "replica a", identity{user: userA}, px.config(), leaderArgs(s.ns)...)
+	waitAudit(t, leader.id, 1, holdsLease(s.ns))
+	standby := startController(t, "replica b", leaderArgs(s.ns)...)
+
+	added := s.taint(node)
+	sleepUntil(added.Add(3 * time.Second))
+	px.blocked.Store(true)
+	waitAudit(t, standby.id, 1, holdsLease(s.ns))
+	px.blocked.Store(false)
+
+	select {
+	case <-leader.done:
+	case <-time.After(failAfter):
+		t.Fatalf("the partitioned leader still runs %s after it was cut off", failAfter)
+	}
+	assert.Error(t, leader.err, "the old leader's exit")
+	assert.Contains(t, leader.out.String(), "lost the leader election Lease")
+
+	_, seen := s.waitDeleted("web")
+	late := seen.Sub(added.Add(10 * time.Second))
+	t.Logf("the standby evicted %s after the deadline", late.Round(time.Millisecond))
+	assert.True(t, late >= 0 && late <= tolerance+leaseDuration,
+		"evicted %s after the deadline, want 0 to %s", late, tolerance+leaseDuration)
+	old, err := auditEvents(leader.id, writesPod(s.ns, "web"))
+	assert.NoError(t, err)
+	assert.Empty(t, old, "writes of the old leader to the pod")
+}
