@@ -17,11 +17,11 @@
 //
 // The scenarios of the issue, by test:
 //
-//   - 1 TestEvictUntolerated, 2 TestEvictAtTolerationDeadline, 3 TestUntaintCancels,
-//     4 TestNeverEvicted, 5 TestRecreatedPodIsNotDeleted;
-//   - 6 TestEvictionRespectsBudget and TestEvictionBudgetTimeout;
-//   - 7 TestRestartKeepsDeadline, 8 TestLeaderFailover and TestLeaderPartitioned;
-//   - 9 TestLeastPrivilege, 10 TestManifestsPassServerValidation, 11 TestScale.
+//   - 1 to 5: TestEvictUntolerated, TestEvictAtTolerationDeadline, TestUntaintCancels,
+//     TestNeverEvicted, TestRecreatedPodIsNotDeleted;
+//   - 6: TestEvictionRespectsBudget and TestEvictionBudgetTimeout;
+//   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
+//   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale.
 //
 //	go test -race ./e2e    # in examples/controller
 package e2e
