@@ -23,5 +23,5 @@
 //   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
 //   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale.
 //
-//	go test -race ./e2e    # in examples/controller
+// Run it alone, in examples/controller, with: go test -race ./e2e
 package e2e
