@@ -1,0 +1,27 @@
+// Package e2e proves the controller on a real kube-apiserver and etcd, the ones that
+// hack/kube-assets.sh builds: evictions with kube's condition and Events, deadlines kept
+// across a restart and a leader failover, the UID precondition, PodDisruptionBudgets,
+// least-privilege RBAC from the deploy/ manifests, and a run at scale.
+//
+// The package has only tests. They start one API server for the whole test binary and find
+// its binaries in $KUBEBUILDER_ASSETS, else in the folder hack/kube-assets.sh builds into; a
+// test binary that finds none fails and says to run `bash hack/kube-assets.sh`. There is no
+// kubelet: a deleted pod stays Terminating, so the tests assert on its deletionTimestamp, its
+// conditions and its Events.
+//
+// The controller under test is the command of examples/controller, built by the test and run
+// as a process with -kubeconfig, as users run it: it is stopped with SIGTERM, crashed with
+// SIGKILL, and told apart from other replicas by the API server's audit log, which records
+// every request of the users the controllers run as. A proxy between a controller and the
+// server forces races.
+//
+// The scenarios of the issue, by test:
+//
+//   - 1 to 5: TestEvictUntolerated, TestEvictAtTolerationDeadline, TestUntaintCancels,
+//     TestNeverEvicted, TestRecreatedPodIsNotDeleted;
+//   - 6: TestEvictionRespectsBudget and TestEvictionBudgetTimeout;
+//   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
+//   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale.
+//
+// Run it alone, in examples/controller, with: go test -race ./e2e
+package e2e
