@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/taintevict/taintevict/eviction"
+
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
 )
 
 // The in-memory demonstration: a fake clientset stands for the API server, and the
@@ -102,7 +104,7 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	defer cancel()
 	out = &syncWriter{w: out} // the script and the Observer both write to it
 
-	factory := NewFactory(client)
+	factory := clientgo.NewFactory(client)
 	prog := newProgress()
 	// An Event informer, for the demo only: it waits for the Events to reach the API
 	// server, and shows them at the end, as `kubectl get events` would.
@@ -110,7 +112,14 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	if _, err := events.AddEventHandler(prog.handler()); err != nil {
 		return err
 	}
-	c, err := NewController(ctx, client, factory, ControllerOptions{Out: out, DryRun: opts.DryRun, Observers: []eviction.Observer{prog}})
+	mode := clientgo.ModeDelete
+	if opts.DryRun {
+		mode = clientgo.ModeDryRun
+	}
+	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{
+		Mode:      mode,
+		Observers: []eviction.Observer{&lineObserver{out: out}, prog},
+	})
 	if err != nil {
 		return err
 	}
@@ -132,7 +141,7 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 
 // demo is the state of one run of the script.
 type demo struct {
-	c      *Controller
+	c      *clientgo.Controller
 	client *fake.Clientset
 	out    io.Writer
 	prog   *progress
@@ -240,7 +249,7 @@ func (d *demo) eventMessages() []string {
 	evs, _ := d.events.List(labels.Everything())
 	var out []string
 	for _, e := range evs {
-		if e.Reason == EventReason {
+		if e.Reason == clientgo.EventReason {
 			out = append(out, e.Message)
 		}
 	}

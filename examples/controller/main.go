@@ -32,9 +32,13 @@ import (
 	"syscall"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/taintevict/taintevict/eviction"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
 )
 
 func main() {
@@ -122,7 +126,7 @@ func runCluster(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc.UserAgent = Component
+	rc.UserAgent = clientgo.Component
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -132,15 +136,22 @@ func runCluster(ctx context.Context, cfg config, out io.Writer) error {
 
 // watchCluster runs a Controller over client until ctx is done, and says what it does.
 func watchCluster(ctx context.Context, client kubernetes.Interface, host string, dryRun bool, out io.Writer) error {
-	c, err := NewController(ctx, client, NewFactory(client), ControllerOptions{Out: out, DryRun: dryRun})
+	mode := clientgo.ModeDelete
+	if dryRun {
+		mode = clientgo.ModeDryRun
+	}
+	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), clientgo.Options{
+		Mode:      mode,
+		Observers: []eviction.Observer{&lineObserver{out: out}},
+	})
 	if err != nil {
 		return err
 	}
-	mode := "EVICTING pods for real (use -dry-run to only report)"
+	say := "EVICTING pods for real (use -dry-run to only report)"
 	if dryRun {
-		mode = "dry run: reporting only, changing nothing"
+		say = "dry run: reporting only, changing nothing"
 	}
-	fmt.Fprintf(out, "cluster %s: %s; stop with Ctrl-C\n", host, mode)
+	fmt.Fprintf(out, "cluster %s: %s; stop with Ctrl-C\n", host, say)
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(ctx) }()

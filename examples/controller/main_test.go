@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the informers, the
@@ -65,9 +66,9 @@ func podActions(t *testing.T, actions []k8stesting.Action, namespace, name strin
 			continue
 		}
 		switch a := a.(type) {
-		case k8stesting.UpdateActionImpl:
-			pod := a.GetObject().(*v1.Pod)
-			if a.GetSubresource() == "status" && pod.Name == name && hasTaintManagerCondition(pod) && marked < 0 {
+		case k8stesting.PatchActionImpl:
+			if a.GetSubresource() == "status" && a.GetName() == name && marked < 0 &&
+				strings.Contains(string(a.GetPatch()), `"reason":"`+clientgo.DisruptionReason+`"`) {
 				marked = i
 			}
 		case k8stesting.DeleteActionImpl:
@@ -79,11 +80,8 @@ func podActions(t *testing.T, actions []k8stesting.Action, namespace, name strin
 	return marked, deleted, del
 }
 
-func hasTaintManagerCondition(pod *v1.Pod) bool {
-	return slices.ContainsFunc(pod.Status.Conditions, func(c v1.PodCondition) bool {
-		return c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue &&
-			c.Reason == DisruptionReason && c.Message == DisruptionMessage
-	})
+func podOn(namespace, name, node string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: demoUID(namespace, name)}, Spec: v1.PodSpec{NodeName: node}}
 }
 
 // taintAdded returns the TimeAdded of the unreachable taint the demo put on node-1, from
@@ -160,14 +158,14 @@ func TestDemo(t *testing.T) {
 	require.NoError(t, err)
 	var messages []string
 	for _, e := range events.Items {
-		if e.Reason != EventReason {
+		if e.Reason != clientgo.EventReason {
 			continue
 		}
 		messages = append(messages, e.Message)
 		assert.Equal(t, v1.EventTypeNormal, e.Type)
 		assert.Equal(t, "Pod", e.InvolvedObject.Kind)
 		assert.Equal(t, demoUID(e.InvolvedObject.Namespace, e.InvolvedObject.Name), e.InvolvedObject.UID)
-		assert.Equal(t, Component, e.Source.Component)
+		assert.Equal(t, clientgo.Component, e.Source.Component)
 	}
 	assert.ElementsMatch(t, []string{
 		"Marking for deletion Pod shop/web-1",

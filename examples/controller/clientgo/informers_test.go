@@ -1,4 +1,4 @@
-package main
+package clientgo
 
 import (
 	"context"
@@ -16,10 +16,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
-
-func podOn(namespace, name, node string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: demoUID(namespace, name)}, Spec: v1.PodSpec{NodeName: node}}
-}
 
 // TestInformerCache reads a fake cluster through the informers' caches, as the Manager
 // does.

@@ -1,4 +1,4 @@
-package main
+package clientgo
 
 import (
 	"fmt"
@@ -19,7 +19,8 @@ import (
 // PodsOnNode reads the spec.nodeName index (see [NodeNameIndex]).
 //
 // The objects returned are the informers' own: shared, and never to be modified. The
-// Manager only reads them.
+// Manager only reads them. All methods are safe for concurrent use and never block on the
+// API server. The zero InformerCache is not usable: create one with [NewInformerCache].
 type InformerCache struct {
 	podIndex cache.Indexer
 	pods     corelisters.PodLister
@@ -38,17 +39,18 @@ func NewInformerCache(inf Informers) InformerCache {
 	}
 }
 
-// PodsOnNode returns the pods whose spec.nodeName is node, from the index.
+// PodsOnNode returns the pods whose spec.nodeName is node, from the index. It fails when
+// the pod informer has no [NodeNameIndex].
 func (c InformerCache) PodsOnNode(node string) ([]*v1.Pod, error) {
 	objs, err := c.podIndex.ByIndex(NodeNameIndex, node)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("clientgo: pods on node %s: %w", node, err)
 	}
 	pods := make([]*v1.Pod, 0, len(objs))
 	for _, obj := range objs {
 		pod, ok := obj.(*v1.Pod)
 		if !ok {
-			return nil, fmt.Errorf("pod index holds a %T", obj)
+			return nil, fmt.Errorf("clientgo: the pod index holds a %T", obj)
 		}
 		pods = append(pods, pod)
 	}

@@ -1,0 +1,273 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// Mode says how a [Controller] removes pods.
+type Mode string
+
+// The Modes.
+const (
+	ModeDelete Mode = "delete"  // [PodDeleter]: kube's way, in two API calls
+	ModeEvict  Mode = "evict"   // [EvictionDeleter]: honours PodDisruptionBudgets
+	ModeDryRun Mode = "dry-run" // deletes nothing, marks nothing, records no Events; reports
+)
+
+// Options configures a [Controller]. The zero value deletes as kube does, with the
+// Manager's defaults, no metrics and no leader election.
+type Options struct {
+	// Mode is how pods are removed; "" means ModeDelete.
+	Mode Mode
+	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
+	PDBTimeout time.Duration
+	// Workers, DeleteWorkers and DeleteTimeout are the Manager's; see eviction.Options.
+	Workers, DeleteWorkers int
+	DeleteTimeout          time.Duration
+	// Clock is the Manager's, the Deleters' and the metrics' clock. nil means the real one.
+	Clock clock.Clock
+	// Observers are told every decision too, after the Events and the metrics. Those that
+	// also implement [DeleteObserver] are told how each pod went.
+	Observers []eviction.Observer
+	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
+	// test's hook). It is not called in ModeDryRun.
+	WrapDeleter func(eviction.Deleter) eviction.Deleter
+	// Metrics, if not nil, is where [Metrics] registers; nil keeps no metrics.
+	Metrics prometheus.Registerer
+	// LeaderElection, if not nil, makes the Controller run its Manager only while it holds
+	// that Lease; see [LeaderElection].
+	LeaderElection *LeaderElection
+}
+
+// ErrLeaseLost is returned by [Controller.Run] when the Controller lost its Lease: it has
+// stopped evicting, and the process should exit so that it restarts as a standby.
+var ErrLeaseLost = errors.New("clientgo: leader election lost")
+
+// Controller is a drop-in taint eviction controller: the pod and node informers of a
+// SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
+// [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
+// [EventObserver] (kube's Events), a [Metrics] and the caller's Observers. With
+// [Options.LeaderElection], only the replica that holds the Lease runs the Manager; every
+// replica keeps its caches synced, so a new leader starts at once, and since deadlines
+// count from each taint's TimeAdded, it evicts at the same times as the old one.
+//
+// Its methods are safe for concurrent use. The zero Controller is not usable: create one
+// with [NewController].
+type Controller struct {
+	client      kubernetes.Interface
+	factory     informers.SharedInformerFactory
+	informers   Informers
+	manager     *eviction.Manager
+	broadcaster record.EventBroadcaster
+	opts        Options
+	synced      chan struct{}
+	started     atomic.Bool
+	elect       *elector // nil without leader election
+}
+
+// NewController wires a Controller over factory, which must not have been started yet; Run
+// starts it and shuts it down. ctx gives only the logger of the event handlers and the
+// broadcaster. It fails when an option is out of range.
+func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
+	if opts.Mode == "" {
+		opts.Mode = ModeDelete
+	}
+	logger := klog.FromContext(ctx)
+	inf, err := NewInformers(factory)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		client: client, factory: factory, informers: inf, opts: opts,
+		broadcaster: record.NewBroadcaster(record.WithContext(ctx)),
+		synced:      make(chan struct{}),
+	}
+	if err := c.build(logger); err != nil {
+		c.broadcaster.Shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// build makes the observers, the Deleter, the Manager and the elector, and connects the
+// informers to the Manager.
+func (c *Controller) build(logger klog.Logger) error {
+	obs := eviction.Observers{}
+	var delObs DeleteObservers
+	if c.opts.Mode != ModeDryRun {
+		rec := c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component}).WithLogger(logger)
+		obs = append(obs, EventObserver{Recorder: rec})
+	}
+	if c.opts.Metrics != nil {
+		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Clock, Pending: c.pending})
+		if err != nil {
+			return err
+		}
+		obs, delObs = append(obs, m), append(delObs, m)
+	}
+	for _, o := range c.opts.Observers {
+		obs = append(obs, o)
+		if d, ok := o.(DeleteObserver); ok {
+			delObs = append(delObs, d)
+		}
+	}
+	deleter, err := c.deleter(delObs)
+	if err != nil {
+		return err
+	}
+	c.manager, err = eviction.New(deleter, NewInformerCache(c.informers), eviction.Options{
+		Clock: c.opts.Clock, Workers: c.opts.Workers, DeleteWorkers: c.opts.DeleteWorkers,
+		DeleteTimeout: c.opts.DeleteTimeout, Observer: obs, DryRun: c.opts.Mode == ModeDryRun,
+	})
+	if err != nil {
+		return fmt.Errorf("clientgo: %w", err)
+	}
+	if c.opts.LeaderElection != nil {
+		if c.elect, err = newElector(c.client, *c.opts.LeaderElection); err != nil {
+			return err
+		}
+	}
+	return c.informers.AddHandlers(c.manager, logger)
+}
+
+// deleter returns the Deleter of the Mode, nil in ModeDryRun.
+func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
+	var d eviction.Deleter
+	cache := NewInformerCache(c.informers)
+	var o DeleteObserver
+	if len(obs) > 0 {
+		o = obs
+	}
+	switch c.opts.Mode {
+	case ModeDryRun:
+		return nil, nil
+	case ModeDelete:
+		d = NewPodDeleter(c.client, PodDeleterOptions{Pods: cache, Observer: o, Clock: c.opts.Clock})
+	case ModeEvict:
+		ed, err := NewEvictionDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: cache, Observer: o, Clock: c.opts.Clock})
+		if err != nil {
+			return nil, err
+		}
+		d = ed
+	default:
+		return nil, fmt.Errorf("clientgo: unknown Mode %q (want %s, %s or %s)", c.opts.Mode, ModeDelete, ModeEvict, ModeDryRun)
+	}
+	if c.opts.WrapDeleter != nil {
+		d = c.opts.WrapDeleter(d)
+	}
+	return d, nil
+}
+
+// pending counts the Manager's pending evictions, for the metrics' gauge.
+func (c *Controller) pending() int { return len(c.manager.Pending()) }
+
+// Manager returns the controller's Manager, for its Pending and Backlog.
+func (c *Controller) Manager() *eviction.Manager { return c.manager }
+
+// Informers returns the controller's informers, for a program that wants to read their
+// caches or add handlers of its own.
+func (c *Controller) Informers() Informers { return c.informers }
+
+// Synced is closed once the informers' caches have synced and their handlers have handed
+// every node and pod of the initial listing to the Manager, which may still be working
+// through them (or, on a standby, waits for the Lease).
+func (c *Controller) Synced() <-chan struct{} { return c.synced }
+
+// Run runs the controller until ctx is done: it starts the event recording and the
+// informers, waits for the caches, and runs the Manager (with leader election, only while
+// it holds the Lease). Before it returns, it stops all of them and waits for their
+// goroutines, the Manager first, so that no Deleter call or Event is under way when the
+// broadcaster and the informers go, and only then releases the Lease. The Manager logs
+// through ctx's logger (klog.FromContext).
+//
+// Run returns nil when ctx ends it; [ErrLeaseLost] when the Lease was lost (the Manager was
+// stopped at once); another error if the caches never synced for another reason. A
+// Controller runs once.
+func (c *Controller) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("clientgo: Controller.Run called more than once")
+	}
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait() // Manager.Run has returned
+		c.broadcaster.Shutdown()
+		c.factory.Shutdown() // waits for the informers' goroutines
+		logger.V(1).Info("Stopped")
+	}()
+
+	if c.opts.Mode != ModeDryRun {
+		c.broadcaster.StartStructuredLogging(3)
+		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	}
+	if c.elect == nil {
+		// The Manager keeps the updates that arrive before it runs; starting it first means
+		// it works through the initial listing while the rest of it still arrives.
+		wg.Go(func() { _ = c.manager.Run(ctx) })
+	}
+	c.factory.StartWithContext(ctx)
+	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
+	}
+	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
+	close(c.synced)
+	if c.elect != nil {
+		return c.elect.run(ctx, c.manager.Run)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Ready returns nil when the controller is ready: its caches have synced and, with leader
+// election, it holds the Lease or is waiting for it. It does not block.
+func (c *Controller) Ready() error {
+	select {
+	case <-c.synced:
+	default:
+		return errors.New("clientgo: caches not synced")
+	}
+	if c.elect != nil {
+		return c.elect.ready()
+	}
+	return nil
+}
+
+// Healthy returns nil unless the controller should be restarted: with leader election, when
+// it leads and has not renewed its Lease for longer than the Lease's duration plus 20 s.
+func (c *Controller) Healthy() error {
+	if c.elect != nil {
+		return c.elect.healthy()
+	}
+	return nil
+}
+
+// Leading reports whether the Manager runs: without leader election, once Run has started;
+// with it, while this replica holds the Lease.
+func (c *Controller) Leading() bool {
+	if c.elect != nil {
+		return c.elect.leading.Load()
+	}
+	return c.started.Load()
+}

@@ -1,0 +1,212 @@
+package clientgo
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// waiter is an Observer that a test waits on: every decision wakes it, and the test then
+// checks again whether what it waits for is there.
+type waiter struct {
+	eviction.NopObserver
+	wake chan struct{}
+}
+
+func newWaiter() *waiter { return &waiter{wake: make(chan struct{}, 1)} }
+
+func (w *waiter) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *waiter) Scheduled(eviction.PodRef, time.Time)       { w.poke() }
+func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason) { w.poke() }
+func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)   { w.poke() }
+func (w *waiter) Succeeded(eviction.PodRef, int, bool)       { w.poke() }
+func (w *waiter) Failed(eviction.PodRef, int, error)         { w.poke() }
+
+// until returns once cond holds, checking at each decision, and fails the test after
+// failAfter. The state it checks changes only with decisions.
+func (w *waiter) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.NewTimer(failAfter)
+	defer timeout.Stop()
+	for !cond() {
+		select {
+		case <-w.wake:
+		case <-timeout.C:
+			t.Fatalf("%s: not after %s", what, failAfter)
+		}
+	}
+}
+
+func taintedNode(name string, added time.Time) *v1.Node {
+	at := metav1.NewTime(added)
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{Taints: []v1.Taint{
+		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
+}
+
+func tolerating(pod *v1.Pod, seconds *int64) *v1.Pod {
+	pod.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
+	return pod
+}
+
+// startController runs c until the test ends, and returns a function that stops it and
+// returns Run's error.
+func startController(t *testing.T, c *Controller) func() error {
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() { cancel(); err = <-stopped })
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	return string(body)
+}
+
+// TestControllerMetrics runs a Controller on a fake cluster and scrapes /metrics from its
+// Handler: each series is checked. A delete that RBAC forbids once is retried and
+// reported as a failure, not dropped.
+func TestControllerMetrics(t *testing.T) {
+	hour := int64(3600)
+	finished := podOn("batch", "report-1", "node-1")
+	finished.Status.Phase = v1.PodSucceeded
+	client := fake.NewClientset(taintedNode("node-1", time.Now().Add(-time.Minute)),
+		podOn("shop", "web-1", "node-1"), tolerating(podOn("shop", "cache-1", "node-1"), &hour),
+		tolerating(podOn("logging", "agent-1", "node-1"), nil), finished)
+	forbidden := 1
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if forbidden > 0 {
+			forbidden--
+			return true, nil, apierrors.NewForbidden(podsResource, "web-1", assert.AnError)
+		}
+		return false, nil, nil
+	})
+	reg := prometheus.NewPedanticRegistry()
+	w := newWaiter()
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg, Observers: []eviction.Observer{w}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(c.Handler(reg))
+	defer srv.Close()
+	startController(t, c)
+
+	gone := func(ns, name string) func() bool {
+		return func() bool {
+			_, err := client.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}
+	}
+	w.until(t, "web-1 deleted", gone("shop", "web-1"))
+	w.until(t, "cache-1 pending", func() bool { return len(c.Manager().Pending()) == 1 })
+	w.until(t, "report-1 skipped", func() bool {
+		return strings.Contains(scrape(t, srv.URL+"/metrics"), `taintevict_evictions_total{outcome="skipped",reason="PodFinished"} 1`)
+	})
+	w.until(t, "web-1 counted", func() bool {
+		return strings.Contains(scrape(t, srv.URL+"/metrics"), `taintevict_evictions_total{outcome="succeeded",reason="delete"} 1`)
+	})
+	body := scrape(t, srv.URL+"/metrics")
+	for _, series := range []string{
+		"taint_eviction_controller_pod_deletions_total 1",
+		"taint_eviction_controller_pod_deletion_duration_seconds_count 1",
+		`taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="240"} 1`,
+		`taintevict_evictions_total{outcome="failed",reason="Forbidden"} 1`,
+		`taintevict_evictions_total{outcome="succeeded",reason="delete"} 1`,
+		`taintevict_evictions_total{outcome="skipped",reason="PodFinished"} 1`,
+		"taintevict_pending_evictions 1",
+		"taintevict_eviction_lateness_seconds_count 1",
+	} {
+		assert.Contains(t, body, series+"\n")
+	}
+	// web-1 was due when the Manager saw it (it tolerates nothing), as kube's fireAt; its
+	// deletion came after the Forbidden attempt and one backoff of about 100 ms, and is
+	// observed in seconds.
+	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
+	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
+
+	// The node comes back: cache-1's eviction is cancelled.
+	node, err := client.CoreV1().Nodes().Get(t.Context(), "node-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	node.Spec.Taints = nil
+	_, err = client.CoreV1().Nodes().Update(t.Context(), node, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	w.until(t, "cache-1 cancelled", func() bool { return len(c.Manager().Pending()) == 0 })
+	body = scrape(t, srv.URL+"/metrics")
+	assert.Contains(t, body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
+	assert.Contains(t, body, "taintevict_pending_evictions 0\n")
+	_, err = client.CoreV1().Pods("logging").Get(t.Context(), "agent-1", metav1.GetOptions{})
+	assert.NoError(t, err, "the pod tolerating forever stays")
+}
+
+// TestControllerProbes: not ready before the caches sync, ready after; healthy throughout.
+func TestControllerProbes(t *testing.T) {
+	client := fake.NewClientset()
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(c.Handler(nil))
+	defer srv.Close()
+	get := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz"))
+	assert.Equal(t, http.StatusOK, get("/healthz"))
+	assert.Equal(t, http.StatusNotFound, get("/metrics"), "no registry, no /metrics")
+	stop := startController(t, c)
+	<-c.Synced()
+	assert.Equal(t, http.StatusOK, get("/readyz"))
+	require.NoError(t, stop())
+	assert.ErrorContains(t, c.Run(t.Context()), "more than once")
+}
+
+func TestControllerOptions(t *testing.T) {
+	client := fake.NewClientset()
+	_, err := NewController(t.Context(), client, NewFactory(client), Options{Mode: "shred"})
+	assert.ErrorContains(t, err, `clientgo: unknown Mode "shred"`)
+	_, err = NewController(t.Context(), client, NewFactory(client), Options{Mode: ModeEvict, PDBTimeout: -1})
+	assert.ErrorContains(t, err, "PDBTimeout is negative")
+	_, err = NewController(t.Context(), client, NewFactory(client), Options{Workers: -1})
+	assert.ErrorContains(t, err, "clientgo: eviction:")
+	_, err = NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: &LeaderElection{}})
+	assert.ErrorContains(t, err, "Namespace is required")
+	reg := prometheus.NewRegistry()
+	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+	require.NoError(t, err)
+	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+	assert.ErrorContains(t, err, "clientgo: registering metrics")
+}

@@ -1,0 +1,200 @@
+package clientgo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// The pod condition kube-controller-manager's taint eviction controller sets before it
+// deletes a pod, so that the pod's owners (a Job's pod failure policy, for one) can tell why
+// the pod went.
+const (
+	DisruptionReason  = "DeletionByTaintManager"
+	DisruptionMessage = "Taint manager: deleting due to NoExecute taint"
+)
+
+// PodGetter reads a pod from a cache. [InformerCache] and every eviction.Cache implement
+// it.
+type PodGetter interface {
+	Pod(namespace, name string) (*v1.Pod, error)
+}
+
+// PodDeleterOptions configures a [PodDeleter]. The zero value is ready to use.
+type PodDeleterOptions struct {
+	// Pods, if not nil, is read (never the API server) for the pod's generation and its
+	// DisruptionTarget condition: the condition's observedGeneration is the generation, as
+	// kube sets it, and a pod that carries the condition already is only deleted. nil sends
+	// the condition without observedGeneration, every time.
+	Pods PodGetter
+	// Observer, if not nil, is told how each pod went.
+	Observer DeleteObserver
+	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// PodDeleter is the [eviction.Deleter] that does what kube-controller-manager does, in two
+// API calls where kube makes three:
+//
+//  1. a strategic merge patch of the pod's status subresource that sets the condition
+//     DisruptionTarget=True (reason [DisruptionReason], message [DisruptionMessage],
+//     observedGeneration the pod's generation, as kube v1.37 sets it) and carries the pod's
+//     UID in metadata.uid, so that the API server rejects it for any other pod of that name;
+//  2. a DELETE with a UID precondition.
+//
+// Kube reads the pod first (a GET) and deletes without a precondition, so that a pod
+// re-created under the same name meanwhile can be deleted in its place (kubernetes#119862).
+//
+// A pod that is gone (NotFound) or replaced (a UID precondition failed: a Conflict) is
+// reported with an error wrapping [eviction.ErrPodGone]: the eviction is done. Any other
+// error, Forbidden included, is returned and retried by the Manager; a Forbidden error's
+// message names the verb RBAC refused ("forbidden: pods delete").
+//
+// Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
+// The zero PodDeleter is not usable: create one with [NewPodDeleter].
+type PodDeleter struct {
+	client kubernetes.Interface
+	opts   PodDeleterOptions
+	clock  clock.PassiveClock
+}
+
+var _ eviction.Deleter = (*PodDeleter)(nil)
+
+// NewPodDeleter returns the PodDeleter that marks and deletes pods through client.
+func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDeleter {
+	d := &PodDeleter{client: client, opts: opts, clock: opts.Clock}
+	if d.clock == nil {
+		d.clock = clock.RealClock{}
+	}
+	return d
+}
+
+// Delete marks the pod and deletes it.
+func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
+	err := d.markAndDelete(ctx, ref)
+	switch {
+	case err == nil:
+		d.tell(ref, MethodDelete, false)
+	case eviction.IsGone(err):
+		d.tell(ref, MethodDelete, true)
+	}
+	return err
+}
+
+// markAndDelete is Delete without the Observer, for [EvictionDeleter]'s fallback.
+func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
+	if err := d.mark(ctx, ref); err != nil {
+		return err
+	}
+	uid := ref.UID
+	err := d.client.CoreV1().Pods(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	return apiError(err, ref, "pods", "delete")
+}
+
+// mark sets DisruptionTarget=True, unless the cached pod shows it set already.
+func (d *PodDeleter) mark(ctx context.Context, ref eviction.PodRef) error {
+	cond := disruptionCondition{
+		Type:               v1.DisruptionTarget,
+		Status:             v1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(d.clock.Now()),
+		Reason:             DisruptionReason,
+		Message:            DisruptionMessage,
+	}
+	if d.opts.Pods != nil {
+		if pod, err := d.opts.Pods.Pod(ref.Namespace, ref.Name); err == nil && pod != nil && pod.UID == ref.UID {
+			if !cond.from(pod) {
+				return nil // marked already, by an earlier attempt
+			}
+		}
+	}
+	patch, err := json.Marshal(statusPatch{
+		Metadata: patchMeta{UID: ref.UID},
+		Status:   patchStatus{Conditions: []disruptionCondition{cond}},
+	})
+	if err != nil {
+		return fmt.Errorf("clientgo: marking %s: %w", ref, err)
+	}
+	_, err = d.client.CoreV1().Pods(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return apiError(err, ref, "pods/status", "patch")
+}
+
+func (d *PodDeleter) tell(ref eviction.PodRef, m Method, gone bool) {
+	if d.opts.Observer != nil {
+		d.opts.Observer.Removed(ref, m, gone)
+	}
+}
+
+// statusPatch is the strategic merge patch of a pod's status that sets one condition. The
+// conditions list merges by type, so the other conditions stay; metadata.uid makes the
+// API server reject the patch with a Conflict for a pod of another UID.
+type statusPatch struct {
+	Metadata patchMeta   `json:"metadata"`
+	Status   patchStatus `json:"status"`
+}
+
+type patchMeta struct {
+	UID types.UID `json:"uid"`
+}
+
+type patchStatus struct {
+	Conditions []disruptionCondition `json:"conditions"`
+}
+
+// disruptionCondition is v1.PodCondition without the fields that would be sent as null
+// (lastProbeTime), which a merge patch reads as "delete".
+type disruptionCondition struct {
+	Type               v1.PodConditionType `json:"type"`
+	Status             v1.ConditionStatus  `json:"status"`
+	ObservedGeneration int64               `json:"observedGeneration,omitempty"`
+	LastTransitionTime metav1.Time         `json:"lastTransitionTime"`
+	Reason             string              `json:"reason"`
+	Message            string              `json:"message"`
+}
+
+// from completes c from the cached pod as kube v1.37 does (pkg/api/v1/pod's
+// UpdatePodCondition and CalculatePodConditionObservedGeneration, with the
+// PodObservedGenerationTracking gate locked on): observedGeneration is the pod's generation,
+// and the transition time of a condition whose status does not change is kept. It reports
+// whether the patch would change anything.
+func (c *disruptionCondition) from(pod *v1.Pod) bool {
+	c.ObservedGeneration = pod.Generation
+	for _, old := range pod.Status.Conditions {
+		if old.Type != c.Type {
+			continue
+		}
+		if old.Status != c.Status {
+			return true
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		return old.Reason != c.Reason || old.Message != c.Message || old.ObservedGeneration != c.ObservedGeneration
+	}
+	return true
+}
+
+// apiError maps the API server's answer to a call on resource (verb) for ref: nil stays
+// nil; NotFound, and the Conflict of a failed UID precondition, wrap eviction.ErrPodGone;
+// Forbidden names what RBAC refused; the rest is wrapped with the call.
+func apiError(err error, ref eviction.PodRef, resource, verb string) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: %s %s %s: %w", eviction.ErrPodGone, verb, resource, ref, err)
+	case apierrors.IsConflict(err):
+		// The only precondition sent is the UID: a Conflict says that the pod of that name
+		// is another pod now, and ours is gone.
+		return fmt.Errorf("%w: %s %s %s: UID precondition failed: %w", eviction.ErrPodGone, verb, resource, ref, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("clientgo: forbidden: %s %s (%s): %w", resource, verb, ref, err)
+	}
+	return fmt.Errorf("clientgo: %s %s %s: %w", verb, resource, ref, err)
+}

@@ -1,0 +1,23 @@
+// Package clientgo connects github.com/taintevict/taintevict/eviction to client-go: the
+// pieces a controller author imports to run an eviction.Manager on a SharedInformerFactory,
+// and a drop-in [Controller] made of them.
+//
+//   - [NewInformers] and [Informers.AddHandlers]: the pod and node informers, the
+//     spec.nodeName index, and event handlers that unwrap tombstones;
+//   - [InformerCache]: the eviction.Cache over the informers' listers;
+//   - [PodDeleter]: kube's way (DisruptionTarget=True, then delete) in two API calls, both
+//     bound to the pod's UID; [EvictionDeleter]: the policy/v1 Eviction API, so that
+//     PodDisruptionBudgets are honoured, with an optional timeout after which it deletes;
+//   - [EventObserver]: kube's Events; [Metrics]: kube's two metrics and ours, on a
+//     Prometheus registry of the caller's;
+//   - [Controller]: all of the above with leader election on a Lease, and
+//     [Controller.Handler] for /healthz, /readyz and /metrics.
+//
+// The package lives in the nested module examples/controller, so that the library's own
+// module never depends on client-go or Prometheus. The command in examples/controller is a
+// thin main on top of [Controller].
+//
+// Errors are prefixed "clientgo:". A Deleter's error for a pod that is gone wraps
+// eviction.ErrPodGone; a Forbidden error names what RBAC refused, e.g.
+// "clientgo: forbidden: pods/eviction create (shop/web-1): ...".
+package clientgo

@@ -1,0 +1,58 @@
+package clientgo
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// Component is the event source of the controller's Events: what `kubectl get events`
+// shows in its SOURCE column. It is kube's.
+const Component = "taint-eviction-controller"
+
+// EventReason is the reason of the Events kube-controller-manager's taint eviction
+// controller records; tools and people that filter on it see this controller's Events too.
+const EventReason = "TaintManagerEviction"
+
+// EventObserver is the [eviction.Observer] that records, on the pod, the two Events
+// kube-controller-manager's taint eviction controller records, with the same type, reason
+// and messages:
+//
+//   - "Marking for deletion Pod ns/name" when the Deleter is first called for the pod;
+//   - "Cancelling deletion of Pod ns/name" when a pending eviction is cancelled.
+//
+// Retries record no Event, so that a failing API server does not fill the pod's Events with
+// copies. The Events' object references carry the pod's UID, so that they belong to this
+// pod and not to one re-created under its name.
+//
+// Its methods are safe for concurrent use and never block: recording an Event only queues
+// it, and the recorder's broadcaster writes it to the API server from its own goroutine.
+// The zero EventObserver records nothing.
+type EventObserver struct {
+	eviction.NopObserver
+	// Recorder records the Events; nil records none.
+	Recorder record.EventRecorder
+}
+
+var _ eviction.Observer = EventObserver{}
+
+// Cancelled records "Cancelling deletion of Pod ns/name".
+func (o EventObserver) Cancelled(pod eviction.PodRef, _ eviction.Reason) {
+	o.event(pod, "Cancelling deletion of Pod %s", pod)
+}
+
+// Started records "Marking for deletion Pod ns/name" on the first attempt.
+func (o EventObserver) Started(pod eviction.PodRef, attempt int) {
+	if attempt == 1 {
+		o.event(pod, "Marking for deletion Pod %s", pod)
+	}
+}
+
+func (o EventObserver) event(pod eviction.PodRef, format string, args ...any) {
+	if o.Recorder == nil {
+		return
+	}
+	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
+	o.Recorder.Eventf(ref, v1.EventTypeNormal, EventReason, format, args...)
+}

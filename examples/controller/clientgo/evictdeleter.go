@@ -1,0 +1,160 @@
+package clientgo
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// EvictionDeleterOptions configures an [EvictionDeleter]. The zero value evicts through the
+// Eviction API only, on the real clock.
+type EvictionDeleterOptions struct {
+	// PDBTimeout, when positive, is how long PodDisruptionBudgets may refuse a pod's
+	// eviction, counted from the first refusal: a call made after that deletes the pod as
+	// [PodDeleter] does. 0 waits for the budgets forever; negative is an error.
+	PDBTimeout time.Duration
+	// Pods is passed to the fallback [PodDeleter]; see [PodDeleterOptions.Pods].
+	Pods PodGetter
+	// Observer, if not nil, is told how each pod went: [MethodEvict] or
+	// [MethodDeleteAfterPDBTimeout].
+	Observer DeleteObserver
+	// Clock measures PDBTimeout and stamps the fallback's condition. nil means the real
+	// clock.
+	Clock clock.PassiveClock
+}
+
+// EvictionDeleter is the [eviction.Deleter] that evicts through the policy/v1 Eviction API,
+// so that PodDisruptionBudgets are honoured, which kube's taint eviction never does. It
+// sends the pod's UID as a precondition. One API call: the API server itself sets the
+// DisruptionTarget condition (reason EvictionByEvictionAPI) before it deletes.
+//
+// A refusal by a budget (429 TooManyRequests) is returned as an ordinary error, and the
+// Manager retries it with its backoff. With [EvictionDeleterOptions.PDBTimeout], the first
+// call made that long after the pod's first refusal deletes the pod instead, as
+// [PodDeleter] does (two calls). NotFound and a failed UID precondition wrap
+// [eviction.ErrPodGone]; Forbidden names what RBAC refused ("forbidden: pods/eviction
+// create").
+//
+// Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
+// It remembers the time of each pod's first refusal until the pod is evicted, deleted or
+// gone, or the record is older than PDBTimeout plus an hour (an eviction cancelled
+// meanwhile). The zero EvictionDeleter is not usable: create one with [NewEvictionDeleter].
+type EvictionDeleter struct {
+	client   kubernetes.Interface
+	opts     EvictionDeleterOptions
+	clock    clock.PassiveClock
+	fallback *PodDeleter
+
+	mu      sync.Mutex
+	refused map[types.UID]refusal
+	swept   int // the size of refused after the last sweep
+}
+
+type refusal struct{ first, last time.Time }
+
+// staleRefusal is how long past PDBTimeout a refusal is remembered without a new attempt.
+const staleRefusal = time.Hour
+
+var _ eviction.Deleter = (*EvictionDeleter)(nil)
+
+// NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails when
+// an option is out of range.
+func NewEvictionDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (*EvictionDeleter, error) {
+	if opts.PDBTimeout < 0 {
+		return nil, fmt.Errorf("clientgo: EvictionDeleterOptions.PDBTimeout is negative: %s", opts.PDBTimeout)
+	}
+	d := &EvictionDeleter{client: client, opts: opts, clock: opts.Clock, refused: map[types.UID]refusal{}}
+	if d.clock == nil {
+		d.clock = clock.RealClock{}
+	}
+	d.fallback = NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Clock: d.clock})
+	return d, nil
+}
+
+// Delete evicts the pod, or deletes it once its budgets have refused it for PDBTimeout.
+func (d *EvictionDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
+	how := MethodEvict
+	var err error
+	if d.timedOut(ref.UID) {
+		how = MethodDeleteAfterPDBTimeout
+		err = d.fallback.markAndDelete(ctx, ref)
+	} else {
+		err = d.evict(ctx, ref)
+	}
+	if err == nil || eviction.IsGone(err) {
+		d.forget(ref.UID)
+		if d.opts.Observer != nil {
+			d.opts.Observer.Removed(ref, how, err != nil)
+		}
+	}
+	return err
+}
+
+func (d *EvictionDeleter) evict(ctx context.Context, ref eviction.PodRef) error {
+	uid := ref.UID
+	err := d.client.PolicyV1().Evictions(ref.Namespace).Evict(ctx, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
+	})
+	if apierrors.IsTooManyRequests(err) {
+		d.refusedNow(ref.UID)
+		return fmt.Errorf("clientgo: eviction of %s refused (a PodDisruptionBudget, or the API server is busy): %w", ref, err)
+	}
+	return apiError(err, ref, "pods/eviction", "create")
+}
+
+// timedOut reports whether the pod's budgets have refused it for PDBTimeout.
+func (d *EvictionDeleter) timedOut(uid types.UID) bool {
+	if d.opts.PDBTimeout <= 0 {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.refused[uid]
+	return ok && d.clock.Since(r.first) >= d.opts.PDBTimeout
+}
+
+func (d *EvictionDeleter) refusedNow(uid types.UID) {
+	if d.opts.PDBTimeout <= 0 {
+		return // nothing to time
+	}
+	now := d.clock.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.refused[uid]
+	if !ok {
+		r.first = now
+	}
+	r.last = now
+	d.refused[uid] = r
+	if len(d.refused) > 2*d.swept+64 {
+		d.sweep(now)
+	}
+}
+
+// sweep forgets the refusals of pods not tried for a long time: their evictions were
+// cancelled. Called under mu, when the map has doubled since the last sweep.
+func (d *EvictionDeleter) sweep(now time.Time) {
+	for uid, r := range d.refused {
+		if now.Sub(r.last) > d.opts.PDBTimeout+staleRefusal {
+			delete(d.refused, uid)
+		}
+	}
+	d.swept = len(d.refused)
+}
+
+func (d *EvictionDeleter) forget(uid types.UID) {
+	d.mu.Lock()
+	delete(d.refused, uid)
+	d.mu.Unlock()
+}

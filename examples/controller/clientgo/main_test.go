@@ -1,0 +1,45 @@
+package clientgo
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestMain fails the package if any goroutine outlives the tests: informers, event
+// broadcasters, Managers, leader electors and HTTP servers must all stop.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// failAfter bounds a test that waits on the real clock. It is a failure timeout, not a
+// wait: the tests wait on channels and events.
+const failAfter = 30 * time.Second
+
+func podUID(namespace, name string) types.UID { return types.UID("uid-" + namespace + "-" + name) }
+
+func podOn(namespace, name, node string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: podUID(namespace, name)}, Spec: v1.PodSpec{NodeName: node}}
+}
+
+// writes returns "verb resource/subresource" for each action that is not a read.
+func writes(actions []k8stesting.Action) []string {
+	var out []string
+	for _, a := range actions {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+			continue
+		}
+		s := a.GetVerb() + " " + a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			s += "/" + sub
+		}
+		out = append(out, s)
+	}
+	return out
+}

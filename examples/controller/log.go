@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/taintevict/taintevict/eviction"
+
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
+)
+
+// lineObserver writes a line per decision to out: the command's own output. It is an
+// eviction.Observer, and a clientgo.DeleteObserver to say how each pod went. Writes are
+// serialised; it is safe for concurrent use.
+type lineObserver struct {
+	mu  sync.Mutex
+	out io.Writer
+}
+
+var (
+	_ eviction.Observer       = (*lineObserver)(nil)
+	_ clientgo.DeleteObserver = (*lineObserver)(nil)
+)
+
+func (o *lineObserver) Scheduled(pod eviction.PodRef, at time.Time) {
+	if wait := time.Until(at); wait > 0 {
+		o.printf("scheduled  %s on %s: evict at %s (in %s)", pod, pod.Node, at.Format(time.TimeOnly), wait.Round(100*time.Millisecond))
+	} else {
+		o.printf("scheduled  %s on %s: evict now", pod, pod.Node)
+	}
+}
+
+func (o *lineObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
+	o.printf("cancelled  %s on %s: %s", pod, pod.Node, reason)
+}
+
+func (o *lineObserver) Skipped(pod eviction.PodRef, reason eviction.Reason) {
+	o.printf("skipped    %s on %s: %s", pod, pod.Node, reason)
+}
+
+func (o *lineObserver) Started(pod eviction.PodRef, attempt int) {
+	o.printf("evicting   %s from %s (attempt %d)", pod, pod.Node, attempt)
+}
+
+func (o *lineObserver) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
+	if gone {
+		o.printf("gone       %s (found gone by %s)", pod, how)
+		return
+	}
+	o.printf("removed    %s by %s", pod, how)
+}
+
+func (o *lineObserver) Succeeded(pod eviction.PodRef, _ int, dryRun bool) {
+	if dryRun {
+		o.printf("would evict %s from %s (dry run)", pod, pod.Node)
+		return
+	}
+	o.printf("evicted    %s from %s", pod, pod.Node)
+}
+
+func (o *lineObserver) Failed(pod eviction.PodRef, attempt int, err error) {
+	o.printf("failed     %s on %s (attempt %d, will retry): %v", pod, pod.Node, attempt, err)
+}
+
+func (o *lineObserver) printf(format string, args ...any) {
+	if o.out == nil {
+		return
+	}
+	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...) + "\n"
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, _ = io.WriteString(o.out, line)
+}
