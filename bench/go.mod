@@ -2,7 +2,10 @@ module github.com/taintevict/taintevict/bench
 
 go 1.26.8
 
-replace github.com/taintevict/taintevict => ..
+replace (
+	github.com/taintevict/taintevict => ..
+	github.com/taintevict/taintevict/examples/controller => ../examples/controller
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; each is replaced by its
 // published version: the block `bash hack/kube-replaces.sh v1.37.2` prints.
@@ -42,7 +45,9 @@ replace (
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/prometheus/client_golang v1.24.0
 	github.com/taintevict/taintevict v0.0.0-00010101000000-000000000000
+	github.com/taintevict/taintevict/examples/controller v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -80,7 +85,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
