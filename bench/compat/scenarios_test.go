@@ -49,10 +49,10 @@ var scenarios = []scenario{
 		steps: []step{updatePod(500*ms, pod("pod1", "node1"))}, want: map[string]outcome{"pod1": deletedNow(500 * ms)}},
 	{name: "update pod/toleration lengthened", objects: objs(node("node1", 1), pod("pod1", "node1", tol(1, 2))),
 		steps: []step{updatePod(500*ms, pod("pod1", "node1", tol(1, 4)))},
-		diff:  &difference{pod: "pod1", issue: "kubernetes#108982", kube: deletedAt(2 * time.Second), taintevict: deletedAt(4 * time.Second)}},
+		diff:  &difference{pod: "pod1", issue: "kubernetes#102993", kube: deletedAt(2 * time.Second), taintevict: deletedAt(4 * time.Second)}},
 	{name: "update pod/toleration shortened", objects: objs(node("node1", 1), pod("pod1", "node1", tol(1, 4))),
 		steps: []step{updatePod(500*ms, pod("pod1", "node1", tol(1, 2)))},
-		diff:  &difference{pod: "pod1", issue: "kubernetes#102993", kube: deletedAt(4 * time.Second), taintevict: deletedAt(2 * time.Second)}},
+		diff:  &difference{pod: "pod1", issue: "kubernetes#108982", kube: deletedAt(4 * time.Second), taintevict: deletedAt(2 * time.Second)}},
 
 	// TestDeletePod
 	{name: "delete pod/before its deadline", objects: objs(node("node1", 1), pod("pod1", "node1", tol(1, 2))),
