@@ -7,5 +7,6 @@
 // 100k and 1M pending, and a burst of 1M:
 //
 //	BENCH_SCALE=full go test -run '^$' -bench 'Add|Replace|Cancel' -count 5 ./queue/
-//	BENCH_SCALE=full go test -run '^$' -bench Burst -benchtime 1x -count 5 ./queue/
+//	BENCH_SCALE=full go test -run '^$' -bench 'Burst/.*/impl=kube$' -benchtime 1x ./queue/
+//	BENCH_SCALE=full go test -run '^$' -bench 'Burst/.*/impl=taintevict$' -benchtime 1x ./queue/
 package queue
