@@ -25,6 +25,9 @@ type Config struct {
 	PodsPerNode int
 	// Timeout bounds the wait for the evictions; 0 means 10 minutes.
 	Timeout time.Duration
+	// AfterOutage, if not nil, is called once everything is measured, while the controller
+	// still runs (to write a heap profile, say).
+	AfterOutage func()
 }
 
 // Result is what Run measured.
@@ -128,6 +131,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.HeapPeakMB = mb(int64(peakHeap) - int64(heapBefore))
 	res.RSSPeakMB = mb(int64(peakRSS()))
 	res.RequestsPerEviction = float64(res.Requests.PodRequests()) / float64(res.Evicted)
+	if cfg.AfterOutage != nil {
+		cfg.AfterOutage()
+	}
 	return res, nil
 }
 

@@ -4,7 +4,9 @@
 // medians and ratios and writes the plot of the time to evict every untolerating pod
 // against cluster size.
 //
-//	go run ./cmd/sidebyside -runs 5 -sizes 1000,10000,50000,150000 -svg outage.svg
+//	go run ./cmd/sidebyside -runs 5 -sizes 1000,10000,50000,150000 -svg outage.svg -raw raw.jsonl
+//
+// With -replot it runs nothing, and reports the results an earlier run wrote to -raw.
 //
 // With -impl it is the child process: it runs one outage (package outage) and prints its
 // result as one line of JSON.
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -33,10 +36,14 @@ func main() {
 	svg := flag.String("svg", "", "driver: write the plot to this SVG file")
 	raw := flag.String("raw", "", "driver: append every result as a JSON line to this file")
 	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the whole run to this file")
+	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once every DELETE has arrived, to this file")
+	replot := flag.Bool("replot", false, "driver: run nothing; summarize the results of an earlier -raw file and redraw the plot")
 	flag.Parse()
 	var err error
-	if *impl != "" {
-		err = child(*impl, *pods, *cpuprofile)
+	if *replot {
+		err = replotRaw(*sizes, *raw, *svg)
+	} else if *impl != "" {
+		err = child(*impl, *pods, *cpuprofile, *memprofile)
 	} else {
 		err = drive(*sizes, *runs, *svg, *raw)
 	}
@@ -46,7 +53,7 @@ func main() {
 	}
 }
 
-func child(impl string, pods int, cpuprofile string) error {
+func child(impl string, pods int, cpuprofile, memprofile string) error {
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -58,7 +65,15 @@ func child(impl string, pods int, cpuprofile string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := outage.Run(context.Background(), outage.Config{Impl: impl, Pods: pods})
+	cfg := outage.Config{Impl: impl, Pods: pods}
+	var heapErr error
+	if memprofile != "" {
+		cfg.AfterOutage = func() { heapErr = writeHeapProfile(memprofile) }
+	}
+	res, err := outage.Run(context.Background(), cfg)
+	if err == nil {
+		err = heapErr
+	}
 	if err != nil {
 		return err
 	}
@@ -68,13 +83,9 @@ func child(impl string, pods int, cpuprofile string) error {
 // drive runs every size runs times, each side in a child process, kube first in odd runs
 // and taintevict first in even ones, and reports.
 func drive(sizeList string, runs int, svgPath, rawPath string) error {
-	var sizes []int
-	for _, f := range strings.Split(sizeList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 2 {
-			return fmt.Errorf("bad size %q in -sizes", f)
-		}
-		sizes = append(sizes, n)
+	sizes, err := parseSizes(sizeList)
+	if err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -100,6 +111,37 @@ func drive(sizeList string, runs int, svgPath, rawPath string) error {
 			}
 		}
 	}
+	return report(all, sizes, svgPath)
+}
+
+// replotRaw reads the results an earlier run appended to rawPath, in the order it ran them
+// (the k-th result of one side at one size belongs to run k), and reports them.
+func replotRaw(sizeList, rawPath, svgPath string) error {
+	sizes, err := parseSizes(sizeList)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(rawPath)
+	if err != nil {
+		return err
+	}
+	var all []sample
+	seen := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var res outage.Result
+		if err := dec.Decode(&res); err != nil {
+			return fmt.Errorf("reading %s: %w", rawPath, err)
+		}
+		k := fmt.Sprintf("%s/%d", res.Impl, res.Pods)
+		all = append(all, sample{run: seen[k], res: res})
+		seen[k]++
+	}
+	return report(all, sizes, svgPath)
+}
+
+// report prints the Markdown table and writes the plot, if svgPath is set.
+func report(all []sample, sizes []int, svgPath string) error {
 	tab := summarize(all, sizes)
 	fmt.Print(tab.markdown())
 	if svgPath == "" {
@@ -114,6 +156,31 @@ func drive(sizeList string, runs int, svgPath, rawPath string) error {
 		return err
 	}
 	return f.Close()
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("bad size %q in -sizes", f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 func runChild(self, impl string, pods int) (outage.Result, error) {

@@ -45,8 +45,15 @@ func TestLogScale(t *testing.T) {
 	if got := logScale(100, 10, 1000, 0, 200); math.Abs(got-100) > 1e-9 {
 		t.Errorf("logScale(100) on [10, 1000] -> [0, 200]: got %v, want 100", got)
 	}
-	if lo, hi := decades(1000, 150000); lo != 1000 || hi != 1e6 {
-		t.Errorf("decades(1000, 150000): got %v, %v, want 1000, 1e6", lo, hi)
+	for _, tc := range []struct{ lo, hi, wantLo, wantHi float64 }{
+		{1000, 150000, 1000, 200000},
+		{0.013, 16, 0.01, 20},
+		{3, 40, 2, 50},
+		{0.6, 0.9, 0.5, 1},
+	} {
+		if lo, hi := decades(tc.lo, tc.hi); lo != tc.wantLo || hi != tc.wantHi {
+			t.Errorf("decades(%v, %v): got %v, %v, want %v, %v", tc.lo, tc.hi, lo, hi, tc.wantLo, tc.wantHi)
+		}
 	}
 }
 
@@ -60,7 +67,7 @@ func TestWriteSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := b.String()
-	for _, want := range []string{"<svg", "</svg>", "b&lt;c", ">1k<", ">1M<", ">0.01<", ">100<"} {
+	for _, want := range []string{"<svg", "</svg>", "b&lt;c", ">1k<", ">200k<", ">0.01<", ">20<"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}

@@ -25,9 +25,24 @@ const (
 	padL, padR, padT, padB float64 = 72, 24, 40, 56
 )
 
-// decades returns the powers of ten that bracket [lo, hi].
+// decades returns the round numbers (1, 2 or 5 times a power of ten) that bracket [lo, hi]
+// most closely.
 func decades(lo, hi float64) (from, to float64) {
-	return math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+	from = math.Pow(10, math.Floor(math.Log10(lo)))
+	for _, m := range []float64{5, 2} {
+		if v := from * m; v <= lo {
+			from = v
+			break
+		}
+	}
+	to = math.Pow(10, math.Ceil(math.Log10(hi)))
+	for _, m := range []float64{0.2, 0.5} {
+		if v := to * m; v >= hi {
+			to = v
+			break
+		}
+	}
+	return from, to
 }
 
 // logScale maps v in [lo, hi] (powers of ten) onto [a, b] logarithmically.
@@ -92,17 +107,18 @@ func (p Plot) WriteSVG(w io.Writer) error {
 }
 
 // gridLines calls line for every 1, 2 and 5 times a power of ten in [lo, hi], and label for
-// the powers of ten and, when the range spans at most two decades, the 2s and 5s too.
+// the powers of ten, the ends, and, when the range spans at most two decades, the 2s and 5s
+// too.
 func gridLines(lo, hi float64, line, label func(float64)) {
 	few := hi/lo <= 100
-	for d := lo; d <= hi*1.0001; d *= 10 {
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi*1.0001; d *= 10 {
 		for _, m := range []float64{1, 2, 5} {
 			v := d * m
-			if v > hi*1.0001 {
-				break
+			if v < lo*0.9999 || v > hi*1.0001 {
+				continue
 			}
 			line(v)
-			if m == 1 || few {
+			if m == 1 || few || v == lo || v == hi {
 				label(v)
 			}
 		}
