@@ -46,7 +46,7 @@ func TestZeroTimeLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.start()
-		h.q.Schedule("a", 1, time.Time{})
+		h.schedule("a", 1, time.Time{})
 		synctest.Wait()
 		h.wantCalls("after scheduling at the zero time", "a=1@+0s")
 		h.wantKeyEvents("after scheduling at the zero time", "a", "scheduled a zero", "started a #1 lag=0s", "succeeded a #1")

@@ -12,8 +12,9 @@
 //
 // Create a queue with [New], call [Queue.Run] in a goroutine of its own, and stop it by
 // cancelling Run's context: Run then waits for running work to return and for every
-// goroutine it started, and returns. Schedule, Cancel, When and Len may be called before,
-// during and after Run.
+// goroutine it started, and returns. Schedule, Cancel, Get, Pending and Len may be called
+// before, during and after Run. [Queue.WaitIdle] waits until no due work is left to run,
+// which is how a test on a fake clock knows that a step has taken effect.
 //
 // # Guarantees
 //

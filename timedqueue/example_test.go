@@ -100,3 +100,39 @@ func ExampleQueue_Pending() {
 	// 2m0s default/web-3 node-a
 	// 3m0s default/web-1 node-a
 }
+
+// A test drives a queue with a fake clock: it steps the clock, waits until the queue is
+// idle, and looks at what ran. Exactly the work that each step made due has run.
+func ExampleQueue_WaitIdle() {
+	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var ran []string // only the one worker appends, and WaitIdle orders it before the reads
+	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
+		ran = append(ran, pod)
+		return nil
+	}, timedqueue.Options[string]{Clock: clk, Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- q.Run(ctx) }()
+
+	start := clk.Now()
+	q.Schedule("default/web-1", "node-a", start)
+	q.Schedule("default/web-2", "node-a", start.Add(10*time.Second))
+	q.Schedule("default/web-3", "node-a", start.Add(20*time.Second))
+	for _, step := range []time.Duration{0, 10 * time.Second, 5 * time.Second, 5 * time.Second} {
+		clk.Step(step)
+		if err := q.WaitIdle(ctx); err != nil {
+			panic(err)
+		}
+		fmt.Printf("at +%v: ran %v, %d pending\n", clk.Since(start), ran, q.Len())
+	}
+	stop()
+	<-done
+	// Output:
+	// at +0s: ran [default/web-1], 2 pending
+	// at +10s: ran [default/web-1 default/web-2], 1 pending
+	// at +15s: ran [default/web-1 default/web-2], 1 pending
+	// at +20s: ran [default/web-1 default/web-2 default/web-3], 0 pending
+}

@@ -143,7 +143,9 @@ func (r *recorder) gotFrom(i int) []string {
 	return out
 }
 
-// eventLog is an Observer that records every event as a string.
+// eventLog records every event as a string: the starts and outcomes of attempts, as the
+// queue's tracer, and the Schedule and Cancel calls that changed something, through
+// harness.schedule and harness.unschedule.
 type eventLog struct {
 	mu     sync.Mutex
 	events []string
@@ -156,13 +158,15 @@ func (l *eventLog) add(format string, args ...any) {
 	l.events = append(l.events, fmt.Sprintf(format, args...))
 }
 
-func (l *eventLog) Scheduled(key string, t time.Time) { l.add("scheduled %s %s", key, rel(t)) }
-func (l *eventLog) Cancelled(key string)              { l.add("cancelled %s", key) }
-func (l *eventLog) Started(key string, attempt int, lag time.Duration) {
+func (l *eventLog) started(key string, attempt int, lag time.Duration) {
 	l.add("started %s #%d lag=%v", key, attempt, lag)
 }
-func (l *eventLog) Succeeded(key string, attempt int) { l.add("succeeded %s #%d", key, attempt) }
-func (l *eventLog) Failed(key string, attempt int, err error, retryAt time.Time) {
+
+func (l *eventLog) finished(key string, attempt int, err error, retryAt time.Time) {
+	if err == nil {
+		l.add("succeeded %s #%d", key, attempt)
+		return
+	}
 	l.mu.Lock()
 	l.errs = append(l.errs, err)
 	l.mu.Unlock()
@@ -184,27 +188,28 @@ type harness struct {
 	clk    *testclock.FakeClock
 	q      *Queue[string, int]
 	rec    *recorder
-	obs    *eventLog
+	obs    *eventLog // nil for a bare harness
 	cancel context.CancelFunc
 	done   chan error
 	runErr error
 }
 
-// newHarness makes a queue with a fake clock at epoch and a recorder as its work function.
-// The observer is an eventLog unless opts.Observer is set (set it to noObserver for none).
-// It must be called inside synctest.Test.
+// newHarness makes a queue with a fake clock at epoch, a recorder as its work function and
+// an eventLog as its tracer. It must be called inside synctest.Test.
 func newHarness(t *testing.T, opts Options[string]) *harness {
+	t.Helper()
+	h := newBareHarness(t, opts)
+	h.obs = &eventLog{}
+	h.q.trace = h.obs
+	return h
+}
+
+// newBareHarness is newHarness without a tracer.
+func newBareHarness(t *testing.T, opts Options[string]) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: testclock.NewFakeClock(epoch)}
 	h.rec = newRecorder(h.clk)
 	opts.Clock = h.clk
-	switch opts.Observer.(type) {
-	case nil:
-		h.obs = &eventLog{}
-		opts.Observer = h.obs
-	case noObs:
-		opts.Observer = nil
-	}
 	q, err := New(h.rec.work, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -224,10 +229,35 @@ func newHarness(t *testing.T, opts Options[string]) *harness {
 	return h
 }
 
-// noObs, as Options.Observer, tells newHarness to use no observer.
-type noObs struct{ NopObserver[string] }
+// schedule calls Schedule and, when it changed something, logs "scheduled KEY TIME". The
+// log's lock is held across the call, so that the entry comes before the start of the work,
+// which may begin before Schedule returns.
+func (h *harness) schedule(key string, value int, t time.Time) bool {
+	if h.obs == nil {
+		return h.q.Schedule(key, value, t)
+	}
+	h.obs.mu.Lock()
+	defer h.obs.mu.Unlock()
+	changed := h.q.Schedule(key, value, t)
+	if changed {
+		h.obs.events = append(h.obs.events, fmt.Sprintf("scheduled %s %s", key, rel(t)))
+	}
+	return changed
+}
 
-var noObserver Observer[string] = noObs{}
+// unschedule calls Cancel and, when it removed work, logs "cancelled KEY".
+func (h *harness) unschedule(key string) bool {
+	if h.obs == nil {
+		return h.q.Cancel(key)
+	}
+	h.obs.mu.Lock()
+	defer h.obs.mu.Unlock()
+	removed := h.q.Cancel(key)
+	if removed {
+		h.obs.events = append(h.obs.events, "cancelled "+key)
+	}
+	return removed
+}
 
 // start runs the queue and waits until it is idle.
 func (h *harness) start() {
@@ -306,11 +336,12 @@ func (h *harness) wantEvents(when string, want ...string) {
 	}
 }
 
+// wantWhen checks the time Get returns for key.
 func (h *harness) wantWhen(key string, want time.Time, wantOK bool) {
 	h.t.Helper()
-	got, ok := h.q.When(key)
+	_, got, ok := h.q.Get(key)
 	if ok != wantOK || !got.Equal(want) {
-		h.t.Fatalf("When(%q): got %s, %v, want %s, %v", key, rel(got), ok, rel(want), wantOK)
+		h.t.Fatalf("Get(%q): got time %s, %v, want %s, %v", key, rel(got), ok, rel(want), wantOK)
 	}
 }
 
@@ -397,19 +428,27 @@ func (q *Queue[K, V]) checkInvariants() error {
 			runningSlots++
 		}
 	}
-	runs := 0
-	for w, r := range q.runs {
-		if r.slot < 0 {
-			continue
-		}
-		runs++
-		s := &q.slots[r.slot]
-		if s.state&running == 0 || q.runOf(r.slot) != &q.runs[w] {
-			return fmt.Errorf("worker %d runs slot %d with state %b, which another worker runs too", w, r.slot, s.state)
+	claims := 0
+	for w := range q.batches {
+		b := &q.batches[w]
+		for i := range b.n {
+			c := &b.claims[i]
+			st := c.state.Load()
+			if st != claimed && st != started && st != done {
+				if c.slot != -1 {
+					return fmt.Errorf("worker %d: claim %d in state %d names slot %d", w, i, st, c.slot)
+				}
+				continue
+			}
+			claims++
+			s := &q.slots[c.slot]
+			if s.state&running == 0 || q.claimOf(c.slot) != c {
+				return fmt.Errorf("worker %d claims slot %d with state %b, which another claim names too", w, c.slot, s.state)
+			}
 		}
 	}
-	if runs != runningSlots {
-		return fmt.Errorf("running slots %d, worker runs %d", runningSlots, runs)
+	if claims != runningSlots || claims != q.active {
+		return fmt.Errorf("running slots %d, claims %d, active %d", runningSlots, claims, q.active)
 	}
 	return nil
 }

@@ -25,15 +25,37 @@ func (h *itemHeap) push(x item) {
 }
 
 // pop removes and returns the smallest item. The heap must not be empty.
+//
+// It moves the hole left at the top down to a leaf along the smallest children, then puts
+// the last item there and sifts it up (Floyd's bottom-up variant): the last item almost
+// always belongs near the bottom, so this saves the comparison with it at every level.
 func (h *itemHeap) pop() item {
 	s := *h
 	top := s[0]
 	last := len(s) - 1
-	s[0] = s[last]
-	*h = s[:last]
-	if last > 0 {
-		h.down(0)
+	x := s[last]
+	s = s[:last]
+	*h = s
+	if last == 0 {
+		return top
 	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= last {
+			break
+		}
+		m := c
+		for j := c + 1; j < min(c+4, last); j++ {
+			if s[j].less(s[m]) {
+				m = j
+			}
+		}
+		s[i] = s[m]
+		i = m
+	}
+	s[i] = x
+	s.up(i)
 	return top
 }
 

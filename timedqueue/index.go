@@ -17,6 +17,7 @@ type index[K comparable, V any] struct {
 	table []uint64 // 0 is empty; else (slot+1)<<32 | the low 32 bits of the key's hash
 	mask  uint64   // len(table)-1; len(table) is a power of two
 	n     int
+	sink  uint64 // keeps the loads of touch from being optimized away
 }
 
 const minIndexSize = 8
@@ -52,6 +53,14 @@ func (x *index[K, V]) lookup(key K, h uint64) (bucket uint64, ok bool) {
 		}
 	}
 }
+
+// hash returns key's hash. It may be called without the lock that guards the index: the
+// seed never changes.
+func (x *index[K, V]) hash(key K) uint64 { return maphash.Comparable(x.seed, key) }
+
+// touch loads the bucket where the key of hash h is looked up first, so that the cache
+// misses of several keys about to be removed overlap instead of coming one after another.
+func (x *index[K, V]) touch(h uint64) uint64 { return x.table[h&x.mask] }
 
 // get returns key's slot.
 func (x *index[K, V]) get(key K) (int32, bool) {
@@ -94,10 +103,10 @@ func (x *index[K, V]) insertEntry(e uint64) {
 	x.table[i] = e
 }
 
-// remove deletes key, which must be in the index. Later entries of the probe run shift back
-// into the hole, so that no tombstones build up.
-func (x *index[K, V]) remove(key K) {
-	i, ok := x.lookup(key, maphash.Comparable(x.seed, key))
+// remove deletes key, whose hash is h, from the index. Later entries of the probe run
+// shift back into the hole, so that no tombstones build up.
+func (x *index[K, V]) remove(key K, h uint64) {
+	i, ok := x.lookup(key, h)
 	if !ok {
 		return
 	}

@@ -18,20 +18,19 @@ const (
 )
 
 // Options configures a [Queue]. The zero value gives the real clock, [DefaultWorkers]
-// workers, no observer, and retries until cancelled with the default [Backoff].
+// workers, and retries until cancelled with the default [Backoff].
 type Options[K comparable] struct {
 	// Clock tells the time and makes the one timer the queue uses. nil means the real clock.
-	// Tests pass a k8s.io/utils/clock/testing.FakeClock; step it only while the queue is
-	// idle (after synctest.Wait, say): the queue reads the clock and then arms its timer for
-	// the remaining wait, so a step between the two delays the timer by the step.
+	// Tests pass a k8s.io/utils/clock/testing.FakeClock, step it, and call
+	// [Queue.WaitIdle] to wait for the work the step made due; a step right after WaitIdle
+	// returns fires exactly the work it makes due (see WaitIdle for why that holds even
+	// when a step lands while the queue sets its timer).
 	Clock clock.Clock
 	// Workers is how many work functions may run at once. 0 means DefaultWorkers; a
 	// negative value is an error.
 	Workers int
 	// Backoff sets the delay between attempts of failed work.
 	Backoff Backoff
-	// Observer, when not nil, is told of every scheduling, cancellation, start and outcome.
-	Observer Observer[K]
 }
 
 // Backoff is the retry policy for failed work: the n-th retry waits Base·2^(n-1), at most
@@ -44,7 +43,7 @@ type Backoff struct {
 	// Cap is the longest delay. 0 means DefaultBackoffCap.
 	Cap time.Duration
 	// MaxAttempts bounds the attempts of one scheduling, the first included; after the last
-	// one fails the work is dropped and reported to Observer.Failed with a zero retry time.
+	// one fails the work is dropped.
 	// 0 means no bound: work is retried until it succeeds, is cancelled or is replaced.
 	MaxAttempts int
 	// Jitter is the largest fraction of a delay taken away at random, in [0, 1]. 0 means
@@ -104,47 +103,3 @@ func (b Backoff) delay(attempt uint32) time.Duration {
 	}
 	return d
 }
-
-// Observer is told what a [Queue] does, for metrics, events and logs. Its methods are called
-// synchronously, outside the queue's lock, from the goroutine that caused the event
-// (Schedule, Cancel, or a worker), so they must be safe for concurrent use and should return
-// quickly: a slow observer slows the queue.
-type Observer[K comparable] interface {
-	// Scheduled is called when key is scheduled or moved to at, before the work can start;
-	// not for a call that changes nothing, and not for retries (see Failed). When several
-	// goroutines schedule one key at once, a call may be reported that another made moot.
-	Scheduled(key K, at time.Time)
-	// Cancelled is called when Cancel removed pending work of key.
-	Cancelled(key K)
-	// Started is called before an attempt runs; lag is how late it starts: from the time it
-	// was due (or its retry time) to now, never negative, and 0 for work scheduled at the
-	// zero time.
-	Started(key K, attempt int, lag time.Duration)
-	// Succeeded is called when an attempt returned nil.
-	Succeeded(key K, attempt int)
-	// Failed is called when an attempt returned an error or panicked. retryAt is when the
-	// next attempt is due, or the zero time when there is none: the work was cancelled or
-	// replaced while it ran, or Backoff.MaxAttempts was reached.
-	Failed(key K, attempt int, err error, retryAt time.Time)
-}
-
-// NopObserver implements [Observer] with methods that do nothing. Embed it to implement only
-// the methods you need. Its zero value is ready to use.
-type NopObserver[K comparable] struct{}
-
-var _ Observer[string] = NopObserver[string]{}
-
-// Scheduled does nothing.
-func (NopObserver[K]) Scheduled(K, time.Time) {}
-
-// Cancelled does nothing.
-func (NopObserver[K]) Cancelled(K) {}
-
-// Started does nothing.
-func (NopObserver[K]) Started(K, int, time.Duration) {}
-
-// Succeeded does nothing.
-func (NopObserver[K]) Succeeded(K, int) {}
-
-// Failed does nothing.
-func (NopObserver[K]) Failed(K, int, error, time.Time) {}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	testclock "k8s.io/utils/clock/testing"
 )
 
 // The kube timed-worker scenarios (pkg/controller/tainteviction/timed_workers_test.go).
@@ -16,7 +18,7 @@ func TestExecute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		for i := range 5 {
-			if got := h.q.Schedule(fmt.Sprint("k", i), i, h.clk.Now()); !got {
+			if got := h.schedule(fmt.Sprint("k", i), i, h.clk.Now()); !got {
 				t.Fatalf("Schedule(k%d): got %v, want true", i, got)
 			}
 		}
@@ -32,7 +34,7 @@ func TestExecuteDelayed(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.start()
 		for i := range 5 {
-			h.q.Schedule(fmt.Sprint("k", i), i, at(10*time.Second))
+			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
 		}
 		synctest.Wait()
 		h.wantCallsAnyOrder("before the step")
@@ -51,18 +53,18 @@ func TestCancel(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.start()
 		for i := range 5 {
-			h.q.Schedule(fmt.Sprint("k", i), i, at(10*time.Second))
+			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
 		}
 		for _, k := range []string{"k1", "k3"} {
-			if got := h.q.Cancel(k); !got {
+			if got := h.unschedule(k); !got {
 				t.Fatalf("first Cancel(%s): got %v, want true", k, got)
 			}
-			if got := h.q.Cancel(k); got {
+			if got := h.unschedule(k); got {
 				t.Fatalf("second Cancel(%s): got %v, want false", k, got)
 			}
 			h.wantWhen(k, time.Time{}, false)
 		}
-		if got := h.q.Cancel("never-scheduled"); got {
+		if got := h.unschedule("never-scheduled"); got {
 			t.Fatalf("Cancel of an unknown key: got %v, want false", got)
 		}
 		h.wantLen(3)
@@ -79,11 +81,11 @@ func TestCancelAndReadd(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.start()
 		for i := range 5 {
-			h.q.Schedule(fmt.Sprint("k", i), i, at(10*time.Second))
+			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
 		}
-		h.q.Cancel("k1")
-		h.q.Cancel("k3")
-		if got := h.q.Schedule("k1", 11, at(20*time.Second)); !got {
+		h.unschedule("k1")
+		h.unschedule("k3")
+		if got := h.schedule("k1", 11, at(20*time.Second)); !got {
 			t.Fatalf("Schedule after Cancel: got %v, want true", got)
 		}
 		h.wantWhen("k1", at(20*time.Second), true)
@@ -112,11 +114,11 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
-				h.q.Schedule("a", 1, epoch)
+				h.schedule("a", 1, epoch)
 				h.start()
 				h.wantCalls("after Run", "a=1@+0s")
 				h.wantWhen("a", time.Time{}, false)
-				if got := h.q.Schedule("a", 2, at(10*time.Second)); !got {
+				if got := h.schedule("a", 2, at(10*time.Second)); !got {
 					t.Fatalf("Schedule while running: got %v, want true", got)
 				}
 				h.wantWhen("a", at(10*time.Second), true)
@@ -154,10 +156,10 @@ func TestCancelWhileRunning(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
-				h.q.Schedule("a", 1, epoch)
+				h.schedule("a", 1, epoch)
 				h.start()
 				h.wantCalls("after Run", "a=1@+0s")
-				if got := h.q.Cancel("a"); got {
+				if got := h.unschedule("a"); got {
 					t.Fatalf("Cancel while running: got %v, want false", got)
 				}
 				h.wantWhen("a", time.Time{}, false)
@@ -168,7 +170,7 @@ func TestCancelWhileRunning(t *testing.T) {
 				h.wantLen(0)
 				h.step(time.Hour)
 				h.wantCalls("an hour later", "a=1@+0s")
-				if got := h.q.Cancel("a"); got {
+				if got := h.unschedule("a"); got {
 					t.Fatalf("Cancel after the attempt: got %v, want false", got)
 				}
 			})
@@ -189,8 +191,8 @@ func TestReplace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, Options[string]{})
-				h.q.Schedule("a", 1, at(tc.old))
-				if got := h.q.Schedule("a", 2, at(tc.new)); !got {
+				h.schedule("a", 1, at(tc.old))
+				if got := h.schedule("a", 2, at(tc.new)); !got {
 					t.Fatalf("Schedule to move: got %v, want true", got)
 				}
 				h.wantWhen("a", at(tc.new), true)
@@ -218,9 +220,9 @@ func TestScheduleSameTime(t *testing.T) {
 	t.Run("keeps order", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, Options[string]{Workers: 1})
-			h.q.Schedule("a", 1, at(time.Second))
-			h.q.Schedule("b", 1, at(time.Second))
-			if got := h.q.Schedule("a", 2, at(time.Second)); got {
+			h.schedule("a", 1, at(time.Second))
+			h.schedule("b", 1, at(time.Second))
+			if got := h.schedule("a", 2, at(time.Second)); got {
 				t.Fatalf("Schedule at the same time: got %v, want false", got)
 			}
 			h.wantEvents("scheduling", "scheduled a +1s", "scheduled b +1s")
@@ -233,10 +235,10 @@ func TestScheduleSameTime(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
-			h.q.Schedule("a", 1, epoch)
+			h.schedule("a", 1, epoch)
 			h.start()
 			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom retry=+1s")
-			if got := h.q.Schedule("a", 2, epoch); got {
+			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule at the same time while waiting to retry: got %v, want false", got)
 			}
 			h.wantWhen("a", epoch, true)
@@ -251,10 +253,10 @@ func TestScheduleSameTime(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
-			h.q.Schedule("a", 1, epoch)
+			h.schedule("a", 1, epoch)
 			h.start()
 			h.obs.take()
-			if got := h.q.Schedule("a", 2, at(time.Nanosecond)); !got {
+			if got := h.schedule("a", 2, at(time.Nanosecond)); !got {
 				t.Fatalf("Schedule at another time while waiting to retry: got %v, want true", got)
 			}
 			h.step(time.Nanosecond)
@@ -266,9 +268,9 @@ func TestScheduleSameTime(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.gate("a")
-			h.q.Schedule("a", 1, epoch)
+			h.schedule("a", 1, epoch)
 			h.start()
-			if got := h.q.Schedule("a", 2, epoch); got {
+			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule of a running key at its time: got %v, want false", got)
 			}
 			h.wantWhen("a", time.Time{}, false)
@@ -285,7 +287,7 @@ func TestScheduleReportsChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.rec.gate("r")
-		h.q.Schedule("r", 0, epoch)
+		h.schedule("r", 0, epoch)
 		h.start() // r is running, for epoch
 		for _, tc := range []struct {
 			name  string
@@ -303,7 +305,7 @@ func TestScheduleReportsChange(t *testing.T) {
 			{"running key, another time", "r", 2, at(time.Minute), true},
 			{"running key, pending again, same time", "r", 3, at(time.Minute), false},
 		} {
-			if got := h.q.Schedule(tc.key, tc.value, tc.at); got != tc.want {
+			if got := h.schedule(tc.key, tc.value, tc.at); got != tc.want {
 				t.Errorf("%s: Schedule(%s, %d, %s): got %v, want %v", tc.name, tc.key, tc.value, rel(tc.at), got, tc.want)
 			}
 		}
@@ -330,9 +332,9 @@ func TestOrder(t *testing.T) {
 			{"t2", time.Second}, {"early", time.Millisecond}, {"t3", time.Second},
 			{"moved", time.Hour},
 		} {
-			h.q.Schedule(s.key, 0, at(s.d))
+			h.schedule(s.key, 0, at(s.d))
 		}
-		h.q.Schedule("moved", 0, at(time.Second)) // a tie scheduled last runs last among ties
+		h.schedule("moved", 0, at(time.Second)) // a tie scheduled last runs last among ties
 		h.start()
 		h.step(5 * time.Second)
 		h.wantCalls("all due at once",
@@ -346,11 +348,11 @@ func TestPerKeySerialization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Workers: 4})
 		h.rec.gate("a")
-		h.q.Schedule("a", 1, epoch)
+		h.schedule("a", 1, epoch)
 		h.start()
 		h.step(time.Second)
-		h.q.Schedule("a", 2, at(time.Second)) // due now
-		h.q.Schedule("b", 1, at(time.Second))
+		h.schedule("a", 2, at(time.Second)) // due now
+		h.schedule("b", 1, at(time.Second))
 		synctest.Wait()
 		h.wantCalls("while a runs", "a=1@+0s", "b=1@+1s")
 		h.wantWhen("a", at(time.Second), true)
@@ -364,7 +366,7 @@ func TestPerKeySerialization(t *testing.T) {
 			"scheduled a +0s", "started a #1 lag=0s", "scheduled a +1s",
 			"succeeded a #1", "started a #1 lag=0s")
 		// Moved again while parked: the parked generation is dropped.
-		h.q.Schedule("a", 3, at(time.Minute))
+		h.schedule("a", 3, at(time.Minute))
 		h.release("a", nil)
 		h.step(time.Minute)
 		h.wantCalls("after the move", "a=1@+0s", "b=1@+1s", "a=2@+1s", "a=3@+1m1s")
@@ -378,11 +380,11 @@ func TestParkedCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Workers: 2})
 		h.rec.gate("a")
-		h.q.Schedule("a", 1, epoch)
+		h.schedule("a", 1, epoch)
 		h.start()
-		h.q.Schedule("a", 2, at(time.Second))
+		h.schedule("a", 2, at(time.Second))
 		h.step(time.Second) // due, parked behind the running attempt
-		if got := h.q.Cancel("a"); !got {
+		if got := h.unschedule("a"); !got {
 			t.Fatalf("Cancel of parked work: got %v, want true", got)
 		}
 		h.release("a", nil)
@@ -396,7 +398,7 @@ func TestRetryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
 		h.rec.setFail("a", errBoom)
-		h.q.Schedule("a", 1, epoch)
+		h.schedule("a", 1, epoch)
 		h.start()
 		now := time.Duration(0)
 		want := []string{"a=1@+0s"}
@@ -431,16 +433,15 @@ func TestRetryBackoff(t *testing.T) {
 func TestRetryJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		retries := map[string][]time.Duration{}
-		obs := &retryObserver{f: func(key string, attempt int, retryAt time.Time, now time.Time) {
+		h := newBareHarness(t, Options[string]{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
+		h.q.trace = &retryTracer{clk: h.clk, f: func(key string, attempt int, retryAt time.Time, now time.Time) {
 			retries[key] = append(retries[key], retryAt.Sub(now))
 		}}
-		h := newHarness(t, Options[string]{Workers: 1, Observer: obs, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
-		obs.clk = h.clk
 		const keys = 50
 		for i := range keys {
 			k := fmt.Sprint("k", i)
 			h.rec.setFail(k, errBoom)
-			h.q.Schedule(k, i, epoch)
+			h.schedule(k, i, epoch)
 		}
 		h.start()
 		for range 60 {
@@ -471,14 +472,18 @@ func TestRetryJitter(t *testing.T) {
 	})
 }
 
-type retryObserver struct {
-	NopObserver[string]
+// retryTracer calls f with the retry time of every failed attempt and the time it failed.
+type retryTracer struct {
 	clk interface{ Now() time.Time }
 	f   func(key string, attempt int, retryAt, now time.Time)
 }
 
-func (o *retryObserver) Failed(key string, attempt int, _ error, retryAt time.Time) {
-	o.f(key, attempt, retryAt, o.clk.Now())
+func (*retryTracer) started(string, int, time.Duration) {}
+
+func (o *retryTracer) finished(key string, attempt int, err error, retryAt time.Time) {
+	if err != nil {
+		o.f(key, attempt, retryAt, o.clk.Now())
+	}
 }
 
 func TestBackoffDelay(t *testing.T) {
@@ -528,7 +533,7 @@ func TestMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
 		h.rec.setFail("a", errBoom)
-		h.q.Schedule("a", 1, epoch)
+		h.schedule("a", 1, epoch)
 		h.start()
 		h.step(time.Second)
 		h.step(2 * time.Second)
@@ -543,7 +548,7 @@ func TestMaxAttempts(t *testing.T) {
 		h.step(time.Hour)
 		h.wantCalls("an hour later", "a=1@+0s", "a=1@+1s", "a=1@+3s")
 		// A new scheduling starts a new count.
-		h.q.Schedule("a", 2, at(time.Hour+5*time.Second))
+		h.schedule("a", 2, at(time.Hour+5*time.Second))
 		h.step(5 * time.Second)
 		h.step(time.Second)
 		h.step(2 * time.Second)
@@ -554,17 +559,19 @@ func TestMaxAttempts(t *testing.T) {
 	})
 }
 
-func TestObserver(t *testing.T) {
+// TestEvents: what the queue does, as its tracer and the harness's Schedule and Cancel
+// wrappers see it.
+func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setFail("f", errBoom)
-		h.q.Schedule("a", 1, at(10*time.Second))
-		h.q.Schedule("a", 2, at(10*time.Second)) // changes nothing but the value: no event
-		h.q.Schedule("b", 1, at(5*time.Second))
-		h.q.Cancel("b")
-		h.q.Cancel("b") // removed nothing: no event
-		h.q.Cancel("x")
-		h.q.Schedule("f", 1, at(10*time.Second))
+		h.schedule("a", 1, at(10*time.Second))
+		h.schedule("a", 2, at(10*time.Second)) // changes nothing but the value: no event
+		h.schedule("b", 1, at(5*time.Second))
+		h.unschedule("b")
+		h.unschedule("b") // removed nothing: no event
+		h.unschedule("x")
+		h.schedule("f", 1, at(10*time.Second))
 		h.wantEvents("before Run",
 			"scheduled a +10s", "scheduled b +5s", "cancelled b", "scheduled f +10s")
 		h.start()
@@ -591,9 +598,9 @@ func TestObserver(t *testing.T) {
 		}
 		h.step(3 * time.Second) // the retry is 2s late
 		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom retry=+17s")
-		h.q.Cancel("f")
+		h.unschedule("f")
 		h.wantEvents("cancel of a key waiting to retry", "cancelled f")
-		h.q.Schedule("z", 0, time.Time{})
+		h.schedule("z", 0, time.Time{})
 		synctest.Wait()
 		ev := h.obs.take()
 		if len(ev) != 3 || ev[0] != "scheduled z zero" || !strings.HasPrefix(ev[1], "started z #1 lag=") || ev[2] != "succeeded z #1" {
@@ -606,7 +613,7 @@ func TestPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("a", "kaboom")
-		h.q.Schedule("a", 1, epoch)
+		h.schedule("a", 1, epoch)
 		h.start()
 		h.step(time.Second)
 		h.wantCalls("panic, then retry", "a=1@+0s", "a=1@+1s")
@@ -633,8 +640,8 @@ func TestShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.rec.gate("a")
-		h.q.Schedule("a", 1, epoch)
-		h.q.Schedule("later", 2, at(time.Hour))
+		h.schedule("a", 1, epoch)
+		h.schedule("later", 2, at(time.Hour))
 		h.start()
 		h.cancel()
 		synctest.Wait()
@@ -666,9 +673,9 @@ func TestShutdown(t *testing.T) {
 		h.step(2 * time.Hour)
 		h.wantCalls("after Run returned", "a=1@+0s")
 		// Schedule, Cancel and When still work after Run.
-		h.q.Schedule("x", 1, epoch)
+		h.schedule("x", 1, epoch)
 		h.wantLen(2)
-		if !h.q.Cancel("later") {
+		if !h.unschedule("later") {
 			t.Error("Cancel after Run: got false, want true")
 		}
 		if err := h.q.Run(context.Background()); !errors.Is(err, ErrRunTwice) {
@@ -683,7 +690,7 @@ func TestShutdown(t *testing.T) {
 func TestNoStartAfterCancel(t *testing.T) {
 	for i := range 50 {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Workers: 1, Observer: noObserver})
+			h := newBareHarness(t, Options[string]{Workers: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			var lateStarts []string
 			work := func(ctx context.Context, key string, _ int) error {
@@ -699,8 +706,8 @@ func TestNoStartAfterCancel(t *testing.T) {
 				return nil
 			}
 			h.q.work = work
-			h.q.Schedule("a", 0, epoch)
-			h.q.Schedule("b", 0, epoch)
+			h.schedule("a", 0, epoch)
+			h.schedule("b", 0, epoch)
 			done := make(chan error)
 			go func() { done <- h.q.Run(ctx) }()
 			<-done
@@ -765,7 +772,7 @@ func TestNew(t *testing.T) {
 		})
 	}
 	q, _ := New(work, Options[string]{})
-	if got, want := len(q.runs), DefaultWorkers; got != want {
+	if got, want := len(q.batches), DefaultWorkers; got != want {
 		t.Errorf("default workers: got %d, want %d", got, want)
 	}
 	if got, want := q.backoff, (Backoff{Base: DefaultBackoffBase, Cap: DefaultBackoffCap, Jitter: DefaultJitter}); got != want {
@@ -791,7 +798,7 @@ func TestTimes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, Options[string]{})
-				h.q.Schedule("a", 1, tc.at)
+				h.schedule("a", 1, tc.at)
 				h.wantWhen("a", tc.wantWhen, true)
 				h.start()
 				if got := len(h.rec.got()) == 1; got != tc.wantRun {
@@ -803,14 +810,14 @@ func TestTimes(t *testing.T) {
 	t.Run("beyond 2262 never runs", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, Options[string]{})
-			h.q.Schedule("a", 1, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+			h.schedule("a", 1, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 			h.start()
 			for range 20 {
 				h.step(10 * 365 * 24 * time.Hour) // to 2229
 			}
 			h.wantCalls("200 years later")
 			h.wantWhen("a", maxTime, true)
-			h.q.Cancel("a")
+			h.unschedule("a")
 		})
 	})
 	if got := maxTime.Year(); got != 2262 {
@@ -823,14 +830,14 @@ func TestLen(t *testing.T) {
 		h := newHarness(t, Options[string]{})
 		h.wantLen(0)
 		h.rec.gate("run")
-		h.q.Schedule("run", 0, epoch)
-		h.q.Schedule("wait", 0, at(time.Minute))
+		h.schedule("run", 0, epoch)
+		h.schedule("wait", 0, at(time.Minute))
 		h.wantLen(2)
 		h.start()
 		h.wantLen(2) // one running, one pending
-		h.q.Schedule("run", 1, at(time.Minute))
+		h.schedule("run", 1, at(time.Minute))
 		h.wantLen(2) // running and pending again count once
-		h.q.Cancel("wait")
+		h.unschedule("wait")
 		h.wantLen(1)
 		h.release("run", nil)
 		h.wantLen(1)
@@ -849,13 +856,13 @@ func TestGetAndPending(t *testing.T) {
 		}
 		h.rec.gate("run")
 		h.rec.setFail("retry", errBoom)
-		h.q.Schedule("run", 1, epoch)
-		h.q.Schedule("retry", 2, epoch)
-		h.q.Schedule("c", 3, at(3*time.Second))
-		h.q.Schedule("a", 4, at(time.Second))
-		h.q.Schedule("b", 5, at(2*time.Second))
-		h.q.Schedule("gone", 6, at(2*time.Second))
-		h.q.Cancel("gone")
+		h.schedule("run", 1, epoch)
+		h.schedule("retry", 2, epoch)
+		h.schedule("c", 3, at(3*time.Second))
+		h.schedule("a", 4, at(time.Second))
+		h.schedule("b", 5, at(2*time.Second))
+		h.schedule("gone", 6, at(2*time.Second))
+		h.unschedule("gone")
 		h.start() // run is running, retry waits to retry at +1h
 		if _, _, ok := h.q.Get("run"); ok {
 			t.Error("Get of a running key: got ok, want not ok")
@@ -873,7 +880,7 @@ func TestGetAndPending(t *testing.T) {
 			t.Errorf("Pending: got %v, want %v", got, want)
 		}
 		h.release("run", nil)
-		h.q.Cancel("retry")
+		h.unschedule("retry")
 		h.step(3 * time.Second)
 		if p := h.q.Pending(); len(p) != 0 {
 			t.Errorf("Pending after all ran: got %v, want none", p)
@@ -888,7 +895,7 @@ func TestBoundedPool(t *testing.T) {
 		for i := range 10 {
 			k := fmt.Sprint("k", i)
 			h.rec.gate(k)
-			h.q.Schedule(k, i, epoch)
+			h.schedule(k, i, epoch)
 		}
 		h.start()
 		wantRunning := func(when string, want int) {
@@ -914,15 +921,17 @@ func TestBoundedPool(t *testing.T) {
 	})
 }
 
-func TestNilObserver(t *testing.T) {
+// TestNoTracer: the queue runs, fails, panics and retries without a tracer (as it always
+// does outside these tests).
+func TestNoTracer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Observer: noObserver, Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newBareHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("p", "x")
 		h.rec.setFail("f", errBoom)
-		h.q.Schedule("p", 1, epoch)
-		h.q.Schedule("f", 2, epoch)
-		h.q.Schedule("ok", 3, at(time.Second))
-		h.q.Cancel("none")
+		h.schedule("p", 1, epoch)
+		h.schedule("f", 2, epoch)
+		h.schedule("ok", 3, at(time.Second))
+		h.unschedule("none")
 		h.start()
 		h.rec.setFail("f", nil)
 		h.step(time.Second)
@@ -931,4 +940,33 @@ func TestNilObserver(t *testing.T) {
 			t.Fatalf("calls: got %v, want p, f, then retries of both and ok", h.rec.got())
 		}
 	})
+}
+
+// TestTimesInClockLocation: the times Get and Pending return are in the location of the
+// clock's times (UTC for a UTC clock), whatever the location of the time scheduled, and
+// not in time.Local.
+func TestTimesInClockLocation(t *testing.T) {
+	east := time.FixedZone("UTC+3", 3*60*60)
+	for _, loc := range []*time.Location{time.UTC, east} {
+		t.Run(loc.String(), func(t *testing.T) {
+			clk := testclock.NewFakeClock(epoch.In(loc))
+			q, err := New(func(context.Context, string, int) error { return nil }, Options[string]{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			when := time.Date(2030, 6, 1, 12, 0, 0, 0, time.FixedZone("UTC-7", -7*60*60))
+			q.Schedule("a", 1, when)
+			p := q.Pending()
+			if len(p) != 1 || p[0].At.Location() != loc || !p[0].At.Equal(when) {
+				t.Fatalf("Pending: got %v, want one entry at %v in %v", p, when, loc)
+			}
+			if _, got, _ := q.Get("a"); got.Location() != loc || !got.Equal(when) {
+				t.Errorf("Get: got %v, want %v in %v", got, when, loc)
+			}
+			q.Schedule("zero", 2, time.Time{})
+			if _, got, _ := q.Get("zero"); !got.IsZero() {
+				t.Errorf("Get of a key scheduled at the zero time: got %v, want the zero time", got)
+			}
+		})
+	}
 }

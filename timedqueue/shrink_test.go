@@ -16,12 +16,12 @@ func TestCancelAllPending(t *testing.T) {
 		for _, running := range []bool{false, true} {
 			t.Run(fmt.Sprintf("n=%d/running=%v", n, running), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					h := newHarness(t, Options[string]{Observer: noObserver})
+					h := newBareHarness(t, Options[string]{})
 					if running {
 						h.start()
 					}
 					for i := range n {
-						h.q.Schedule(fmt.Sprint("k", i), i, at(time.Hour))
+						h.schedule(fmt.Sprint("k", i), i, at(time.Hour))
 					}
 					cancel := func(k string) bool {
 						defer func() {
@@ -30,7 +30,7 @@ func TestCancelAllPending(t *testing.T) {
 								t.Fatalf("Cancel(%s) panicked: %v", k, r)
 							}
 						}()
-						return h.q.Cancel(k)
+						return h.unschedule(k)
 					}
 					for i := range n {
 						if !cancel(fmt.Sprint("k", i)) {
@@ -41,7 +41,7 @@ func TestCancelAllPending(t *testing.T) {
 					if err := h.q.checkInvariants(); err != nil {
 						t.Fatal(err)
 					}
-					h.q.Schedule("after", 1, at(2*time.Hour))
+					h.schedule("after", 1, at(2*time.Hour))
 					if !running {
 						h.start()
 					}
@@ -88,7 +88,7 @@ func stepThrough(t *testing.T, h *harness, want map[string]time.Duration, values
 // smaller, and the 1k that remain keep their times and values.
 func TestLargeDrainCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Observer: noObserver})
+		h := newBareHarness(t, Options[string]{})
 		h.start()
 		r := rand.New(rand.NewPCG(7, 7))
 		const n, keep = 20000, 1000
@@ -98,19 +98,19 @@ func TestLargeDrainCancel(t *testing.T) {
 			k := fmt.Sprint("k", i)
 			due[k] = dueOf(r)
 			values[k] = i
-			h.q.Schedule(k, i, at(due[k]))
+			h.schedule(k, i, at(due[k]))
 		}
 		// Move a quarter of them, so that the heap holds stale items when it is rebuilt.
 		for i := 0; i < n; i += 4 {
 			k := fmt.Sprint("k", i)
 			due[k] = dueOf(r)
 			values[k] = -i
-			h.q.Schedule(k, -i, at(due[k]))
+			h.schedule(k, -i, at(due[k]))
 		}
 		slotsBefore := len(h.q.slots)
 		for _, i := range r.Perm(n)[:n-keep] {
 			k := fmt.Sprint("k", i)
-			if !h.q.Cancel(k) {
+			if !h.unschedule(k) {
 				t.Fatalf("Cancel(%s): got false, want true", k)
 			}
 			delete(due, k)
@@ -136,7 +136,7 @@ func TestLargeDrainCancel(t *testing.T) {
 // TestLargeDrainRun: 20k keys, 19k of them run at once; the rest run at their times.
 func TestLargeDrainRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Observer: noObserver})
+		h := newBareHarness(t, Options[string]{})
 		r := rand.New(rand.NewPCG(8, 8))
 		const n, keep = 20000, 1000
 		due := map[string]time.Duration{}
@@ -149,7 +149,7 @@ func TestLargeDrainRun(t *testing.T) {
 				due[k] = d
 				values[k] = i
 			}
-			h.q.Schedule(k, i, at(d))
+			h.schedule(k, i, at(d))
 		}
 		h.start()
 		h.step(time.Second)
@@ -178,29 +178,29 @@ func TestLargeDrainRun(t *testing.T) {
 // what was done to the running keys meanwhile (moved, parked, cancelled) survives.
 func TestShrinkWithRunningKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 5, Observer: noObserver, Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h := newBareHarness(t, Options[string]{Workers: 5, Backoff: Backoff{Base: time.Hour, Jitter: -1}})
 		h.start()
 		const n = 20000
 		// Fill first, so that the running keys sit at high slot indexes.
 		for i := range n {
-			h.q.Schedule(fmt.Sprint("k", i), i, at(time.Hour))
+			h.schedule(fmt.Sprint("k", i), i, at(time.Hour))
 		}
 		for _, k := range []string{"moved", "parked", "cancelled", "done"} {
 			h.rec.gate(k)
-			h.q.Schedule(k, 1, epoch)
+			h.schedule(k, 1, epoch)
 		}
 		synctest.Wait()
 		h.wantCallsAnyOrder("four keys running", "moved=1@+0s", "parked=1@+0s", "cancelled=1@+0s", "done=1@+0s")
-		h.q.Schedule("moved", 2, at(30*time.Minute))
-		h.q.Schedule("parked", 2, epoch.Add(1)) // due: the fifth worker parks it
-		h.q.Cancel("cancelled")
+		h.schedule("moved", 2, at(30*time.Minute))
+		h.schedule("parked", 2, epoch.Add(1)) // due: the fifth worker parks it
+		h.unschedule("cancelled")
 		h.step(1)
 		// Move half of the rest, then cancel all of them: compactions and slot rebuilds.
 		for i := 0; i < n; i += 2 {
-			h.q.Schedule(fmt.Sprint("k", i), i, at(2*time.Hour))
+			h.schedule(fmt.Sprint("k", i), i, at(2*time.Hour))
 		}
 		for i := range n {
-			h.q.Cancel(fmt.Sprint("k", i))
+			h.unschedule(fmt.Sprint("k", i))
 		}
 		if err := h.q.checkInvariants(); err != nil {
 			t.Fatal(err)

@@ -190,7 +190,7 @@ func TestModel(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{Workers: 1, Observer: noObserver})
+				h := newBareHarness(t, Options[string]{Workers: 1})
 				h.start()
 				type entry struct {
 					value int
@@ -209,7 +209,7 @@ func TestModel(t *testing.T) {
 						due := now + time.Duration(r.IntN(20)-3)*time.Second
 						e, ok := model[key]
 						changed := !ok || e.due != due
-						if got := h.q.Schedule(key, op, at(due)); got != changed {
+						if got := h.schedule(key, op, at(due)); got != changed {
 							t.Fatalf("op %d: Schedule(%s, %s): got %v, want %v", op, key, rel(at(due)), got, changed)
 						}
 						if changed {
@@ -226,15 +226,15 @@ func TestModel(t *testing.T) {
 						}
 					case x < 7:
 						_, ok := model[key]
-						if got := h.q.Cancel(key); got != ok {
+						if got := h.unschedule(key); got != ok {
 							t.Fatalf("op %d: Cancel(%s): got %v, want %v", op, key, got, ok)
 						}
 						delete(model, key)
 					case x < 8:
 						e, ok := model[key]
-						got, gotOK := h.q.When(key)
+						_, got, gotOK := h.q.Get(key)
 						if gotOK != ok || (ok && !got.Equal(at(e.due))) {
-							t.Fatalf("op %d: When(%s): got %s %v, want %s %v", op, key, rel(got), gotOK, rel(at(e.due)), ok)
+							t.Fatalf("op %d: Get(%s): got %s %v, want %s %v", op, key, rel(got), gotOK, rel(at(e.due)), ok)
 						}
 					default:
 						now += time.Duration(r.IntN(4)) * time.Second
@@ -267,7 +267,7 @@ func TestModel(t *testing.T) {
 					}
 				}
 				for k := range model {
-					h.q.Cancel(k)
+					h.unschedule(k)
 				}
 			})
 		})

@@ -2,6 +2,7 @@ package tolerations
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,13 +29,13 @@ func seconds(s int64) time.Duration {
 //
 //   - no tolerations: 0, expires true (evict now);
 //   - any tolerationSeconds <= 0: 0, expires true;
-//   - every tolerationSeconds nil: expires false (the pod may stay forever; min is 0 and
-//     means nothing);
+//   - every tolerationSeconds nil: expires false (the pod may stay forever; shortest is 0
+//     and means nothing);
 //   - otherwise the smallest tolerationSeconds, expires true.
 //
 // Forever is reported by expires rather than by a magic negative duration, the way
 // context.Context.Deadline reports "no deadline". used is normally the result of [Match].
-func MinTolerationTime(used []v1.Toleration) (min time.Duration, expires bool) {
+func MinTolerationTime(used []v1.Toleration) (shortest time.Duration, expires bool) {
 	if len(used) == 0 {
 		return 0, true
 	}
@@ -44,14 +45,14 @@ func MinTolerationTime(used []v1.Toleration) (min time.Duration, expires bool) {
 			continue
 		}
 		d := seconds(*s)
-		if !expires || d < min {
-			min, expires = d, true
+		if !expires || d < shortest {
+			shortest, expires = d, true
 		}
 		if d == 0 {
 			return 0, true
 		}
 	}
-	return min, expires
+	return shortest, expires
 }
 
 // Verdict says whether and when a pod must leave a node. The zero value is [Stay].
@@ -78,29 +79,7 @@ func (v Verdict) String() string {
 	case EvictAt:
 		return "EvictAt"
 	}
-	return "Verdict(" + itoa(int(v)) + ")"
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
+	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }
 
 // Eviction is the outcome for one pod on one node. The zero value means [Stay].

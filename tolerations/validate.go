@@ -11,7 +11,7 @@ import (
 
 // ErrInvalid is what every validation error wraps: errors.Is(err, ErrInvalid) reports whether
 // err came from [ValidateTaints] or [ValidateTolerations].
-var ErrInvalid = errors.New("invalid")
+var ErrInvalid = errors.New("tolerations: invalid")
 
 // FieldError is one problem found by [ValidateTaints] or [ValidateTolerations]. Its message
 // names the field by path, such as "tolerations[2].operator", with the package name in

@@ -178,6 +178,8 @@ func TestFieldError(t *testing.T) {
 	assert.Equal(t, want, fe.Error(), "got %q, want %q", fe.Error(), want)
 	assert.True(t, errors.Is(fe, tolerations.ErrInvalid), "got errors.Is false, want true")
 	assert.Equal(t, tolerations.ErrInvalid, errors.Unwrap(fe), "got %v, want ErrInvalid", errors.Unwrap(fe))
+	// Like every error of the package, ErrInvalid names it.
+	assert.Equal(t, "tolerations: invalid", tolerations.ErrInvalid.Error(), "ErrInvalid: got %q, want %q", tolerations.ErrInvalid.Error(), "tolerations: invalid")
 
 	// The value is quoted, so odd values stay readable.
 	err := tolerations.ValidateTolerations([]v1.Toleration{{Key: "k", Operator: "a\nb"}}, tolerations.Options{})

@@ -1,0 +1,88 @@
+package timedqueue
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrStopped is returned by [Queue.WaitIdle] when Run has returned and work that is due is
+// left, which no worker will run.
+var ErrStopped = errors.New("timedqueue: Run has returned and due work is left")
+
+// WaitIdle waits until the queue is idle at the clock's current time, and returns nil; or
+// returns ctx's error once ctx is done. Idle means that no work due at that time is pending,
+// waiting for a worker or running (retries due by then included), and that the
+// dispatcher's timer is set for the earliest deadline still ahead. Work scheduled for later
+// does not hold WaitIdle back; on the real clock, work that comes due while it waits does.
+//
+// A fake clock stepped after WaitIdle returns fires exactly the work the step makes due.
+// This holds even when an earlier step came while the dispatcher was setting its timer
+// from a clock reading taken before that step (which delays a timer set for a duration by
+// the step): WaitIdle returns only after the dispatcher has read the clock again, after
+// WaitIdle was called, and set its timer from that reading. So a test steps the clock,
+// calls WaitIdle, and then looks at what ran.
+//
+// Before Run is called, WaitIdle returns nil at once when no work is due, and otherwise
+// waits until Run has run it, or for ctx: give it a ctx that ends if Run may never come.
+// Once Run's ctx is done, WaitIdle waits for running attempts to return, then returns nil
+// when no due work is left, and [ErrStopped] when some is.
+//
+// WaitIdle is safe for concurrent use. It does not keep other goroutines from scheduling
+// work meanwhile: it returns at a moment when the queue was idle, which then may not last.
+func (q *Queue[K, V]) WaitIdle(ctx context.Context) error {
+	q.mu.Lock()
+	since := q.plans
+	q.mu.Unlock()
+	q.wake() // have the dispatcher make a plan from a clock reading taken from now on
+	for {
+		q.mu.Lock()
+		idle, err := q.idleSince(since)
+		if idle || err != nil {
+			q.mu.Unlock()
+			return err
+		}
+		if q.idle == nil {
+			q.idle = make(chan struct{})
+		}
+		changed := q.idle
+		q.mu.Unlock()
+
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// idleSince reports whether the queue is idle at the clock's current time, with a timer set
+// by a plan made after plan number since; or ErrStopped. q.mu must be held.
+func (q *Queue[K, V]) idleSince(since uint64) (bool, error) {
+	if q.active > 0 {
+		return false, nil
+	}
+	q.dropStale()
+	now := toNanos(q.clock.Now())
+	due := len(q.heap) > 0 && q.heap[0].at <= now
+	switch {
+	case q.closed && due:
+		return false, ErrStopped
+	case !q.started || q.closed || due:
+		return !due, nil
+	case len(q.heap) == 0:
+		return true, nil
+	}
+	// The timer must be set, by a fresh plan, no later than the earliest deadline and not
+	// for a time that has passed (the dispatcher would then be about to plan again).
+	return q.armedPlan > since && q.armedPlan == q.plans &&
+		now < q.armed && q.armed <= q.heap[0].at, nil
+}
+
+// changed wakes the WaitIdle calls that wait for the queue's state to change. q.mu must
+// be held.
+func (q *Queue[K, V]) changed() {
+	if q.idle != nil {
+		close(q.idle)
+		q.idle = nil
+	}
+}

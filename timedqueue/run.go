@@ -1,0 +1,265 @@
+package timedqueue
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// attempt is what a worker takes out of the lock to call the work function with.
+type attempt[K comparable, V any] struct {
+	key   K
+	value V
+	n     uint32        // 1 for the first attempt of a scheduling
+	lag   time.Duration // how late it starts: from the time it was due to the claim
+}
+
+// tracer is told of the start and the outcome of every attempt, outside the lock, by the
+// worker that runs it. Only this package's tests set one (Queue.trace), to see attempt
+// numbers, lags and retry times, which the API does not show.
+type tracer[K comparable] interface {
+	started(key K, attempt int, lag time.Duration)
+	finished(key K, attempt int, err error, retryAt time.Time)
+}
+
+// Run runs due work until ctx is done. Then it stops starting work, waits for every running
+// attempt to return (their ctx, which is ctx, is done too) and returns ctx's error. Work
+// still pending stays in the queue, where Len and Get see it. Every goroutine Run starts
+// has ended when it returns. A Queue runs once: a second call returns [ErrRunTwice].
+func (q *Queue[K, V]) Run(ctx context.Context) error {
+	q.mu.Lock()
+	if q.started {
+		q.mu.Unlock()
+		return ErrRunTwice
+	}
+	q.started = true
+	q.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for w := range q.batches {
+		wg.Go(func() { q.worker(ctx, int32(w)) })
+	}
+	q.dispatch(ctx)
+
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.changed()
+	q.mu.Unlock()
+	wg.Wait()
+	return ctx.Err()
+}
+
+// wake asks the dispatcher to look at the heap again.
+func (q *Queue[K, V]) wake() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch keeps one timer armed for the earliest deadline and wakes the workers when it
+// passes. Workers take due items themselves; the dispatcher only wakes them, so a burst of
+// due work costs no hand-off per item.
+func (q *Queue[K, V]) dispatch(ctx context.Context) {
+	timer := q.clock.NewTimer(time.Hour)
+	stopTimer(timer)
+	defer stopTimer(timer)
+	for {
+		wait, plan := q.plan()
+		stopTimer(timer)
+		if wait > 0 {
+			timer.Reset(wait)
+		}
+		q.mu.Lock()
+		q.armedPlan = plan // WaitIdle waits for this: see there
+		q.changed()
+		q.mu.Unlock()
+
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.kick:
+		case <-timer.C():
+		}
+	}
+}
+
+// plan looks at the earliest deadline and returns how long the timer must wait for it
+// (none when it is 0 or less), with the number of this plan. When the deadline has passed
+// it wakes the workers instead.
+func (q *Queue[K, V]) plan() (wait time.Duration, plan uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.plans++
+	q.dropStale()
+	if len(q.heap) == 0 {
+		q.armed = maxNanos
+		return 0, q.plans
+	}
+	now := toNanos(q.clock.Now())
+	if at := q.heap[0].at; at > now {
+		q.armed = at
+		return sub(at, now), q.plans
+	}
+	q.armed = now
+	q.cond.Broadcast()
+	return 0, q.plans
+}
+
+// stopTimer stops t and drains a value it may have delivered, so that a later Reset cannot
+// be followed by a stale tick (fake clocks still deliver one) and a fake clock never blocks
+// sending to a full channel.
+func stopTimer(t clock.Timer) {
+	t.Stop()
+	select {
+	case <-t.C():
+	default:
+	}
+}
+
+// worker runs due work until the queue closes. Each round claims the next due items under
+// the lock (a batch), calls the work function for each of them outside it, finishes the
+// attempts (records their outcomes) under the lock again, and reports them.
+func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
+	b := &q.batches[w]
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
+	// until then a worker returning from an attempt would start the next due item.
+	for !q.closed && ctx.Err() == nil {
+		if !q.claimNextDue(b) {
+			q.sleepers.Add(1)
+			q.cond.Wait()
+			q.sleepers.Add(-1)
+			continue
+		}
+
+		q.mu.Unlock()
+		q.callBatch(ctx, b)
+		q.mu.Lock()
+
+		q.finishDone(b)
+		q.putBackUnstarted(b) // when ctx ended the round
+		q.report(b)
+	}
+}
+
+// callBatch calls the work function for each claim of b that nobody took back, in order,
+// until ctx is done. The attempts it has done are finished by the next worker that claims
+// work, or by this one at the end of the round; when every other worker waits for work, it
+// finishes them before its next call if the lock is free, so that a slow call does not
+// hold back the outcome of those before it.
+func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
+	unfinished := false
+	for i := range b.n {
+		c := &b.claims[i]
+		if ctx.Err() != nil {
+			return
+		}
+		if unfinished && int(q.sleepers.Load()) >= len(q.batches)-1 && q.mu.TryLock() {
+			q.finishDone(b)
+			q.report(b)
+			q.mu.Unlock()
+			unfinished = false
+		}
+		if !c.state.CompareAndSwap(claimed, started) {
+			continue // taken back by Cancel, Schedule or an idle worker
+		}
+		if q.trace != nil {
+			q.trace.started(c.a.key, int(c.a.n), c.a.lag)
+		}
+		c.err = q.call(ctx, c.a.key, c.a.value)
+		c.hash = q.index.hash(c.a.key)
+		c.state.Store(done) // publishes err and hash to whoever finishes it
+		unfinished = true
+	}
+}
+
+// finishDone finishes the attempts of b that are done. q.mu must be held.
+func (q *Queue[K, V]) finishDone(b *batch[K, V]) {
+	var sink uint64
+	for i := range b.n {
+		// Look the keys up first: the index's cache misses then overlap.
+		if c := &b.claims[i]; c.state.Load() == done {
+			sink |= q.index.touch(c.hash)
+		}
+	}
+	q.index.sink = sink
+	for i := range b.n {
+		if c := &b.claims[i]; c.state.Load() == done {
+			q.finish(c)
+			c.state.Store(finished)
+		}
+	}
+}
+
+// putBackUnstarted puts the claims of b that were not started back in the heap: Run is
+// stopping. q.mu must be held.
+func (q *Queue[K, V]) putBackUnstarted(b *batch[K, V]) {
+	for i := range b.n {
+		if c := &b.claims[i]; c.state.CompareAndSwap(claimed, revoked) {
+			q.putBack(c)
+		}
+	}
+}
+
+// report tells the tracer, if any, of the attempts of b finished since the last report,
+// outside the lock. q.mu must be held; it is released and taken again.
+func (q *Queue[K, V]) report(b *batch[K, V]) {
+	if q.trace == nil {
+		return
+	}
+	q.mu.Unlock()
+	defer q.mu.Lock()
+	for i := range b.n {
+		c := &b.claims[i]
+		if c.state.Load() == finished && !c.reported {
+			c.reported = true
+			q.trace.finished(c.a.key, int(c.a.n), c.err, q.retryTime(c))
+		}
+	}
+}
+
+// call runs the work function, turning a panic into a *PanicError.
+func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return q.work(ctx, key, value)
+}
+
+// finish records the outcome of the started claim c, and when it will be retried. q.mu
+// must be held.
+func (q *Queue[K, V]) finish(c *claim[K, V]) {
+	idx := c.slot
+	c.slot = -1
+	s := &q.slots[idx]
+	s.state &^= running
+	q.active--
+	q.changed()
+	switch {
+	case s.gen != c.gen && s.state&pending != 0:
+		// Replaced while running: the new generation runs now if it came due meanwhile.
+		if s.state&parked != 0 {
+			s.state &^= parked
+			q.heap.push(item{at: s.due, seq: q.seq, slot: idx, gen: s.gen})
+			q.seq++
+		}
+	case s.gen != c.gen:
+		q.releaseHashed(idx, c.hash) // cancelled while running
+	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
+		q.releaseHashed(idx, c.hash)
+	default:
+		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
+		s.state |= pending
+		q.heap.push(item{at: at, seq: q.seq, slot: idx, gen: s.gen})
+		q.seq++
+		c.retryAt = at
+	}
+}

@@ -1,0 +1,156 @@
+package timedqueue
+
+// Slot state: flags in the low byte, the attempts made of the current generation above.
+// Packing both into one word keeps a slot at 48 bytes for 16-byte keys and values.
+const (
+	inUse   uint32 = 1 << iota // the slot belongs to a key in the index
+	pending                    // the current generation waits to run (in the heap, or parked)
+	parked                     // pending, came due while the key was running, not in the heap
+	running                    // a worker runs an attempt of this key
+
+	flagBits       = 0xff
+	attemptOne     = 1 << 8
+	attemptCeiling = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
+)
+
+// slot holds one key's state. Slots live in one slice and are found through the index, so a
+// pending item costs no allocation of its own and no pointer for the collector to chase.
+type slot[K comparable, V any] struct {
+	key   K
+	value V
+	due   int64  // the time the current generation was scheduled for
+	gen   uint32 // bumped by every schedule and cancel; heap items carry it
+	state uint32 // flags | attempts<<8
+}
+
+func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
+
+// alloc takes a free slot for key, or appends one. q.mu must be held.
+func (q *Queue[K, V]) alloc(key K) int32 {
+	var idx int32
+	if n := len(q.free); n > 0 {
+		idx = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		q.slots = append(q.slots, slot[K, V]{})
+		idx = int32(len(q.slots) - 1)
+	}
+	s := &q.slots[idx]
+	s.key = key
+	s.state = inUse
+	q.index.put(key, idx)
+	return idx
+}
+
+// release frees the slot of a key that has no pending or running work. Its generation is
+// kept, so heap items that still name the slot stay stale after it is reused. q.mu must be
+// held.
+func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots[idx].key)) }
+
+// releaseHashed is release for a key whose hash, h, is known.
+func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
+	s := &q.slots[idx]
+	q.index.remove(s.key, h)
+	var zeroK K
+	var zeroV V
+	s.key, s.value, s.state = zeroK, zeroV, 0
+	q.free = append(q.free, idx)
+	q.shrinkSlots()
+}
+
+// live reports whether it is the current, pending, generation of its slot.
+func (q *Queue[K, V]) live(it item) bool {
+	s := &q.slots[it.slot]
+	return s.gen == it.gen && s.state&(pending|parked) == pending
+}
+
+// dropStale pops stale items off the top of the heap. q.mu must be held.
+func (q *Queue[K, V]) dropStale() {
+	for len(q.heap) > 0 && !q.live(q.heap[0]) {
+		q.heap.pop()
+		q.dead--
+	}
+}
+
+// compactHeap drops every stale item once they are a quarter of the heap, so that lazy
+// cancellation costs O(1) amortized and bounded memory. q.mu must be held.
+func (q *Queue[K, V]) compactHeap() {
+	if q.dead < 64 || q.dead*4 < len(q.heap) {
+		return
+	}
+	h := q.heap[:0]
+	for _, it := range q.heap {
+		if q.live(it) {
+			h = append(h, it)
+		}
+	}
+	clear(q.heap[len(h):])
+	q.heap = h
+	q.heap.init()
+	q.dead = 0
+	q.shrinkHeap()
+}
+
+// minShrink is the capacity under which slices and maps are never rebuilt smaller.
+const minShrink = 4096
+
+// shrinkHeap gives memory back after a large drain. q.mu must be held.
+func (q *Queue[K, V]) shrinkHeap() {
+	if c := cap(q.heap); c > minShrink && len(q.heap) < c/4 {
+		q.heap = append(make(itemHeap, 0, 2*len(q.heap)), q.heap...)
+	}
+}
+
+// shrinkSlots rebuilds the slots, the free list and the index once fewer than a quarter of
+// the slots are used, since a Go map never shrinks by itself. The cost, O(n), is paid once
+// per n releases. q.mu must be held.
+func (q *Queue[K, V]) shrinkSlots() {
+	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
+		return
+	}
+	if len(q.heap) > 0 && q.heap[0].at <= q.lastClaim {
+		return // a drain is under way: rebuild once it is over, not at every halving
+	}
+	remap := make([]int32, len(q.slots))
+	slots := make([]slot[K, V], 0, 2*q.index.len())
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.state&inUse == 0 {
+			remap[i] = -1
+			continue
+		}
+		remap[i] = int32(len(slots))
+		slots = append(slots, *s)
+	}
+	h := q.heap[:0]
+	for _, it := range q.heap {
+		if q.live(it) {
+			it.slot = remap[it.slot]
+			h = append(h, it)
+		}
+	}
+	clear(q.heap[len(h):])
+	q.heap = h
+	q.heap.init()
+	q.dead = 0
+	q.remapClaims(remap)
+	q.slots, q.free = slots, nil
+	q.index.rebuild(len(slots))
+	for i := range q.slots {
+		q.index.put(q.slots[i].key, int32(i))
+	}
+	q.shrinkHeap()
+}
+
+// remapClaims moves the workers' claims to the slots' new places. q.mu must be held.
+func (q *Queue[K, V]) remapClaims(remap []int32) {
+	for w := range q.batches {
+		b := &q.batches[w]
+		for i := range b.n {
+			if c := &b.claims[i]; c.slot >= 0 {
+				c.slot = remap[c.slot]
+				c.it.slot = c.slot
+			}
+		}
+	}
+}
