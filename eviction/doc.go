@@ -8,6 +8,8 @@
 // and calls a [Deleter] when a pod's time is up. The caller gives it a [Cache] over its
 // informers' stores, and receives every decision through an [Observer], to turn into Events
 // and metrics.
+// [Manager.WaitIdle] waits until everything given to the Manager has been done, for tests
+// and simulations on a fake clock.
 //
 // # Semantics
 //
@@ -17,8 +19,10 @@
 //     taints are removed, its pods' pending evictions are cancelled.
 //   - A pod that does not tolerate a NoExecute taint of its node is evicted at once; one that
 //     tolerates every taint forever is never evicted; otherwise it is evicted at the deadline
-//     [tolerations.Deadline] gives: each countdown starts at the taint's TimeAdded, so a
-//     restarted Manager evicts at the same times (kube restarts every countdown).
+//     [tolerations.Deadline] gives: a taint's countdown starts at the earlier of its
+//     TimeAdded and the time the taint was first seen on that node (see [FromTimeAdded]),
+//     so a restarted Manager evicts at the same times (kube restarts every countdown), and
+//     a clock that runs ahead where the taint was added never holds an eviction back.
 //   - A change of taints, tolerations or node recomputes the deadline, and the schedule
 //     follows it earlier or later (kube keeps the first schedule).
 //   - A deleted node cancels its pods' pending evictions (kube leaves them); so does a

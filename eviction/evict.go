@@ -2,75 +2,105 @@ package eviction
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 
-	"github.com/taintevict/taintevict/timedqueue"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// errDeleteTimeout is the cause of a Deleter context cancelled by Options.DeleteTimeout.
-var errDeleteTimeout = errors.New("eviction: Deleter call timed out")
-
 // evict is the eviction queue's work: it rechecks that the pod is still due, then deletes
-// it. A nil return ends the eviction; an error makes the queue retry it with backoff.
+// it. A nil return ends the eviction; an error makes the queue retry it with backoff. The
+// decisions before and after the Deleter call are made under the pod's lock, as every
+// decision about the pod is, but not the call itself.
 func (m *Manager) evict(ctx context.Context, key types.NamespacedName, p pending) error {
+	attempt, call, err := m.beforeDelete(key, p)
+	if !call {
+		return err
+	}
+	timedOut, err := m.callDeleter(ctx, refOf(key, p))
+	return m.afterDelete(key, p, attempt, timedOut, err)
+}
+
+// beforeDelete counts the attempt and rechecks the pod. It reports Started and returns true
+// when the Deleter is to be called; otherwise it reports why not (Skipped, Failed, or
+// Succeeded in dry-run mode) and returns the error the queue is to retry, if any.
+func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int, call bool, err error) {
+	defer m.podLocks.lock(key).unlock()
 	ref := refOf(key, p)
-	attempt := m.nextAttempt(key, p.uid)
-	done := func() { m.clearAttempt(key) }
-
-	pod, err := m.cache.Pod(key.Namespace, key.Name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return m.failed(ref, attempt, fmt.Errorf("eviction: recheck pod %s: %w", ref, err))
+	attempt, ok := m.attempts.start(key, p)
+	if !ok {
+		return 0, false, nil // cancelled, and reported, before this retry began
 	}
-	reason, skip := m.recheckPod(pod, p)
-	if !skip && m.deleted.has(key, p.uid) {
-		reason, skip = ReasonPodTerminating, true
-	}
-	if !skip {
-		var node *v1.Node
-		node, err = m.cache.Node(p.node)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return m.failed(ref, attempt, fmt.Errorf("eviction: recheck node %s: %w", p.node, err))
-		}
-		reason, skip = m.recheckNode(key, node, pod, p)
-	}
-	if skip {
-		done()
+	reason, skip, at, err := m.recheck(key, p)
+	switch {
+	case err != nil:
+		return attempt, false, m.attemptFailed(key, ref, attempt, err)
+	case skip:
+		m.attempts.end(key)
 		m.obs.Skipped(ref, reason)
-		return nil
-	}
-
-	if m.opts.DryRun {
-		done()
+		if !at.IsZero() {
+			m.schedule(key, p, at)
+		}
+		return attempt, false, nil
+	case m.opts.DryRun:
+		m.attempts.end(key)
 		m.obs.Succeeded(ref, attempt, true)
-		return nil
+		return attempt, false, nil
 	}
 	m.obs.Started(ref, attempt)
-	timedOut, err := m.callDeleter(ctx, ref)
+	return attempt, true, nil
+}
+
+// afterDelete reports the outcome of a Deleter call, and returns the error the queue is to
+// retry, if any.
+func (m *Manager) afterDelete(key types.NamespacedName, p pending, attempt int, timedOut bool, err error) error {
+	defer m.podLocks.lock(key).unlock()
+	ref := refOf(key, p)
 	if err == nil || IsGone(err) {
-		done()
+		m.attempts.end(key)
 		m.recordDeleted(key, p.uid)
 		m.obs.Succeeded(ref, attempt, false)
 		return nil
 	}
-	if timedOut {
-		err = fmt.Errorf("eviction: delete pod %s: %w after %s: %w", ref, errDeleteTimeout, m.opts.DeleteTimeout, err)
-	} else {
-		err = fmt.Errorf("eviction: delete pod %s: %w", ref, err)
+	return m.attemptFailed(key, ref, attempt, m.deleteError(ref, timedOut, err))
+}
+
+// attemptFailed reports a failed attempt and returns err for the queue to retry; or, when
+// the eviction was cancelled while the attempt ran, reports Cancelled and returns nil.
+func (m *Manager) attemptFailed(key types.NamespacedName, ref PodRef, attempt int, err error) error {
+	if reason, cancelled := m.attempts.failed(key); cancelled {
+		m.obs.Cancelled(ref, reason)
+		return nil
 	}
-	return m.failed(ref, attempt, err)
+	m.obs.Failed(ref, attempt, err)
+	return err
+}
+
+// recheck reads the pod and its node from the Cache right before the delete and reports
+// whether the eviction p must be skipped, and why, with the later time it is due at when
+// it is not due yet; or the error of a failed lookup.
+func (m *Manager) recheck(key types.NamespacedName, p pending) (Reason, bool, time.Time, error) {
+	pod, err := m.cache.Pod(key.Namespace, key.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", false, time.Time{}, fmt.Errorf("eviction: recheck pod %s: %w", refOf(key, p), err)
+	}
+	if reason, skip := m.recheckPod(key, pod, p); skip {
+		return reason, true, time.Time{}, nil
+	}
+	node, err := m.cache.Node(p.node)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", false, time.Time{}, fmt.Errorf("eviction: recheck node %s: %w", p.node, err)
+	}
+	reason, skip, at := m.recheckNode(node, pod, p)
+	return reason, skip, at, nil
 }
 
 // recheckPod reports why pod, as the Cache has it now, must not be evicted for p, if so.
-func (m *Manager) recheckPod(pod *v1.Pod, p pending) (Reason, bool) {
+func (m *Manager) recheckPod(key types.NamespacedName, pod *v1.Pod, p pending) (Reason, bool) {
 	switch {
 	case pod == nil:
 		return ReasonPodDeleted, true
@@ -79,135 +109,44 @@ func (m *Manager) recheckPod(pod *v1.Pod, p pending) (Reason, bool) {
 	case pod.Spec.NodeName != p.node:
 		return ReasonPodMoved, true
 	}
-	return leavingReason(pod)
+	return m.skipReason(key, pod)
 }
 
 // recheckNode reports why the pod must not be evicted from node, as the Cache has it now,
-// if so. When the pod turns out to be due later, it is scheduled again.
-func (m *Manager) recheckNode(key types.NamespacedName, node *v1.Node, pod *v1.Pod, p pending) (Reason, bool) {
+// if so, and the later time it is due at when it is not due yet: a newer state is then on
+// its way through the updates, and the pod stays scheduled for that time meanwhile.
+func (m *Manager) recheckNode(node *v1.Node, pod *v1.Pod, p pending) (Reason, bool, time.Time) {
 	if node == nil {
-		return ReasonNodeDeleted, true
+		return ReasonNodeDeleted, true, time.Time{}
 	}
 	taints := tolerations.NoExecuteTaints(node.Spec.Taints)
 	if len(taints) == 0 {
-		return ReasonNotTainted, true
+		return ReasonNotTainted, true, time.Time{}
 	}
-	m.nodesMu.RLock()
-	known := m.nodes[node.Name]
-	m.nodesMu.RUnlock()
 	now := m.clock.Now()
-	taints = stampTaints(taints, known, now)
-	since := now
-	if p.since != 0 {
-		since = time.Unix(0, p.since)
-	}
-	e := m.deadline(taints, pod, since, now)
+	e := m.deadline(m.taints.start(node.Name, taints, now), pod, p, now)
 	switch e.Verdict {
 	case tolerations.Stay:
-		return ReasonTolerated, true
+		return ReasonTolerated, true, time.Time{}
 	case tolerations.EvictAt:
-		// Due later than scheduled: a newer state is on its way through the updates; keep
-		// the pod scheduled for the later time meanwhile.
-		if m.queue.Schedule(key, p, e.At) {
-			m.obs.Scheduled(refOf(key, p), e.At)
-		}
-		return ReasonNotDue, true
+		return ReasonNotDue, true, e.At
 	}
-	return "", false
+	return "", false, time.Time{}
 }
 
-// callDeleter calls the Deleter with a context bounded by Options.DeleteTimeout and reports
-// whether that timeout fired. A panic of the Deleter is returned as a
-// *timedqueue.PanicError, so that it is reported and retried like any other failure, and the
-// timeout is released either way.
-func (m *Manager) callDeleter(ctx context.Context, ref PodRef) (timedOut bool, err error) {
-	dctx, stop := m.withDeleteTimeout(ctx)
-	defer func() {
-		if r := recover(); r != nil {
-			err = &timedqueue.PanicError{Value: r, Stack: debug.Stack()}
-		}
-		timedOut = stop()
-	}()
-	return false, m.deleter.Delete(dctx, ref)
-}
-
-// withDeleteTimeout returns a context for one Deleter call, cancelled after
-// Options.DeleteTimeout on the Manager's clock, and a stop function that releases it and
-// reports whether the timeout fired. No goroutine of it outlives stop.
-func (m *Manager) withDeleteTimeout(ctx context.Context) (context.Context, func() bool) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	if m.opts.DeleteTimeout < 0 {
-		return ctx, func() bool { cancel(nil); return false }
+// deleteError wraps a failed Deleter call's error.
+func (m *Manager) deleteError(ref PodRef, timedOut bool, err error) error {
+	if timedOut {
+		return fmt.Errorf("eviction: delete pod %s: %w after %s: %w", ref, errDeleteTimeout, m.opts.DeleteTimeout, err)
 	}
-	fired := func() bool { return errors.Is(context.Cause(ctx), errDeleteTimeout) }
-	if c, ok := m.clock.(clock.WithDelayedExecution); ok {
-		t := c.AfterFunc(m.opts.DeleteTimeout, func() { cancel(errDeleteTimeout) })
-		return ctx, func() bool { t.Stop(); f := fired(); cancel(nil); return f }
-	}
-	t := m.clock.NewTimer(m.opts.DeleteTimeout)
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-t.C():
-			cancel(errDeleteTimeout)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() bool {
-		t.Stop()
-		f := fired()
-		cancel(nil)
-		<-exited
-		return f
-	}
-}
-
-func (m *Manager) failed(ref PodRef, attempt int, err error) error {
-	m.obs.Failed(ref, attempt, err)
-	return err
-}
-
-// attempts counts the attempts of the eviction of one pod, by UID, while it runs or fails.
-type attempts struct {
-	uid types.UID
-	n   int
-}
-
-// nextAttempt counts an attempt of evicting the pod key with uid and returns its number.
-func (m *Manager) nextAttempt(key types.NamespacedName, uid types.UID) int {
-	m.attemptsMu.Lock()
-	defer m.attemptsMu.Unlock()
-	a := m.attempts[key]
-	if a.uid != uid {
-		a = attempts{uid: uid}
-	}
-	a.n++
-	m.attempts[key] = a
-	return a.n
-}
-
-// evicting reports whether an eviction of the pod key with uid runs or has failed and waits
-// to retry.
-func (m *Manager) evicting(key types.NamespacedName, uid types.UID) bool {
-	m.attemptsMu.Lock()
-	defer m.attemptsMu.Unlock()
-	a, ok := m.attempts[key]
-	return ok && a.uid == uid
-}
-
-func (m *Manager) clearAttempt(key types.NamespacedName) {
-	m.attemptsMu.Lock()
-	delete(m.attempts, key)
-	m.attemptsMu.Unlock()
+	return fmt.Errorf("eviction: delete pod %s: %w", ref, err)
 }
 
 // recordDeleted remembers that the pod key with uid was deleted, while the Cache still shows
-// it: under the pod's lock, so that the processing of its removal, which reads the Cache
-// under the same lock, either comes after and forgets the record, or came before and the
-// record is not made. Otherwise a removal seen first would leave a record forever.
+// it. The pod's lock must be held, so that the processing of its removal, which reads the
+// Cache under the same lock, either comes after and forgets the record, or came before and
+// the record is not made. Otherwise a removal seen first would leave a record forever.
 func (m *Manager) recordDeleted(key types.NamespacedName, uid types.UID) {
-	defer m.lockPod(key)()
 	if pod, err := m.cache.Pod(key.Namespace, key.Name); err == nil && pod != nil && pod.UID == uid {
 		m.deleted.add(key, uid)
 	}

@@ -22,15 +22,11 @@ import (
 type controller struct {
 	*eviction.Manager
 	cache *evictiontest.Cache
-	clock *steppingClock
-	gone  map[string]chan struct{} // closed when the pod of that name is deleted
+	clock clock.Clock
 }
 
-func newController(clk *steppingClock, pods ...string) *controller {
-	c := &controller{cache: &evictiontest.Cache{}, clock: clk, gone: map[string]chan struct{}{}}
-	for _, name := range pods {
-		c.gone[name] = make(chan struct{})
-	}
+func newController(clk clock.Clock) *controller {
+	c := &controller{cache: &evictiontest.Cache{}, clock: clk}
 	m, err := eviction.New(c, c.cache, eviction.Options{Clock: clk})
 	if err != nil {
 		panic(err)
@@ -61,50 +57,13 @@ func (c *controller) Delete(_ context.Context, pod eviction.PodRef) error {
 	if old := c.cache.DeletePod(pod.Namespace, pod.Name); old != nil {
 		c.PodUpdated(old, nil)
 	}
-	close(c.gone[pod.Name])
 	return nil
-}
-
-// steppingClock is a fake clock that lets the example move time only while the Manager
-// waits for it. Whenever the Manager arms its timer, the timer's Reset sends the time it is
-// armed for on armed and waits on resume: the example moves the clock in between, so the
-// Manager never computes a wait from a time the example has already left behind.
-type steppingClock struct {
-	*testclock.FakeClock
-	armed  chan time.Time
-	resume chan struct{}
-}
-
-func (c *steppingClock) NewTimer(d time.Duration) clock.Timer {
-	return &steppingTimer{Timer: c.FakeClock.NewTimer(d), clock: c}
-}
-
-type steppingTimer struct {
-	clock.Timer
-	clock *steppingClock
-}
-
-func (t *steppingTimer) Reset(d time.Duration) bool {
-	active := t.Timer.Reset(d)
-	t.clock.armed <- t.clock.Now().Add(d)
-	<-t.clock.resume
-	return active
-}
-
-// jumpTo moves the clock to at, the time the Manager's timer is armed for, and lets the
-// Manager go on.
-func (c *steppingClock) jumpTo(at time.Time) {
-	if !c.HasWaiters() {
-		panic("the Manager is not waiting for the clock")
-	}
-	c.Step(at.Sub(c.Now()))
-	c.resume <- struct{}{}
 }
 
 func ExampleManager() {
 	start := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
-	clk := &steppingClock{testclock.NewFakeClock(start), make(chan time.Time), make(chan struct{})}
-	c := newController(clk, "batch", "db", "web")
+	clk := testclock.NewFakeClock(start)
+	c := newController(clk)
 	now := func() string { return clk.Now().Format(time.TimeOnly) }
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -126,16 +85,16 @@ func ExampleManager() {
 
 	fmt.Println(now(), "tainting node-1 with maintenance:NoExecute")
 	c.onNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: v1.NodeSpec{Taints: []v1.Taint{maintenance}}})
-	<-c.gone["batch"] // batch tolerates nothing: deleted at once; db tolerates it forever
+	_ = c.WaitIdle(ctx) // batch tolerates nothing: deleted at once; db tolerates it forever
 
 	fmt.Println(now(), "web arrives, tolerating maintenance for 5m")
 	c.onPod(pod("web", v1.Toleration{Key: "maintenance", Operator: v1.TolerationOpExists, TolerationSeconds: &fiveMinutes}))
-	at := <-clk.armed // the Manager waits for web's deadline
+	_ = c.WaitIdle(ctx)
 	for _, p := range c.Pending() {
-		fmt.Println(now(), "pending:", p.Pod, "at", p.At.UTC().Format(time.TimeOnly))
+		fmt.Println(now(), "pending:", p.Pod, "at", p.At.Format(time.TimeOnly))
 	}
-	clk.jumpTo(at)
-	<-c.gone["web"]
+	clk.Step(5 * time.Minute)
+	_ = c.WaitIdle(ctx)
 
 	left, _ := c.cache.PodsOnNode("node-1")
 	var names []string

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -96,14 +94,6 @@ func noExecute(key string, added time.Time) v1.Taint {
 
 func noSchedule(key string) v1.Taint {
 	return v1.Taint{Key: key, Value: "true", Effect: v1.TaintEffectNoSchedule}
-}
-
-// shardOf mirrors the Manager's hashing of node names onto workers (FNV-1a), so that a test
-// can pick nodes that land on different workers.
-func shardOf(node string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(node))
-	return int(h.Sum32() % uint32(n))
 }
 
 // --- harness
@@ -374,22 +364,6 @@ func (h *harness) expectEvents(name string, want ...string) {
 	h.t.Helper()
 	if got := h.eventsOf(name); !slices.Equal(got, want) {
 		h.t.Errorf("events of %s: got\n\t%q\nwant\n\t%q", name, got, want)
-	}
-}
-
-// expectEventsNow is expectEvents for a pod whose eviction is due at once. The Manager
-// tells the Observer that it scheduled an eviction after the schedule has taken it, so a
-// delete worker may report Started (or Succeeded, in dry-run mode) first. The pod's first
-// Scheduled event is therefore compared as if it came first.
-func (h *harness) expectEventsNow(name string, want ...string) {
-	h.t.Helper()
-	got := h.eventsOf(name)
-	if i := slices.IndexFunc(got, func(s string) bool { return strings.HasPrefix(s, "Scheduled ") }); i > 0 {
-		s := got[i]
-		got = slices.Insert(slices.Delete(got, i, i+1), 0, s)
-	}
-	if !slices.Equal(got, want) {
-		h.t.Errorf("events of %s (Scheduled moved first): got\n\t%q\nwant\n\t%q", name, got, want)
 	}
 }
 

@@ -4,53 +4,38 @@ import (
 	"time"
 )
 
-// Reason says why an eviction was cancelled or skipped.
-type Reason string
-
-// Reasons given to [Observer.Cancelled] and [Observer.Skipped].
-const (
-	// ReasonNotTainted: the pod's node has no NoExecute taint (any more), or is not known.
-	ReasonNotTainted Reason = "NodeNotTainted"
-	// ReasonTolerated: the pod tolerates every NoExecute taint of its node forever.
-	ReasonTolerated Reason = "Tolerated"
-	// ReasonNodeDeleted: the pod's node was deleted.
-	ReasonNodeDeleted Reason = "NodeDeleted"
-	// ReasonPodDeleted: the pod was deleted.
-	ReasonPodDeleted Reason = "PodDeleted"
-	// ReasonPodUnbound: the pod is no longer bound to a node.
-	ReasonPodUnbound Reason = "PodUnbound"
-	// ReasonPodMoved: the pod is bound to another node than the one it was due on.
-	ReasonPodMoved Reason = "PodMoved"
-	// ReasonPodReplaced: a pod of the same name but another UID stands in the cache.
-	ReasonPodReplaced Reason = "PodReplaced"
-	// ReasonPodFinished: the pod has succeeded or failed; its containers no longer run.
-	ReasonPodFinished Reason = "PodFinished"
-	// ReasonPodTerminating: the pod is already being deleted.
-	ReasonPodTerminating Reason = "PodTerminating"
-	// ReasonNotDue: right before deleting, the recheck found the pod no longer due, or due
-	// later (then it is scheduled again).
-	ReasonNotDue Reason = "NotDue"
-)
-
 // Observer is told everything a [Manager] decides, so that the caller can turn it into
 // Kubernetes Events, metrics and logs. Its methods are called synchronously from the
 // Manager's goroutines, several at once, so they must be safe for concurrent use and should
 // return quickly. Embed [NopObserver] to implement only some of them.
+//
+// The reports about one pod come in the order the decisions were made. Every attempt that
+// starts ends with exactly one of Succeeded, Cancelled, or a Failed that is followed by
+// another attempt (unless Cancelled or Skipped closes the eviction first). So an observer
+// that counts open evictions (open after Scheduled, closed by Succeeded, Cancelled or
+// Skipped) agrees, whenever the Manager is idle, with [Manager.Pending] plus the Deleter
+// calls running.
 type Observer interface {
 	// Scheduled: the pod will be evicted at the given time (now or before for an eviction
-	// that is due at once). Called again when the time moves.
+	// that is due at once). Called again when the time moves, always before the eviction
+	// can start.
 	Scheduled(pod PodRef, at time.Time)
-	// Cancelled: a pending eviction was removed.
+	// Cancelled: the eviction was removed. When that happens while an attempt runs, it is
+	// reported when the attempt ends, instead of Failed; an attempt that deletes the pod
+	// reports Succeeded instead.
 	Cancelled(pod PodRef, reason Reason)
 	// Skipped: a pod that would have been evicted was not: it is already leaving, or the
-	// recheck before deleting found it no longer due.
+	// recheck before deleting found it no longer due (then Scheduled follows, with the
+	// later time it is due at).
 	Skipped(pod PodRef, reason Reason)
 	// Started: the Deleter is about to be called (not in dry-run mode); attempt counts from 1.
 	Started(pod PodRef, attempt int)
 	// Succeeded: the pod was deleted, was already gone, or (dryRun) would have been deleted.
 	Succeeded(pod PodRef, attempt int, dryRun bool)
-	// Failed: the Deleter or a cache lookup failed; the eviction is retried with backoff,
-	// unless it was cancelled while the attempt ran (then Cancelled has been reported).
+	// Failed: the Deleter or a lookup of the recheck before it failed; the eviction stays
+	// scheduled and another attempt follows after the backoff, unless it is cancelled
+	// first (Cancelled) or the recheck skips it (Skipped). A Failed is never the last word
+	// on an eviction while the Manager runs.
 	Failed(pod PodRef, attempt int, err error)
 }
 

@@ -1,22 +1,22 @@
 package eviction
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // DeadlineSource says where an eviction's countdown starts.
 type DeadlineSource uint8
 
 const (
-	// FromTimeAdded, the default, starts each taint's countdown at the taint's TimeAdded (at
-	// the time the Manager first saw the taint, when TimeAdded is not set). A restarted
-	// Manager, or a new leader, evicts at the same deadlines as the one it replaced. See
+	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
+	// TimeAdded and the time the taint was first seen on that node: a TimeAdded in the
+	// future (clock skew) counts from first sight and stays pinned there; after a restart,
+	// first sight is the restart. A pod that comes to the node later counts from the same
+	// start. A restarted Manager, or a new leader, thus evicts at the same deadlines as the
+	// one it replaced, for every taint with a TimeAdded that is not in the future. See
 	// [tolerations.Deadline]. The API server keeps TimeAdded to the second, so a deadline
 	// can fall up to a second earlier than tolerationSeconds after the taint really came.
 	FromTimeAdded DeadlineSource = iota
@@ -31,7 +31,7 @@ const DefaultDeleteTimeout = 30 * time.Second
 
 // Options configures a [Manager]. The zero value gives the real clock, 8 event workers, 8
 // delete workers, deletes bounded by [DefaultDeleteTimeout] and retried forever with the
-// default [timedqueue.Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, and
+// default [Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, and
 // real deletes.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock.
@@ -46,9 +46,10 @@ type Options struct {
 	// DeleteTimeout bounds each Deleter call: its context is cancelled after that long and
 	// the call counts as failed. 0 means DefaultDeleteTimeout; negative means no bound.
 	DeleteTimeout time.Duration
-	// Backoff sets the delay between attempts of a failed eviction. Its MaxAttempts must be
-	// 0: an eviction is never dropped, it is retried until it succeeds or is cancelled.
-	Backoff timedqueue.Backoff
+	// Backoff paces retries: the attempts of a failed eviction, and the retries of an
+	// update whose Cache lookup failed. An eviction is never dropped: it is retried until
+	// it succeeds or is cancelled.
+	Backoff Backoff
 	// Observer, when not nil, is told every decision; see [Observer].
 	Observer Observer
 	// ComparisonOperators enables the Lt and Gt toleration operators.
@@ -64,8 +65,8 @@ func (o Options) normalize() (Options, error) {
 	if o.Workers < 0 || o.DeleteWorkers < 0 {
 		return o, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", o.Workers, o.DeleteWorkers)
 	}
-	if o.Backoff.MaxAttempts != 0 {
-		return o, errors.New("eviction: Backoff.MaxAttempts must be 0: evictions are retried until they succeed or are cancelled")
+	if err := o.Backoff.validate(); err != nil {
+		return o, err
 	}
 	if o.DeadlineSource > FromObservation {
 		return o, fmt.Errorf("eviction: unknown DeadlineSource %d", o.DeadlineSource)

@@ -167,7 +167,7 @@ func TestNoSecondDelete(t *testing.T) {
 		h.wait()
 		h.expectDeleted("web@+0s")
 		h.expectPending()
-		h.expectEventsNow("web",
+		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			"Succeeded default/web (attempt 1)",

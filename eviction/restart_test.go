@@ -26,6 +26,8 @@ func TestRestart(t *testing.T) {
 		{"FromObservation restarts the countdown", eviction.FromObservation, t0, 500 * time.Second},
 		// Without TimeAdded the countdown can only start when a Manager sees the taint.
 		{"FromTimeAdded, taint without TimeAdded", eviction.FromTimeAdded, time.Time{}, 500 * time.Second},
+		// A TimeAdded in the future counts from first sight: for a new Manager, the restart.
+		{"FromTimeAdded, TimeAdded a year ahead", eviction.FromTimeAdded, t0.AddDate(1, 0, 0), 500 * time.Second},
 	} {
 		synctestRun(t, tc.name, func(t *testing.T) {
 			clk := newFakeClock()

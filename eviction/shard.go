@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"context"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -65,6 +66,10 @@ type shard struct {
 	nodes fifo[string, nodeEvent]
 	pods  fifo[types.NamespacedName, *v1.Pod]
 	wake  chan struct{}
+	busy  bool            // the worker processes a unit taken from here
+	done  bool            // the worker has stopped: Run has returned
+	puts  uint64          // updates put so far: WaitIdle's sign that new work came
+	idle  []chan struct{} // closed when the shard is next empty and not busy
 }
 
 func newShard() *shard { return &shard{wake: make(chan struct{}, 1)} }
@@ -82,6 +87,7 @@ func (s *shard) putNode(name string, ev nodeEvent) {
 		ev = prev // a queued update lists the pods anyway, with newer taints
 	}
 	s.nodes.put(name, ev)
+	s.puts++
 	s.mu.Unlock()
 	s.signal()
 }
@@ -89,6 +95,7 @@ func (s *shard) putNode(name string, ev nodeEvent) {
 func (s *shard) putPod(key types.NamespacedName, pod *v1.Pod) {
 	s.mu.Lock()
 	s.pods.put(key, pod)
+	s.puts++
 	s.mu.Unlock()
 	s.signal()
 }
@@ -102,16 +109,62 @@ type work struct {
 	podObj *v1.Pod
 }
 
+// next takes the next unit of work, nodes first. The worker calls it when it has finished
+// the previous one, so when there is none the shard has become idle.
 func (s *shard) next() (w work, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if name, ev, ok := s.nodes.take(); ok {
+		s.busy = true
 		return work{isNode: true, node: name, nodeEv: ev}, true
 	}
 	if key, pod, ok := s.pods.take(); ok {
+		s.busy = true
 		return work{pod: key, podObj: pod}, true
 	}
+	s.busy = false
+	for _, c := range s.idle {
+		close(c)
+	}
+	s.idle = nil
 	return w, false
+}
+
+// waitIdle waits until the shard is empty and its worker is not processing a unit, and
+// returns how many updates had been put by then; or ctx's error, or ErrStopped when the
+// worker has stopped with updates left.
+func (s *shard) waitIdle(ctx context.Context) (uint64, error) {
+	for {
+		s.mu.Lock()
+		if !s.busy && s.nodes.len() == 0 && s.pods.len() == 0 {
+			puts := s.puts
+			s.mu.Unlock()
+			return puts, nil
+		}
+		if s.done {
+			s.mu.Unlock()
+			return 0, ErrStopped
+		}
+		c := make(chan struct{})
+		s.idle = append(s.idle, c)
+		s.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// stop records that the worker has stopped, and wakes the callers of waitIdle.
+func (s *shard) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy, s.done = false, true
+	for _, c := range s.idle {
+		close(c)
+	}
+	s.idle = nil
 }
 
 func (s *shard) backlog() int {

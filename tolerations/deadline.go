@@ -103,10 +103,13 @@ type Eviction struct {
 // taint was added plus the tolerationSeconds of the first toleration that tolerates it (see
 // [Match]); the pod's deadline is the earliest of these.
 //
-//   - The time a taint was added is its TimeAdded. When TimeAdded is nil or zero, fallback
-//     is used instead (such as when the caller first saw the taint); when fallback is also
-//     zero, now is used. A time added later than now, from clock skew between the node's
-//     controller and the caller, counts as now.
+//   - A taint's countdown starts at the earlier of its TimeAdded and the time the taint was
+//     first seen on that node: a TimeAdded in the future (clock skew) counts from first
+//     sight and stays pinned there; after a restart, first sight is the restart. Deadline
+//     takes first sight from fallback when TimeAdded is nil or zero (now when fallback is
+//     zero too), and counts a TimeAdded later than now as now. A caller that asks again
+//     later must pass, as TimeAdded, the earlier of the two, as eviction.Manager does;
+//     otherwise a TimeAdded in the future slides with the clock.
 //   - A NoExecute taint that no toleration tolerates gives EvictNow.
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
 //     Kubernetes; one with nil tolerationSeconds never runs out.

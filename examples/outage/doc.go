@@ -12,6 +12,6 @@
 // deletion, as the API server and the informer would.
 //
 // Time is a fake clock moved in 10-second steps, so six simulated minutes take well under a
-// second and the output is the same on every run. How the program waits for the
-// asynchronous Manager at each step without sleeping is explained in sim.go.
+// second. After every step the program waits with Manager.WaitIdle until the Manager has
+// done everything the step caused, then prints: the output is the same on every run.
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +146,18 @@ func TestOutageRepeated(t *testing.T) {
 		if out.String() != want {
 			t.Fatalf("run %d printed different output:\n%s\nwant:\n%s", i, out.String(), want)
 		}
+	}
+}
+
+// TestOutageGolden compares the whole output with testdata/output.golden, so that a change
+// of the simulation's code cannot change what it prints unnoticed. After a deliberate
+// change of the output: go run . > testdata/output.golden
+func TestOutageGolden(t *testing.T) {
+	want, err := os.ReadFile("testdata/output.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runOutage(t); got != string(want) {
+		t.Errorf("output differs from testdata/output.golden:\n%s", got)
 	}
 }

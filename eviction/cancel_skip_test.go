@@ -69,9 +69,9 @@ func TestDeletionsAndMoves(t *testing.T) {
 		wantAt   string            // pending after the move; "" for none
 		reasons  []eviction.Reason // of the Cancelled event when nothing is pending
 	}{
-		{name: "delete, add, tainted", update: "delete, add", n2Taints: []v1.Taint{noExecute("b", t0.Add(time.Minute))}, wantAt: "web@+3m0s"},
-		{name: "delete+add, tainted", update: "delete+add", n2Taints: []v1.Taint{noExecute("b", t0.Add(time.Minute))}, wantAt: "web@+3m0s"},
-		{name: "one update, tainted", update: "one update", n2Taints: []v1.Taint{noExecute("b", t0.Add(time.Minute))}, wantAt: "web@+3m0s"},
+		{name: "delete, add, tainted", update: "delete, add", n2Taints: []v1.Taint{noExecute("b", t0)}, wantAt: "web@+2m0s"},
+		{name: "delete+add, tainted", update: "delete+add", n2Taints: []v1.Taint{noExecute("b", t0)}, wantAt: "web@+2m0s"},
+		{name: "one update, tainted", update: "one update", n2Taints: []v1.Taint{noExecute("b", t0)}, wantAt: "web@+2m0s"},
 		{name: "one update, untainted", update: "one update", reasons: []eviction.Reason{eviction.ReasonNotTainted}},
 		{name: "delete, add, untainted", update: "delete, add", reasons: []eviction.Reason{eviction.ReasonPodDeleted}},
 		// The delete may be processed after the cache already holds the new pod.
@@ -79,7 +79,7 @@ func TestDeletionsAndMoves(t *testing.T) {
 	} {
 		synctestRun(t, "pod re-created on another node: "+tc.name, func(t *testing.T) {
 			h := run(t, eviction.Options{Workers: 4})
-			if shardOf("n1", 4) == shardOf("n2", 4) {
+			if eviction.ShardOf("n1", 4) == eviction.ShardOf("n2", 4) {
 				t.Fatal("n1 and n2 hash onto the same worker; pick other names")
 			}
 			tols := withTolerations(tolFor("a", 600), tolFor("b", 120))
@@ -116,10 +116,10 @@ func TestDeletionsAndMoves(t *testing.T) {
 			if p := h.m.Pending(); len(p) == 1 && (p[0].Pod.UID != "web-2" || p[0].Pod.Node != "n2") {
 				t.Errorf("got pending %+v, want web-2 on n2", p[0].Pod)
 			}
-			h.stepTo(3*time.Minute - time.Nanosecond)
+			h.stepTo(2*time.Minute - time.Nanosecond)
 			h.expectDeleted()
 			h.step(time.Nanosecond)
-			h.expectDeleted("web@+3m0s")
+			h.expectDeleted("web@+2m0s")
 			if c := h.calls(); len(c) == 1 && (c[0].Ref.UID != "web-2" || c[0].Ref.Node != "n2") {
 				t.Errorf("got Deleter call for %+v, want web-2 on n2", c[0].Ref)
 			}

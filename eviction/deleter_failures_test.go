@@ -16,7 +16,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 var errAPI = errors.New("apiserver unavailable")
@@ -25,7 +24,7 @@ var errAPI = errors.New("apiserver unavailable")
 type plainClock struct{ clock.Clock }
 
 // exactBackoff retries after 1 s, 2 s, 4 s, 8 s, then every 8 s, without jitter.
-var exactBackoff = timedqueue.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
+var exactBackoff = eviction.Backoff{Base: time.Second, Cap: 8 * time.Second, Jitter: -1}
 
 // failTimes returns a Deleter function that fails its first n calls with errAPI.
 func failTimes(n int) func(context.Context, eviction.PodRef) error {
@@ -39,10 +38,9 @@ func failTimes(n int) func(context.Context, eviction.PodRef) error {
 	}
 }
 
-// TestDeleterFailures covers a Deleter that fails, hangs, or says the pod is gone.
-func TestDeleterFailures(t *testing.T) {
-	synctestRun(t, "failing Deleter is retried with backoff until it succeeds", func(t *testing.T) {
-		// Kube gives up after 5 attempts (issue 140639); this fails 7 times.
+// TestDeleterFailingIsRetriedWithBackoff: a failing Deleter is retried with backoff until it succeeds (kube gives up after 5 attempts, issue 140639).
+func TestDeleterFailingIsRetriedWithBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		const failures = 7
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.onDelete(failTimes(failures))
@@ -57,7 +55,7 @@ func TestDeleterFailures(t *testing.T) {
 			}
 			// The eviction stays in the schedule while it waits to retry.
 			h.expectPending("web@+0s")
-			delay := min(exactBackoff.Base<<(attempt-1), exactBackoff.Cap)
+			delay := exactBackoff.Delay(attempt)
 			h.step(delay - time.Nanosecond)
 			if got := len(h.calls()); got != attempt {
 				t.Fatalf("retry %d came before its backoff of %v: %d calls", attempt, delay, got)
@@ -104,7 +102,10 @@ func TestDeleterFailures(t *testing.T) {
 			t.Errorf("got %d calls after success, want %d", got, failures+1)
 		}
 	})
+}
 
+// TestDeleterSaysGone: a Deleter that says the pod is gone ends the eviction as a success.
+func TestDeleterSaysGone(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -124,15 +125,18 @@ func TestDeleterFailures(t *testing.T) {
 			h.step(time.Hour)
 			h.expectDeleted("web@+0s")
 			h.expectPending()
-			h.expectEventsNow("web",
+			h.expectEvents("web",
 				"Scheduled default/web at +0s",
 				"Started default/web (attempt 1)",
 				"Succeeded default/web (attempt 1)",
 			)
 		})
 	}
+}
 
-	synctestRun(t, "hanging Deleter is cancelled after DeleteTimeout and retried", func(t *testing.T) {
+// TestDeleterHangingIsTimedOut: a hanging Deleter is cancelled after DeleteTimeout and retried.
+func TestDeleterHangingIsTimedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
 		first := true
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
@@ -161,7 +165,7 @@ func TestDeleterFailures(t *testing.T) {
 		h.expectDeleted("web@+0s")
 		h.step(time.Nanosecond)
 		h.expectDeleted("web@+0s", "web@+11s")
-		h.expectEventsNow("web",
+		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			failed[0].String(),
@@ -169,8 +173,11 @@ func TestDeleterFailures(t *testing.T) {
 			"Succeeded default/web (attempt 2)",
 		)
 	})
+}
 
-	synctestRun(t, "DeleteTimeout on a clock without AfterFunc", func(t *testing.T) {
+// TestDeleteTimeoutWithoutAfterFunc: the delete timeout on a clock without AfterFunc runs on a timer and a goroutine of its own.
+func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		// The timeout then runs on a timer and a goroutine of its own, which must end with
 		// the call (goleak and the bubble check that).
 		clk := newFakeClock()
@@ -213,8 +220,11 @@ func TestDeleterFailures(t *testing.T) {
 			t.Errorf("got Succeeded %v, want attempt 2", got)
 		}
 	})
+}
 
-	synctestRun(t, "negative DeleteTimeout does not bound the call", func(t *testing.T) {
+// TestDeleteTimeoutNegative: a negative DeleteTimeout does not bound the call.
+func TestDeleteTimeoutNegative(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		h := run(t, eviction.Options{DeleteTimeout: -1})
 		var ctxErr error
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
@@ -235,8 +245,11 @@ func TestDeleterFailures(t *testing.T) {
 			t.Errorf("Deleter's context: got %v, want context.Canceled", ctxErr)
 		}
 	})
+}
 
-	synctestRun(t, "panicking Deleter is reported failed and retried", func(t *testing.T) {
+// TestDeleterPanicking: a panicking Deleter is reported failed, with a *PanicError, and retried.
+func TestDeleterPanicking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		first := true
 		h.onDelete(func(context.Context, eviction.PodRef) error {
@@ -256,6 +269,10 @@ func TestDeleterFailures(t *testing.T) {
 			!strings.HasPrefix(failed[0].Err.Error(), "eviction: ") {
 			t.Errorf("got Failed %v, want one for attempt 1 about the panic", failed)
 		}
+		var pe *eviction.PanicError
+		if len(failed) == 1 && (!errors.As(failed[0].Err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0) {
+			t.Errorf("got error %#v, want an *eviction.PanicError with the value and a stack", failed[0].Err)
+		}
 		succeeded := h.obs.Of(evictiontest.Succeeded)
 		if len(succeeded) != 1 || succeeded[0].Attempt != 2 {
 			t.Errorf("got Succeeded %v, want one at attempt 2", succeeded)
@@ -263,113 +280,6 @@ func TestDeleterFailures(t *testing.T) {
 		// The timeout of the call that panicked was released: nothing waits on the clock.
 		if n := h.clk.Waiters(); n != 0 {
 			t.Errorf("got %d timers waiting on the clock, want 0", n)
-		}
-	})
-}
-
-// TestCacheFailures covers a Cache whose lookups fail for a while.
-func TestCacheFailures(t *testing.T) {
-	synctestRun(t, "listing pods of a node fails, retried after the backoff base", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setNode(newNode("n1"))
-		h.setPod(newPod("web", "n1"))
-		h.setPod(newPod("api", "n1", withTolerations(tolFor("a", 300))))
-		h.wait()
-		h.cache.SetError(errAPI)
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.wait()
-		h.expectPending()
-		h.expectDeleted()
-		h.cache.SetError(nil)
-		h.step(exactBackoff.Base - time.Nanosecond)
-		h.expectDeleted()
-		h.step(time.Nanosecond)
-		h.expectDeleted("web@+1s")
-		h.expectPending("api@+5m0s")
-	})
-
-	synctestRun(t, "listing keeps failing: retried with growing delays until it works", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setPod(newPod("web", "n1"))
-		h.cache.SetError(errAPI)
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.wait()
-		// The retries at +1s, +3s, +7s and +15s (after 1, 2, 4 and 8 s) fail too; the delay
-		// then stays at the cap, so the next retry comes at +23s.
-		for _, d := range []time.Duration{1, 2, 4, 8} {
-			h.step(d * time.Second)
-			h.expectDeleted()
-		}
-		h.cache.SetError(nil)
-		h.step(exactBackoff.Cap - time.Nanosecond)
-		h.expectDeleted()
-		h.step(time.Nanosecond)
-		h.expectDeleted("web@+23s")
-	})
-
-	synctestRun(t, "listing pods of a deleted node fails, retried", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
-		h.wait()
-		h.expectPending("web@+5m0s")
-		h.cache.SetError(errAPI)
-		h.removeNode("n1")
-		h.wait()
-		h.cache.SetError(nil)
-		h.step(exactBackoff.Base)
-		h.expectPending()
-		// The retry processes the pods against the taints known then: none.
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NodeNotTainted")
-		h.stepTo(time.Hour)
-		h.expectDeleted()
-	})
-
-	synctestRun(t, "cache failing while a pod update is processed: the update's pod is used", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.wait()
-		h.cache.SetError(errAPI)
-		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
-		h.wait()
-		h.expectPending("web@+5m0s")
-		h.cache.SetError(nil)
-		h.stepTo(5 * time.Minute)
-		h.expectDeleted("web@+5m0s")
-	})
-
-	synctestRun(t, "cache failing while a pod delete is processed: cancelled anyway", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
-		h.wait()
-		h.cache.SetError(errAPI)
-		h.removePod("web")
-		h.wait()
-		h.expectPending()
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: PodDeleted")
-	})
-
-	synctestRun(t, "cache failing at the recheck: retried", func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff})
-		h.setNode(newNode("n1", noExecute("a", t0)))
-		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 300))))
-		h.wait()
-		h.cache.SetError(errAPI)
-		h.stepTo(5 * time.Minute)
-		h.expectDeleted()
-		h.step(exactBackoff.Base)
-		h.expectDeleted()
-		h.cache.SetError(nil)
-		h.step(2 * exactBackoff.Base)
-		h.expectDeleted("web@+5m3s")
-		failed := h.obs.Of(evictiontest.Failed)
-		if len(failed) != 2 || failed[0].Attempt != 1 || failed[1].Attempt != 2 ||
-			!errors.Is(failed[0].Err, errAPI) || !strings.HasPrefix(failed[0].Err.Error(), "eviction: recheck pod") {
-			t.Errorf("got Failed %v, want attempts 1 and 2 failing the recheck", failed)
-		}
-		if got := h.obs.Of(evictiontest.Started); len(got) != 1 || got[0].Attempt != 3 {
-			t.Errorf("got Started %v, want only attempt 3 (the recheck failed before it)", got)
 		}
 	})
 }
@@ -411,7 +321,7 @@ func TestStopRetrying(t *testing.T) {
 		})
 	}
 
-	synctestRun(t, "taint removed while the failing call runs: not retried", func(t *testing.T) {
+	synctestRun(t, "taint removed while the failing call runs: not retried, reported Cancelled", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		release := make(chan struct{})
 		h.onDelete(func(context.Context, eviction.PodRef) error { <-release; return errAPI })
@@ -429,10 +339,10 @@ func TestStopRetrying(t *testing.T) {
 		if got := len(h.calls()); got != 1 {
 			t.Errorf("got %d calls, want 1", got)
 		}
-		h.expectEventsNow("web",
+		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
-			"Failed default/web (attempt 1): eviction: delete pod default/web: apiserver unavailable",
+			"Cancelled default/web: NodeNotTainted",
 		)
 	})
 

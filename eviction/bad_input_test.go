@@ -14,7 +14,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // TestBadInput feeds the Manager what it should survive without doing anything wrong.
@@ -190,9 +189,9 @@ func TestNewRejects(t *testing.T) {
 	}{
 		{"nil Cache", del, nil, eviction.Options{}},
 		{"nil Deleter without DryRun", nil, cache, eviction.Options{}},
-		{"Backoff.MaxAttempts", del, cache, eviction.Options{Backoff: timedqueue.Backoff{MaxAttempts: 5}}},
-		{"negative Backoff.Base", del, cache, eviction.Options{Backoff: timedqueue.Backoff{Base: -time.Second}}},
-		{"Jitter over 1", del, cache, eviction.Options{Backoff: timedqueue.Backoff{Jitter: 1.5}}},
+		{"negative Backoff.Base", del, cache, eviction.Options{Backoff: eviction.Backoff{Base: -time.Second}}},
+		{"negative Backoff.Cap", del, cache, eviction.Options{Backoff: eviction.Backoff{Cap: -time.Second}}},
+		{"Jitter over 1", del, cache, eviction.Options{Backoff: eviction.Backoff{Jitter: 1.5}}},
 		{"negative Workers", del, cache, eviction.Options{Workers: -1}},
 		{"negative DeleteWorkers", del, cache, eviction.Options{DeleteWorkers: -1}},
 		{"unknown DeadlineSource", del, cache, eviction.Options{DeadlineSource: eviction.FromObservation + 1}},

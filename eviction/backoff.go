@@ -1,0 +1,45 @@
+package eviction
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/taintevict/taintevict/timedqueue"
+)
+
+// Backoff is how long a [Manager] waits before it tries again after a failure: the n-th
+// retry waits Base·2^(n-1), at most Cap, less a random fraction of up to Jitter of that
+// delay, so that many pods failing together do not retry in lockstep. It paces both the
+// attempts of a failed eviction (a failing Deleter, or a failed lookup in the recheck right
+// before deleting) and the retries of a node or pod update whose Cache lookup failed.
+// Evictions are never dropped: they are retried until they succeed or are cancelled.
+//
+// The zero value waits 100 ms, doubling up to 2 minutes, with a jitter of 0.2.
+type Backoff struct {
+	// Base is the delay before the first retry. 0 means 100 ms; negative is an error.
+	Base time.Duration
+	// Cap is the longest delay. 0 means 2 minutes (or Base, if larger); negative is an
+	// error.
+	Cap time.Duration
+	// Jitter is the largest fraction of a delay taken away at random, at most 1. 0 means
+	// 0.2; a negative value turns jitter off.
+	Jitter float64
+}
+
+// Delay returns how long the Manager waits after the given failure (1 for the first; smaller
+// counts as 1) before the next try, jitter included. Zero fields take their defaults. It is
+// safe for concurrent use.
+func (b Backoff) Delay(failures int) time.Duration { return b.queue().Delay(failures) }
+
+// queue returns b as the timed queue's policy. MaxAttempts stays 0: evictions are retried
+// until they succeed or are cancelled.
+func (b Backoff) queue() timedqueue.Backoff {
+	return timedqueue.Backoff{Base: b.Base, Cap: b.Cap, Jitter: b.Jitter}
+}
+
+func (b Backoff) validate() error {
+	if b.Base < 0 || b.Cap < 0 || b.Jitter > 1 {
+		return fmt.Errorf("eviction: Backoff: Base (%v) and Cap (%v) must not be negative, Jitter (%v) must be at most 1", b.Base, b.Cap, b.Jitter)
+	}
+	return nil
+}
