@@ -24,10 +24,15 @@
 //     (no informers inside), keeps the schedule, and calls a pluggable Deleter when a pod's
 //     time is up.
 //   - examples/: runnable programs. examples/outage simulates a zone outage in memory;
-//     examples/controller, a module of its own, is a controller on client-go that runs on an
+//     examples/controller, a module of its own, is a drop-in replacement for kube's taint
+//     eviction controller (leader election, metrics, the Eviction API as an option,
+//     manifests), built on its importable package
+//     github.com/taintevict/taintevict/examples/controller/clientgo: the informers, the
+//     Cache, the Deleters, Events and Prometheus metrics for client-go. It runs on an
 //     in-memory cluster by default and on a real one with -kubeconfig.
 //
-// Nothing in this module imports client-go: the caller owns informers and clients.
+// Nothing in this module imports client-go: the caller owns informers and clients, and
+// imports the clientgo package for the wiring.
 //
 // # Quick start
 //
@@ -51,7 +56,7 @@
 //	return m.Run(ctx) // until ctx is done
 //
 // Here deleter implements [github.com/taintevict/taintevict/eviction.Deleter] (one method,
-// called when a pod's time is up), cache implements
+// called when a pod's time is up; clientgo.NewPodDeleter is kube's), cache implements
 // [github.com/taintevict/taintevict/eviction.Cache] over the informers' stores, and observer,
 // optional, turns decisions into Events and metrics. Run go run ./examples/outage for a
 // simulated zone outage.

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,10 +15,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // waitWriter is an output the tests can wait on: each write wakes the waiter, which looks
@@ -70,7 +75,24 @@ func taintedCluster() *fake.Clientset {
 	}
 	agent := podOn("logging", "agent-1", "node-1")
 	agent.Spec.Tolerations = []v1.Toleration{{Key: Unreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}
-	return fake.NewClientset(node, podOn("shop", "web-1", "node-1"), agent)
+	client := fake.NewClientset(node, podOn("shop", "web-1", "node-1"), agent)
+	allow(client)
+	return client
+}
+
+// allow answers SelfSubjectAccessReviews on a fake clientset: allowed, except the
+// permissions named in forbidden ("pods/eviction create").
+func allow(client *fake.Clientset, forbidden ...string) {
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+		attr := r.Spec.ResourceAttributes
+		name := attr.Resource
+		if attr.Subresource != "" {
+			name += "/" + attr.Subresource
+		}
+		r.Status.Allowed = !slices.Contains(forbidden, name+" "+attr.Verb)
+		return true, r, nil
+	})
 }
 
 // TestWatchClusterDryRun runs the cluster mode (what -kubeconfig runs, after loading the
@@ -81,7 +103,7 @@ func TestWatchClusterDryRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stopped := make(chan error, 1)
-	go func() { stopped <- watchCluster(ctx, client, "https://test", true, out) }()
+	go func() { stopped <- serve(ctx, client, "https://test", flagsOf(t, "-dry-run"), out, io.Discard) }()
 
 	out.waitFor(t, "would evict shop/web-1 from node-1 (dry run)")
 	cancel()
@@ -91,6 +113,8 @@ func TestWatchClusterDryRun(t *testing.T) {
 	for _, a := range client.Actions() {
 		switch a.GetVerb() {
 		case "get", "list", "watch":
+		case "create":
+			assert.Equal(t, "selfsubjectaccessreviews", a.GetResource().Resource)
 		default:
 			t.Errorf("dry run sent %s %s", a.GetVerb(), a.GetResource().Resource)
 		}
@@ -105,9 +129,10 @@ func TestWatchCluster(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stopped := make(chan error, 1)
-	go func() { stopped <- watchCluster(ctx, client, "https://test", false, out) }()
+	go func() { stopped <- serve(ctx, client, "https://test", flagsOf(t), out, io.Discard) }()
 
 	out.waitFor(t, "evicted    shop/web-1 from node-1")
+	assert.Contains(t, out.String(), "removed    shop/web-1 by delete")
 	cancel()
 	require.NoError(t, <-stopped)
 
@@ -138,6 +163,30 @@ func TestRunStopsOnSignal(t *testing.T) {
 			assert.NotContains(t, stdout.String(), "pods left")
 		})
 	}
+}
+
+// TestServeForbidden: RBAC that forbids what the mode needs stops the controller before it
+// starts, with one line naming each missing permission.
+func TestServeForbidden(t *testing.T) {
+	client := taintedCluster()
+	allow(client, "pods/eviction create", "pods delete")
+	err := serve(t.Context(), client, "https://test", flagsOf(t, "-mode=evict"), io.Discard, io.Discard)
+	assert.EqualError(t, err, "forbidden: pods/eviction create (see deploy/rbac.yaml)")
+	err = serve(t.Context(), client, "https://test", flagsOf(t, "-mode=evict", "-pdb-timeout=1m"), io.Discard, io.Discard)
+	assert.EqualError(t, err, "forbidden: pods delete, pods/eviction create (see deploy/rbac.yaml)")
+
+	le := flagsOf(t, "-mode=dry-run", "-leader-elect", "-leader-elect-namespace=ops")
+	assert.Equal(t, []string{"pods list", "pods watch", "nodes list", "nodes watch",
+		"leases.coordination.k8s.io taintevict-controller get in namespace ops", "leases.coordination.k8s.io create in namespace ops",
+		"leases.coordination.k8s.io taintevict-controller update in namespace ops"}, fmtAll(needs(le)))
+}
+
+func fmtAll(ps []permission) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 const testKubeconfig = `apiVersion: v1
@@ -183,5 +232,30 @@ func TestRestConfig(t *testing.T) {
 	assert.Equal(t, "https://explicit.example:6443", rc.Host)
 
 	_, err = restConfig(filepath.Join(dir, "missing"))
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, "no kubeconfig file")
+}
+
+// TestRunClusterFaults: a kubeconfig that is missing or does not parse, and an API server
+// that cannot be reached, each end the run with one line that says so, and exit code 1.
+func TestRunClusterFaults(t *testing.T) {
+	dir := t.TempDir()
+	garbled := filepath.Join(dir, "garbled.yaml")
+	require.NoError(t, os.WriteFile(garbled, []byte("clusters: [this is not\n  a kubeconfig"), 0o600))
+	// 127.0.0.1 port 1: nothing listens there, so the connection is refused at once.
+	unreachable := filepath.Join(dir, "unreachable.yaml")
+	require.NoError(t, os.WriteFile(unreachable, []byte(strings.ReplaceAll(testKubeconfig, "https://%s:6443", "https://127.0.0.1:1")), 0o600))
+	tests := []struct{ name, kubeconfig, want string }{
+		{"missing", filepath.Join(dir, "missing"), "controller: kubeconfig " + filepath.Join(dir, "missing") + ": no kubeconfig file"},
+		{"garbled", garbled, "controller: kubeconfig " + garbled + ": "},
+		{"unreachable", unreachable, "controller: cannot reach the API server at https://127.0.0.1:1: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, 1, run([]string{"-kubeconfig", tc.kubeconfig, "-leader-elect=false"}, &stdout, &stderr))
+			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+			assert.Contains(t, stderr.String(), tc.want)
+			assert.Empty(t, stdout.String())
+		})
+	}
 }

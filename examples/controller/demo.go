@@ -7,17 +7,19 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/taintevict/taintevict/eviction"
 
@@ -83,15 +85,26 @@ func NewDemoClientset(seconds int64) *fake.Clientset {
 			Status: v1.PodStatus{Phase: p.phase},
 		})
 	}
-	return fake.NewClientset(objs...)
+	client := fake.NewClientset(objs...)
+	// The fake clientset takes an Eviction and does nothing; the API server deletes the
+	// pod when no PodDisruptionBudget stands in the way, as there is none here.
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ev, ok := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		if !ok || a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		return true, nil, client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+	})
+	return client
 }
 
 // DemoOptions configures [RunDemo].
 type DemoOptions struct {
 	// Seconds is how long api-1 tolerates the unreachable taint.
 	Seconds int64
-	// DryRun runs the controller in dry-run mode: nothing is deleted.
-	DryRun bool
+	// Config holds the command line's settings: the mode (dry-run deletes nothing), the
+	// workers, leader election (on the fake clientset's Leases) and the metrics address.
+	Config config
 }
 
 // RunDemo runs the controller over client, a clientset from [NewDemoClientset], and
@@ -112,16 +125,20 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	if _, err := events.AddEventHandler(prog.handler()); err != nil {
 		return err
 	}
-	mode := clientgo.ModeDelete
-	if opts.DryRun {
-		mode = clientgo.ModeDryRun
-	}
-	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{
-		Mode:      mode,
-		Observers: []eviction.Observer{&lineObserver{out: out}, prog},
-	})
+	copts := opts.Config.controllerOptions()
+	copts.Observers = []eviction.Observer{&lineObserver{out: out}, prog}
+	reg := prometheus.NewRegistry()
+	copts.Metrics = reg
+	c, err := clientgo.NewController(ctx, client, factory, copts)
 	if err != nil {
 		return err
+	}
+	if opts.Config.metricsAddr != "" {
+		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(reg))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if _, err := c.Informers().Pods.AddEventHandler(prog.handler()); err != nil {
 		return err
@@ -149,6 +166,8 @@ type demo struct {
 	pods   corelisters.PodLister
 	events corelisters.EventLister
 }
+
+func (d *demo) dryRun() bool { return d.opts.Config.mode == clientgo.ModeDryRun }
 
 func (d *demo) say(format string, args ...any) {
 	fmt.Fprintf(d.out, "%s == %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
@@ -189,29 +208,35 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 
-	if !d.opts.DryRun {
-		// The broadcaster writes Events from its own goroutine: wait for them to arrive.
-		want := []string{
-			"Marking for deletion Pod shop/web-1",
-			"Marking for deletion Pod batch/train-1",
-			"Marking for deletion Pod shop/api-1",
-			"Cancelling deletion of Pod shop/cache-1",
-		}
-		if err := d.prog.until(ctx, func() bool {
-			have := d.eventMessages()
-			return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
-		}); err != nil {
-			return err
-		}
+	if err := d.waitEvents(ctx); err != nil {
+		return err
 	}
 	d.summary()
 	return nil
 }
 
+// waitEvents waits for kube's Events to reach the API server: the broadcaster writes them
+// from its own goroutine. A dry run records none.
+func (d *demo) waitEvents(ctx context.Context) error {
+	if d.dryRun() {
+		return nil
+	}
+	want := []string{
+		"Marking for deletion Pod shop/web-1",
+		"Marking for deletion Pod batch/train-1",
+		"Marking for deletion Pod shop/api-1",
+		"Cancelling deletion of Pod shop/cache-1",
+	}
+	return d.prog.until(ctx, func() bool {
+		have := d.eventMessages()
+		return !slices.ContainsFunc(want, func(m string) bool { return !slices.Contains(have, m) })
+	})
+}
+
 // evicted reports whether the pod was evicted: gone from the informer's cache, or in
 // dry-run mode reported as would-be evicted.
 func (d *demo) evicted(namespace, name string) bool {
-	if d.opts.DryRun {
+	if d.dryRun() {
 		return d.prog.has("evicted", namespace+"/"+name)
 	}
 	_, err := d.pods.Pods(namespace).Get(name)
@@ -240,7 +265,7 @@ func (d *demo) intro() {
 	for _, p := range demoPods(d.opts.Seconds) {
 		fmt.Fprintf(d.out, "     %-7s %-16s %-10s tolerates %s\n", p.node, p.namespace+"/"+p.name, p.phase, p.about)
 	}
-	if d.opts.DryRun {
+	if d.dryRun() {
 		d.say("dry run: the controller reports, and deletes nothing")
 	}
 }
@@ -274,79 +299,4 @@ func (d *demo) summary() {
 	for _, e := range evs {
 		fmt.Fprintf(d.out, "     %-7s %-21s %-14s %s\n", e.Type, e.Reason, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, e.Message)
 	}
-}
-
-// progress is how the demo waits without sleeping: it is an Observer, and an informer
-// event handler, and wakes the waiting script at every decision and every change of the
-// caches; the script then checks again whether what it waits for is there.
-type progress struct {
-	eviction.NopObserver
-	wake chan struct{}
-
-	mu   sync.Mutex
-	seen map[string]bool // "kind ns/name", kind one of scheduled, evicted, cancelled
-}
-
-func newProgress() *progress {
-	return &progress{wake: make(chan struct{}, 1), seen: map[string]bool{}}
-}
-
-func (p *progress) poke() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (p *progress) mark(kind string, pod eviction.PodRef) {
-	p.mu.Lock()
-	p.seen[kind+" "+pod.String()] = true
-	p.mu.Unlock()
-	p.poke()
-}
-
-func (p *progress) has(kind, pod string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.seen[kind+" "+pod]
-}
-
-// Scheduled, Succeeded and Cancelled are the decisions the script waits for.
-func (p *progress) Scheduled(pod eviction.PodRef, _ time.Time) { p.mark("scheduled", pod) }
-func (p *progress) Succeeded(pod eviction.PodRef, _ int, _ bool) {
-	p.mark("evicted", pod)
-}
-func (p *progress) Cancelled(pod eviction.PodRef, _ eviction.Reason) { p.mark("cancelled", pod) }
-
-func (p *progress) handler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { p.poke() },
-		UpdateFunc: func(any, any) { p.poke() },
-		DeleteFunc: func(any) { p.poke() },
-	}
-}
-
-// until returns once cond is true, checking it at every wake-up, or errInterrupted when
-// ctx is done first.
-func (p *progress) until(ctx context.Context, cond func() bool) error {
-	for !cond() {
-		select {
-		case <-p.wake:
-		case <-ctx.Done():
-			return errInterrupted
-		}
-	}
-	return nil
-}
-
-// syncWriter serialises the writes to w; each write is a whole line or block.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

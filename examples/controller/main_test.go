@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,7 +114,7 @@ func TestDemo(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 
-	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: seconds}))
+	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: seconds, Config: flagsOf(t)}))
 	t.Log("\n" + out.String())
 
 	// Evicted: the pods that do not tolerate the taint, and api-1 once its second ran out.
@@ -192,7 +193,7 @@ func TestDemoDryRun(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 
-	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: 1, DryRun: true}))
+	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: 1, Config: flagsOf(t, "-dry-run")}))
 
 	for _, a := range client.Actions() {
 		switch a.GetVerb() {
@@ -227,32 +228,108 @@ func TestRunDemoIgnoresKUBECONFIG(t *testing.T) {
 	assert.Contains(t, stdout.String(), "pods left:")
 }
 
-// TestRunBadKubeconfig checks that a -kubeconfig that cannot be loaded fails at once,
-// before anything else happens, and that bad flags are usage errors.
-func TestRunBadKubeconfig(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"-kubeconfig", t.TempDir() + "/missing", "-dry-run"}, &stdout, &stderr)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr.String(), "missing")
-	assert.Empty(t, stdout.String())
-
-	stderr.Reset()
-	assert.Equal(t, 2, run([]string{"-no-such-flag"}, &stdout, &stderr))
-	assert.Equal(t, 2, run([]string{"extra"}, &stdout, &stderr))
-	assert.Equal(t, 2, run([]string{"-toleration-seconds=-1"}, &stdout, &stderr))
+// flagsOf returns the configuration of args, which must be valid.
+func flagsOf(t *testing.T, args ...string) config {
+	t.Helper()
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod: no leader election by default
+	cfg, err := parseFlags(args, &bytes.Buffer{})
+	require.NoError(t, err)
+	return cfg
 }
 
+// TestDemoEvict runs the scenario with -mode=evict: the pods go through the Eviction API,
+// one request each, and nothing else writes to them.
+func TestDemoEvict(t *testing.T) {
+	client := NewDemoClientset(0)
+	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, RunDemo(ctx, client, &out, DemoOptions{Seconds: 0, Config: flagsOf(t, "-mode=evict")}))
+	var evicted []string
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource != "pods" {
+			continue
+		}
+		switch a.GetVerb() {
+		case "create":
+			require.Equal(t, "eviction", a.GetSubresource())
+			evicted = append(evicted, a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name)
+		case "get", "list", "watch":
+		default:
+			t.Errorf("evict mode sent %s %s/%s", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		}
+	}
+	assert.ElementsMatch(t, []string{"web-1", "train-1", "api-1"}, evicted)
+	assert.Contains(t, out.String(), "removed    shop/web-1 by evict")
+}
+
+// TestParseFlags checks the defaults, and that every bad value is a one-line error and
+// exit code 2.
 func TestParseFlags(t *testing.T) {
+	cfg := flagsOf(t)
+	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, deleteWorkers: 8, qps: 50, burst: 100,
+		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3}, cfg,
+		"no flags: the in-memory demo, no leader election outside a pod")
+
+	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")
+	assert.Equal(t, "/tmp/kc", cfg.kubeconfig)
+	assert.Equal(t, clientgo.ModeDryRun, cfg.mode)
+	assert.Equal(t, 2, cfg.workers)
+	cfg = flagsOf(t, "-mode=evict", "-pdb-timeout=5m", "-leader-elect", "-leader-elect-namespace=ops")
+	assert.Equal(t, 5*time.Minute, cfg.pdbTimeout)
+	opts := cfg.controllerOptions()
+	require.NotNil(t, opts.LeaderElection)
+	assert.Equal(t, "ops", opts.LeaderElection.Namespace)
+
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+	t.Setenv("POD_NAMESPACE", "taintevict-system")
 	cfg, err := parseFlags(nil, &bytes.Buffer{})
 	require.NoError(t, err)
-	assert.Equal(t, config{seconds: 3}, cfg, "no flags: the in-memory demo")
-
-	cfg, err = parseFlags([]string{"-kubeconfig", "/tmp/kc", "-dry-run"}, &bytes.Buffer{})
-	require.NoError(t, err)
-	assert.Equal(t, config{kubeconfig: "/tmp/kc", dryRun: true, seconds: 3}, cfg)
+	assert.True(t, cfg.leaderElect, "leader election by default in a pod")
+	assert.Equal(t, "taintevict-system", cfg.leNamespace)
 
 	var usage bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &usage)
 	require.Error(t, err)
-	assert.True(t, strings.Contains(usage.String(), "-kubeconfig"), usage.String())
+	assert.Contains(t, usage.String(), "-leader-elect-lease-duration")
+}
+
+func TestBadFlags(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("POD_NAMESPACE", "")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-mode=shred"}, `invalid value "shred" for flag -mode: want delete, evict or dry-run`},
+		{[]string{"-mode=evict", "-dry-run"}, "-dry-run contradicts -mode"},
+		{[]string{"-dry-run=maybe"}, "want true or false"},
+		{[]string{"-pdb-timeout=5m"}, "-pdb-timeout needs -mode=evict"},
+		{[]string{"-mode=evict", "-pdb-timeout=-1s"}, "-pdb-timeout must not be negative"},
+		{[]string{"-pdb-timeout=soon"}, `invalid value "soon" for flag -pdb-timeout`},
+		{[]string{"-workers=0"}, "-workers must be at least 1"},
+		{[]string{"-delete-workers=-3"}, "-delete-workers must be at least 1"},
+		{[]string{"-kube-api-qps=0"}, "-kube-api-qps must be above 0"},
+		{[]string{"-kube-api-qps=NaN"}, "-kube-api-qps must be above 0"},
+		{[]string{"-kube-api-burst=0"}, "-kube-api-burst must be at least 1"},
+		{[]string{"-leader-elect"}, "-leader-elect needs -leader-elect-namespace"},
+		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-retry-period=0s"}, "-leader-elect-retry-period must be positive"},
+		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-renew-deadline=2s"}, "must be more than 1.2 × -leader-elect-retry-period"},
+		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-lease-duration=10s"}, "-leader-elect-lease-duration (10s) must be more than -leader-elect-renew-deadline (10s)"},
+		{[]string{"-metrics-addr=8080"}, "-metrics-addr \"8080\": want host:port"},
+		{[]string{"-toleration-seconds=-1"}, "-toleration-seconds must not be negative"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, 2, run(tc.args, &stdout, &stderr))
+			assert.Empty(t, stdout.String())
+			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+			assert.True(t, strings.HasPrefix(stderr.String(), "controller: "), stderr.String())
+			assert.Contains(t, stderr.String(), tc.want)
+		})
+	}
 }

@@ -3,6 +3,7 @@ package clientgo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -180,8 +181,23 @@ func (c *disruptionCondition) from(pod *v1.Pod) bool {
 	return true
 }
 
+// uidRefused reports whether err is the API server's 422 Invalid for a patch whose
+// metadata.uid is not the object's.
+func uidRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
+}
+
 // apiError maps the API server's answer to a call on resource (verb) for ref: nil stays
-// nil; NotFound, and the Conflict of a failed UID precondition, wrap eviction.ErrPodGone;
+// nil; NotFound, and a failed UID precondition, wrap eviction.ErrPodGone;
 // Forbidden names what RBAC refused; the rest is wrapped with the call.
 func apiError(err error, ref eviction.PodRef, resource, verb string) error {
 	switch {
@@ -189,9 +205,11 @@ func apiError(err error, ref eviction.PodRef, resource, verb string) error {
 		return nil
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%w: %s %s %s: %w", eviction.ErrPodGone, verb, resource, ref, err)
-	case apierrors.IsConflict(err):
-		// The only precondition sent is the UID: a Conflict says that the pod of that name
-		// is another pod now, and ours is gone.
+	case apierrors.IsConflict(err), uidRefused(err):
+		// The only precondition sent is the UID: a Conflict (a delete's precondition) or an
+		// Invalid metadata.uid (a patch's: a real API server refuses to change an
+		// immutable UID with 422) says that the pod of that name is another pod now, and
+		// ours is gone.
 		return fmt.Errorf("%w: %s %s %s: UID precondition failed: %w", eviction.ErrPodGone, verb, resource, ref, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("clientgo: forbidden: %s %s (%s): %w", resource, verb, ref, err)

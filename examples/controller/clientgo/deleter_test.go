@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -158,6 +159,10 @@ func TestPodDeleterCondition(t *testing.T) {
 func TestPodDeleterErrors(t *testing.T) {
 	uidConflict := apierrors.NewConflict(podsResource, "web-1",
 		errors.New("Precondition failed: UID in precondition: uid-old, UID in object meta: uid-new"))
+	uidInvalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "web-1", field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "uid"), "uid-old", "field is immutable")})
+	otherInvalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "web-1", field.ErrorList{
+		field.Invalid(field.NewPath("status", "conditions"), "x", "bad")})
 	forbidden := apierrors.NewForbidden(podsResource, "web-1", errors.New(`User "x" cannot delete resource "pods"`))
 	tests := []struct {
 		name    string
@@ -169,6 +174,8 @@ func TestPodDeleterErrors(t *testing.T) {
 	}{
 		{"deleted before the status patch", "patch", apierrors.NewNotFound(podsResource, "web-1"), true, "", []string{"patch pods/status"}},
 		{"replaced before the status patch", "patch", uidConflict, true, "UID precondition failed", []string{"patch pods/status"}},
+		{"replaced before the status patch, as a real server says it", "patch", uidInvalid, true, "UID precondition failed", []string{"patch pods/status"}},
+		{"status patch invalid", "patch", otherInvalid, false, "clientgo: patch pods/status shop/web-1", []string{"patch pods/status"}},
 		{"deleted before the delete", "delete", apierrors.NewNotFound(podsResource, "web-1"), true, "", []string{"patch pods/status", "delete pods"}},
 		{"replaced before the delete", "delete", uidConflict, true, "UID precondition failed", []string{"patch pods/status", "delete pods"}},
 		{"delete failed", "delete", apierrors.NewInternalError(errors.New("etcd is down")), false, "etcd is down", []string{"patch pods/status", "delete pods"}},

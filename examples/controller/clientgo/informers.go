@@ -48,6 +48,8 @@ func podsByNodeName(obj any) ([]string, error) {
 // Informers are the two shared informers the controller reads: pods, with the spec.nodeName
 // index, and nodes. They come from a SharedInformerFactory, so that a program that already
 // has one shares its watches and caches with the controller instead of opening its own.
+// The informers are safe for concurrent use; the zero Informers holds none: create one with
+// [NewInformers].
 type Informers struct {
 	Pods  cache.SharedIndexInformer
 	Nodes cache.SharedIndexInformer

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/taintevict/taintevict/eviction"
+
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
+)
+
+// preflightTimeout bounds the checks made before the controller starts.
+const preflightTimeout = 15 * time.Second
+
+// runCluster runs the controller against the cluster of cfg.kubeconfig until ctx is done.
+func runCluster(ctx context.Context, cfg config, out, stderr io.Writer) error {
+	rc, err := restConfig(cfg.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
+	}
+	rc.UserAgent = clientgo.Component
+	rc.QPS, rc.Burst = float32(cfg.qps), cfg.burst
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
+	}
+	return serve(ctx, client, rc.Host, cfg, out, stderr)
+}
+
+// serve checks that the API server answers and allows what the controller needs, then
+// runs a Controller over client until ctx is done, with its probes and metrics on
+// cfg.metricsAddr.
+func serve(ctx context.Context, client kubernetes.Interface, host string, cfg config, out, stderr io.Writer) error {
+	if err := preflight(ctx, client, host, cfg, stderr); err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry() // ours alone: never the global one
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts := cfg.controllerOptions()
+	opts.Metrics = reg
+	opts.Observers = []eviction.Observer{&lineObserver{out: out}}
+	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), opts)
+	if err != nil {
+		return err
+	}
+	if cfg.metricsAddr != "" {
+		stop, err := listen(ctx, cfg.metricsAddr, c.Handler(reg))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	say := "EVICTING pods for real (use -mode=dry-run to only report)"
+	switch cfg.mode {
+	case clientgo.ModeDryRun:
+		say = "dry run: reporting only, changing nothing"
+	case clientgo.ModeEvict:
+		say = "EVICTING pods for real through the Eviction API"
+	}
+	fmt.Fprintf(out, "cluster %s: %s; stop with Ctrl-C\n", host, say)
+	err = c.Run(ctx)
+	if errors.Is(err, clientgo.ErrLeaseLost) {
+		return errors.New("lost the leader election Lease: exiting, so that this replica restarts as a standby")
+	}
+	return err
+}
+
+// listen serves h on addr until the returned stop is called, which waits for the server.
+func listen(ctx context.Context, addr string, h http.Handler) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Serving metrics")
+		}
+	})
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		wg.Wait()
+	}, nil
+}
+
+// permission is one thing the controller does on the API server.
+type permission struct {
+	group, resource, subresource, verb, namespace, name string
+}
+
+func (p permission) String() string {
+	r := p.resource
+	if p.subresource != "" {
+		r += "/" + p.subresource
+	}
+	if p.group != "" {
+		r += "." + p.group
+	}
+	if p.name != "" {
+		r += " " + p.name
+	}
+	if p.namespace != "" {
+		return fmt.Sprintf("%s %s in namespace %s", r, p.verb, p.namespace)
+	}
+	return r + " " + p.verb
+}
+
+// needs lists what cfg needs RBAC to allow.
+func needs(cfg config) []permission {
+	p := []permission{
+		{resource: "pods", verb: "list"}, {resource: "pods", verb: "watch"},
+		{resource: "nodes", verb: "list"}, {resource: "nodes", verb: "watch"},
+	}
+	deletes := cfg.mode == clientgo.ModeDelete || cfg.mode == clientgo.ModeEvict && cfg.pdbTimeout > 0
+	if deletes {
+		p = append(p, permission{resource: "pods", subresource: "status", verb: "patch"}, permission{resource: "pods", verb: "delete"})
+	}
+	if cfg.mode == clientgo.ModeEvict {
+		p = append(p, permission{resource: "pods", subresource: "eviction", verb: "create"})
+	}
+	if cfg.mode != clientgo.ModeDryRun {
+		p = append(p, permission{resource: "events", verb: "create"}, permission{resource: "events", verb: "patch"})
+	}
+	if cfg.leaderElect {
+		// Created once by any name; then read and renewed under its own name only.
+		lease := permission{group: "coordination.k8s.io", resource: "leases", namespace: cfg.leNamespace}
+		for _, v := range []string{"get", "create", "update"} {
+			lease.verb, lease.name = v, clientgo.DefaultLeaseName
+			if v == "create" {
+				lease.name = ""
+			}
+			p = append(p, lease)
+		}
+	}
+	return p
+}
+
+// preflight fails with one line when the API server cannot be reached, or when RBAC
+// forbids something the controller needs ("forbidden: pods/eviction create"). If the
+// server does not let it ask (SelfSubjectAccessReview), it says so on stderr and goes on.
+func preflight(ctx context.Context, client kubernetes.Interface, host string, cfg config, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	if err := ping(ctx, client); err != nil {
+		return fmt.Errorf("cannot reach the API server at %s: %s", host, oneLine(err))
+	}
+	var missing []string
+	for _, p := range needs(cfg) {
+		review, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: p.namespace, Verb: p.verb, Group: p.group, Resource: p.resource, Subresource: p.subresource, Name: p.name,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "controller: warning: cannot check permissions (%v); going on\n", oneLine(err))
+			return nil
+		}
+		if !review.Status.Allowed {
+			missing = append(missing, p.String())
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("forbidden: %s (see deploy/rbac.yaml)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// ping asks the API server for its version, within ctx.
+func ping(ctx context.Context, client kubernetes.Interface) error {
+	rc := client.Discovery().RESTClient()
+	if rc == nil { // a fake clientset's
+		_, err := client.Discovery().ServerVersion()
+		return err
+	}
+	return rc.Get().AbsPath("/version").Do(ctx).Error()
+}
+
+// oneLine puts a multi-line error message on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/taintevict/taintevict/examples/controller/deploy"
+)
+
+// manifests decodes deploy/ and returns its objects by kind.
+func manifests(t *testing.T) map[string][]any {
+	t.Helper()
+	objs, err := deploy.Objects()
+	require.NoError(t, err)
+	byKind := map[string][]any{}
+	for _, o := range objs {
+		kind := fmt.Sprintf("%T", o)
+		byKind[kind] = append(byKind[kind], o)
+	}
+	return byKind
+}
+
+// TestDeployManifests decodes every file of deploy/ and checks the Deployment: two
+// replicas, probes on the controller's endpoints, requests, a non-root read-only security
+// context, and arguments the command accepts.
+func TestDeployManifests(t *testing.T) {
+	objs := manifests(t)
+	for kind, n := range map[string]int{
+		"*v1.Namespace": 1, "*v1.ServiceAccount": 1, "*v1.ClusterRole": 1, "*v1.ClusterRoleBinding": 1,
+		"*v1.Role": 1, "*v1.RoleBinding": 1, "*v1.Deployment": 1,
+	} {
+		assert.Len(t, objs[kind], n, kind)
+	}
+	ns := objs["*v1.Namespace"][0].(*v1.Namespace).Name
+	sa := objs["*v1.ServiceAccount"][0].(*v1.ServiceAccount)
+	assert.Equal(t, ns, sa.Namespace)
+
+	d := objs["*v1.Deployment"][0].(*appsv1.Deployment)
+	assert.Equal(t, ns, d.Namespace)
+	require.NotNil(t, d.Spec.Replicas)
+	assert.Equal(t, int32(2), *d.Spec.Replicas)
+	pod := d.Spec.Template.Spec
+	assert.Equal(t, sa.Name, pod.ServiceAccountName)
+	require.NotNil(t, pod.SecurityContext.RunAsNonRoot)
+	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+	assert.False(t, c.Resources.Requests.Cpu().IsZero())
+	assert.False(t, c.Resources.Requests.Memory().IsZero())
+	require.NotNil(t, c.SecurityContext)
+	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
+	assert.Equal(t, []v1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
+	assert.Greater(t, *pod.TerminationGracePeriodSeconds, int64(30), "longer than the Manager's delete timeout")
+
+	// The container's arguments, in a pod of that namespace, are valid and mean what the
+	// Deployment wants: leader election in its own namespace, metrics on its port.
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+	t.Setenv("POD_NAMESPACE", ns)
+	cfg, err := parseFlags(c.Args, &strings.Builder{})
+	require.NoError(t, err)
+	assert.True(t, cfg.leaderElect)
+	assert.Equal(t, ns, cfg.leNamespace)
+	assert.Equal(t, fmt.Sprintf(":%d", c.Ports[0].ContainerPort), cfg.metricsAddr)
+}
+
+// allows reports whether rules allow p (with the Lease's name for a namespaced rule).
+func allows(rules []rbacv1.PolicyRule, p permission) bool {
+	res := p.resource
+	if p.subresource != "" {
+		res += "/" + p.subresource
+	}
+	return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, p.group) && slices.Contains(r.Resources, res) && slices.Contains(r.Verbs, p.verb) &&
+			(len(r.ResourceNames) == 0 || p.name != "" && slices.Contains(r.ResourceNames, p.name))
+	})
+}
+
+// TestDeployRBAC checks the roles against what the command asks for in every mode: each
+// permission it needs is granted, by the ClusterRole or, for the Lease, by the Role in
+// its own namespace; and each permission granted is needed by some mode.
+func TestDeployRBAC(t *testing.T) {
+	objs := manifests(t)
+	cluster := objs["*v1.ClusterRole"][0].(*rbacv1.ClusterRole)
+	role := objs["*v1.Role"][0].(*rbacv1.Role)
+	ns := objs["*v1.Namespace"][0].(*v1.Namespace).Name
+	sa := objs["*v1.ServiceAccount"][0].(*v1.ServiceAccount).Name
+	for _, b := range []rbacv1.Subject{objs["*v1.ClusterRoleBinding"][0].(*rbacv1.ClusterRoleBinding).Subjects[0], objs["*v1.RoleBinding"][0].(*rbacv1.RoleBinding).Subjects[0]} {
+		assert.Equal(t, rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: ns}, b)
+	}
+	assert.Equal(t, ns, role.Namespace)
+
+	needed := map[string]bool{}
+	for _, args := range [][]string{{"-mode=delete"}, {"-mode=evict", "-pdb-timeout=1m"}, {"-mode=dry-run"}} {
+		cfg := flagsOf(t, append(args, "-leader-elect", "-leader-elect-namespace="+ns)...)
+		for _, p := range needs(cfg) {
+			needed[p.group+" "+p.resource+" "+p.subresource+" "+p.verb] = true
+			if p.namespace != "" {
+				assert.Equal(t, ns, p.namespace)
+				assert.True(t, allows(role.Rules, p), "the Role grants %s", p)
+				assert.False(t, allows(cluster.Rules, p), "the ClusterRole does not grant %s", p)
+			} else {
+				assert.True(t, allows(cluster.Rules, p), "the ClusterRole grants %s", p)
+			}
+		}
+	}
+	for _, rules := range [][]rbacv1.PolicyRule{cluster.Rules, role.Rules} {
+		for _, r := range rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					resource, sub, _ := strings.Cut(res, "/")
+					for _, v := range r.Verbs {
+						assert.True(t, needed[g+" "+resource+" "+sub+" "+v], "granted but never needed: %s %s %s", g, res, v)
+					}
+				}
+			}
+		}
+	}
+}
