@@ -3,11 +3,14 @@
 # For every Go module in the repository it checks formatting, runs go vet, runs every test
 # with the race detector (fuzz targets run their seed corpus only), and runs every benchmark
 # once (-benchtime 1x) so that none of them rots; the figures in BENCHMARKS.md come from
-# longer runs. It fails on the first failing check.
+# longer runs. Then it runs the end-to-end suite, examples/controller/e2e, on a real
+# kube-apiserver and etcd: it needs the binaries of `bash hack/kube-assets.sh`, and fails
+# with that command in its message if they are missing. It fails on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 modules=$(find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
+e2e=./examples/controller/e2e
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
@@ -19,12 +22,17 @@ echo "gofmt: ok"
 
 for m in $modules; do
   echo "== module $m"
-  (cd "$m" && go vet ./... && go test -race -count=1 ./...)
+  # Every package but the end-to-end suite, which runs last.
+  pkgs=$(cd "$m" && go list ./... | grep -v '/examples/controller/e2e$' || true)
+  (cd "$m" && go vet ./... && go test -race -count=1 $pkgs)
   log=$(mktemp)
-  if ! (cd "$m" && go test -run '^$' -bench . -benchtime 1x ./... >"$log" 2>&1); then
+  if ! (cd "$m" && go test -run '^$' -bench . -benchtime 1x $pkgs >"$log" 2>&1); then
     cat "$log"
     exit 1
   fi
   rm -f "$log"
   echo "benchmarks of $m: each ran once"
 done
+
+echo "== end-to-end suite on a real kube-apiserver and etcd ($e2e)"
+(cd "$e2e" && go test -race -count=1 -timeout 15m .)
