@@ -8,8 +8,11 @@
 // per staging module in go.mod.
 //
 //   - queue: kube's TimedWorkerQueue against timedqueue (benchmarks).
-//   - outage: a zone outage fed to kube's controller and to the eviction Manager, on one
-//     apparatus of informers and an API that answers at once; cmd/outage runs one side in
-//     a process of its own, cmd/sidebyside runs both at several sizes and draws the picture.
+//   - apparatus and outage: a zone outage fed to kube's controller and to taintevict's
+//     drop-in controller, on one apparatus of informers and an API that answers at once;
+//     cmd/sidebyside runs each side in a process of its own, at several sizes and several
+//     times, prints the medians and ratios, and draws the picture (outage.svg).
 //   - compat: one scenario table played against both controllers, outcome by outcome.
+//
+// The commands that produced the figures are in BENCHMARKS.md.
 package bench
