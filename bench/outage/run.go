@@ -72,16 +72,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	cluster := apparatus.NewCluster(cfg.Pods, cfg.PodsPerNode)
 	client := apparatus.NewClient(fake.NewClientset(), cluster)
-	want := int64(cluster.Untolerating())
-	var evicted, wrong atomic.Int64
-	allDeleted := make(chan time.Time, 1)
-	client.OnDelete = func(i int) {
-		if apparatus.Tolerates(i) {
-			wrong.Add(1)
-		} else if evicted.Add(1) == want {
-			allDeleted <- time.Now()
-		}
-	}
+	deletes := newDeleteCounter(cluster.Untolerating())
+	client.OnDelete = deletes.onDelete
 
 	// Neither side's logging is measured: client-go's event recorder logs through klog's
 	// global logger (kube's controller logs an error for every event dropped when more than
@@ -104,37 +96,80 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := feedUntainted(ctx, side, cluster); err != nil {
 		return res, err
 	}
-	heapBefore := liveHeap()
-	res.GoroutinesBefore = runtime.NumGoroutine()
-	smp := startSampler()
-	t0 := time.Now()
-	for _, n := range cluster.Nodes {
-		tainted := apparatus.Unreachable(n, t0)
-		if err := factory.Core().V1().Nodes().Informer().GetIndexer().Update(tainted); err != nil {
-			return res, fmt.Errorf("outage: updating node %s in the store: %w", n.Name, err)
-		}
-		side.Updates.NodeUpdated(n, tainted)
-	}
-	select {
-	case t1 := <-allDeleted:
-		res.Seconds = t1.Sub(t0).Seconds()
-	case <-time.After(cfg.Timeout):
-		smp.finish()
-		return res, fmt.Errorf("outage: after %v, %d of %d evictions had arrived", cfg.Timeout, evicted.Load(), want)
+	if err := measure(&res, cfg.Timeout, deletes, func(t0 time.Time) error {
+		return taintAll(factory, side, cluster, t0)
+	}); err != nil {
+		return res, err
 	}
 	res.Requests = client.Counts()
-	peakG, peakHeap := smp.finish()
-	heapAfter := liveHeap()
-	res.Evicted, res.WronglyDeleted = int(evicted.Load()), int(wrong.Load())
-	res.GoroutinesPeak = peakG
-	res.HeapGrowthMB = mb(int64(heapAfter) - int64(heapBefore))
-	res.HeapPeakMB = mb(int64(peakHeap) - int64(heapBefore))
-	res.RSSPeakMB = mb(int64(peakRSS()))
 	res.RequestsPerEviction = float64(res.Requests.PodRequests()) / float64(res.Evicted)
 	if cfg.AfterOutage != nil {
 		cfg.AfterOutage()
 	}
 	return res, nil
+}
+
+// deleteCounter counts the DELETEs of untolerating pods, notes when the last one arrived,
+// and counts the DELETEs of tolerating pods, which must not happen.
+type deleteCounter struct {
+	want           int64
+	evicted, wrong atomic.Int64
+	allDeleted     chan time.Time
+}
+
+func newDeleteCounter(want int) *deleteCounter {
+	return &deleteCounter{want: int64(want), allDeleted: make(chan time.Time, 1)}
+}
+
+func (d *deleteCounter) onDelete(i int) {
+	if apparatus.Tolerates(i) {
+		d.wrong.Add(1)
+	} else if d.evicted.Add(1) == d.want {
+		d.allDeleted <- time.Now()
+	}
+}
+
+// measure runs outage (given the time it starts) and fills res with the time until every
+// untolerating pod's DELETE arrived, the goroutines and the heap.
+func measure(res *Result, timeout time.Duration, deletes *deleteCounter, outage func(t0 time.Time) error) error {
+	heapBefore := liveHeap()
+	res.GoroutinesBefore = runtime.NumGoroutine()
+	smp := startSampler()
+	t0 := time.Now()
+	if err := outage(t0); err != nil {
+		smp.finish()
+		return err
+	}
+	select {
+	case t1 := <-deletes.allDeleted:
+		res.Seconds = t1.Sub(t0).Seconds()
+	case <-time.After(timeout):
+		smp.finish()
+		return fmt.Errorf("outage: after %v, %d of %d evictions had arrived", timeout, deletes.evicted.Load(), deletes.want)
+	}
+	peakG, peakHeap := smp.finish()
+	heapAfter := liveHeap()
+	res.Evicted, res.WronglyDeleted = int(deletes.evicted.Load()), int(deletes.wrong.Load())
+	res.GoroutinesPeak = peakG
+	res.HeapGrowthMB = mb(int64(heapAfter) - int64(heapBefore))
+	res.HeapPeakMB = mb(int64(peakHeap) - int64(heapBefore))
+	res.RSSPeakMB = mb(int64(peakRSS()))
+	return nil
+}
+
+// taintAll gives every node the unreachable taint, as the node lifecycle controller does
+// in a zone outage: the node informer's store first, then the controller's update, as an
+// informer calls its handlers after updating its store.
+func taintAll(factory informers.SharedInformerFactory, side *Side, cluster *apparatus.Cluster, at time.Time) error {
+	store := factory.Core().V1().Nodes().Informer().GetIndexer()
+	for _, n := range cluster.Nodes {
+		tainted := apparatus.Unreachable(n, at)
+		if err := store.Update(tainted); err != nil {
+			return fmt.Errorf("outage: updating node %s in the store: %w", n.Name, err)
+		}
+		side.Updates.NodeUpdated(n, tainted)
+	}
+	return nil
 }
 
 // start starts the informers on the empty fake clientset, waits for them to sync, fills
