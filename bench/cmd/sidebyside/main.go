@@ -1,0 +1,216 @@
+// Command sidebyside measures a zone outage against kube's taint eviction controller and
+// against taintevict's eviction Manager, each in a process of its own, at several cluster
+// sizes and several times, alternating which side runs first; it prints a Markdown table of
+// medians and ratios and writes the plot of the time to evict every untolerating pod
+// against cluster size.
+//
+//	go run ./cmd/sidebyside -runs 5 -sizes 1000,10000,50000,150000 -svg outage.svg -raw raw.jsonl
+//
+// With -replot it runs nothing, and reports the results an earlier run wrote to -raw.
+//
+// With -impl it is the child process: it runs one outage (package outage) and prints its
+// result as one line of JSON.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/taintevict/taintevict/bench/outage"
+)
+
+func main() {
+	impl := flag.String("impl", "", "child mode: run one outage against kube or taintevict and print it as JSON")
+	pods := flag.Int("pods", 150_000, "child mode: pods in the cluster, 30 to a node")
+	sizes := flag.String("sizes", "1000,10000,50000,150000", "driver: comma-separated cluster sizes, in pods")
+	runs := flag.Int("runs", 5, "driver: runs of each side at each size")
+	svg := flag.String("svg", "", "driver: write the plot to this SVG file")
+	raw := flag.String("raw", "", "driver: append every result as a JSON line to this file")
+	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the whole run to this file")
+	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once every DELETE has arrived, to this file")
+	replot := flag.Bool("replot", false, "driver: run nothing; summarize the results of an earlier -raw file and redraw the plot")
+	flag.Parse()
+	var err error
+	if *replot {
+		err = replotRaw(*sizes, *raw, *svg)
+	} else if *impl != "" {
+		err = child(*impl, *pods, *cpuprofile, *memprofile)
+	} else {
+		err = drive(*sizes, *runs, *svg, *raw)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+}
+
+func child(impl string, pods int, cpuprofile, memprofile string) error {
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cfg := outage.Config{Impl: impl, Pods: pods}
+	var heapErr error
+	if memprofile != "" {
+		cfg.AfterOutage = func() { heapErr = writeHeapProfile(memprofile) }
+	}
+	res, err := outage.Run(context.Background(), cfg)
+	if err == nil {
+		err = heapErr
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// drive runs every size runs times, each side in a child process, kube first in odd runs
+// and taintevict first in even ones, and reports.
+func drive(sizeList string, runs int, svgPath, rawPath string) error {
+	sizes, err := parseSizes(sizeList)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var all []sample
+	for r := range runs {
+		for _, n := range sizes {
+			order := outage.Impls
+			if r%2 == 1 {
+				order = []string{order[1], order[0]}
+			}
+			for _, impl := range order {
+				res, err := runChild(self, impl, n)
+				if err != nil {
+					return fmt.Errorf("run %d, %s at %d pods: %w", r+1, impl, n, err)
+				}
+				fmt.Fprintf(os.Stderr, "run %d: %s %d pods: %.3f s\n", r+1, impl, n, res.Seconds)
+				all = append(all, sample{run: r, res: res})
+				if err := appendRaw(rawPath, res); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return report(all, sizes, svgPath)
+}
+
+// replotRaw reads the results an earlier run appended to rawPath, in the order it ran them
+// (the k-th result of one side at one size belongs to run k), and reports them.
+func replotRaw(sizeList, rawPath, svgPath string) error {
+	sizes, err := parseSizes(sizeList)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(rawPath)
+	if err != nil {
+		return err
+	}
+	var all []sample
+	seen := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var res outage.Result
+		if err := dec.Decode(&res); err != nil {
+			return fmt.Errorf("reading %s: %w", rawPath, err)
+		}
+		k := fmt.Sprintf("%s/%d", res.Impl, res.Pods)
+		all = append(all, sample{run: seen[k], res: res})
+		seen[k]++
+	}
+	return report(all, sizes, svgPath)
+}
+
+// report prints the Markdown table and writes the plot, if svgPath is set.
+func report(all []sample, sizes []int, svgPath string) error {
+	tab := summarize(all, sizes)
+	fmt.Print(tab.markdown())
+	if svgPath == "" {
+		return nil
+	}
+	f, err := os.Create(svgPath)
+	if err != nil {
+		return err
+	}
+	if err := tab.plot().WriteSVG(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("bad size %q in -sizes", f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+func runChild(self, impl string, pods int) (outage.Result, error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(self, "-impl", impl, "-pods", strconv.Itoa(pods))
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return outage.Result{}, fmt.Errorf("%w: %s", err, errOut.String())
+	}
+	var res outage.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return res, fmt.Errorf("reading the child's result %q: %w", out.String(), err)
+	}
+	if res.WronglyDeleted != 0 {
+		return res, fmt.Errorf("%d tolerating pods were deleted", res.WronglyDeleted)
+	}
+	return res, nil
+}
+
+func appendRaw(path string, res outage.Result) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := json.NewEncoder(f).Encode(res); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/taintevict/taintevict/bench/outage"
+)
+
+// sample is one child's result and the run it belongs to.
+type sample struct {
+	run int
+	res outage.Result
+}
+
+// metric is one figure of a result, and how the table shows it.
+type metric struct {
+	name   string
+	format string
+	get    func(outage.Result) float64
+}
+
+var metrics = []metric{
+	{"time to evict every untolerating pod (s)", "%.3f", func(r outage.Result) float64 { return r.Seconds }},
+	{"peak goroutines", "%.0f", func(r outage.Result) float64 { return float64(r.GoroutinesPeak) }},
+	{"heap growth (MB)", "%.1f", func(r outage.Result) float64 { return r.HeapGrowthMB }},
+	{"peak heap above the start (MB)", "%.1f", func(r outage.Result) float64 { return r.HeapPeakMB }},
+	{"peak RSS of the process (MB)", "%.0f", func(r outage.Result) float64 { return r.RSSPeakMB }},
+	{"pod API requests per eviction", "%.2f", func(r outage.Result) float64 { return r.RequestsPerEviction }},
+}
+
+// cell is one metric at one size: the median of each side over the runs, and the median of
+// the per-run ratios taintevict/kube.
+type cell struct {
+	kube, te, ratio float64
+}
+
+type table struct {
+	sizes []int
+	runs  int
+	cells map[int][]cell // by size, one per metric
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// summarize takes the medians of every metric at every size, and of the ratios of the two
+// sides within each run.
+func summarize(all []sample, sizes []int) table {
+	t := table{sizes: sizes, cells: map[int][]cell{}}
+	for _, n := range sizes {
+		byRun := map[int]map[string]outage.Result{}
+		for _, s := range all {
+			if s.res.Pods != n {
+				continue
+			}
+			if byRun[s.run] == nil {
+				byRun[s.run] = map[string]outage.Result{}
+			}
+			byRun[s.run][s.res.Impl] = s.res
+		}
+		t.runs = max(t.runs, len(byRun))
+		for _, m := range metrics {
+			var k, te, ratio []float64
+			for _, pair := range byRun {
+				kr, ok1 := pair["kube"]
+				tr, ok2 := pair["taintevict"]
+				if !ok1 || !ok2 {
+					continue
+				}
+				k, te = append(k, m.get(kr)), append(te, m.get(tr))
+				if m.get(kr) != 0 {
+					ratio = append(ratio, m.get(tr)/m.get(kr))
+				}
+			}
+			t.cells[n] = append(t.cells[n], cell{median(k), median(te), median(ratio)})
+		}
+	}
+	return t
+}
+
+// markdown writes the table: a row per size and metric.
+func (t table) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| pods | figure (median of %d) | kube | taintevict | taintevict/kube |\n|---:|---|---:|---:|---:|\n", t.runs)
+	for _, n := range t.sizes {
+		for i, m := range metrics {
+			c := t.cells[n][i]
+			fmt.Fprintf(&b, "| %d | %s | "+m.format+" | "+m.format+" | %.3g |\n", n, m.name, c.kube, c.te, c.ratio)
+		}
+	}
+	return b.String()
+}
+
+// plot is the time to evict against cluster size, both sides, on log axes.
+func (t table) plot() Plot {
+	p := Plot{
+		Title:  "Zone outage: time until every untolerating pod's DELETE arrived",
+		XLabel: "pods in the cluster (30 per node, half tolerating the taint for 300 s)",
+		YLabel: fmt.Sprintf("seconds (median of %d runs)", t.runs),
+		Series: []Series{{Name: "kube-controller-manager v1.37.2 (tainteviction)", Color: "#d62728"},
+			{Name: "taintevict (eviction.Manager)", Color: "#1f77b4"}},
+	}
+	for _, n := range t.sizes {
+		c := t.cells[n][0]
+		p.Series[0].Points = append(p.Series[0].Points, [2]float64{float64(n), c.kube})
+		p.Series[1].Points = append(p.Series[1].Points, [2]float64{float64(n), c.te})
+	}
+	return p
+}

@@ -1,0 +1,18 @@
+// Package bench is the root of the side-by-side module: it measures taintevict against the
+// code of Kubernetes itself (k8s.io/kubernetes/pkg/controller/tainteviction, v1.37.2), in
+// the same benchmark binary or the same run, so that every ratio in BENCHMARKS.md can be
+// reproduced with one command.
+//
+// The module is nested so that users of taintevict never see its dependencies: it needs
+// k8s.io/kubernetes, whose go.mod requires its staging modules at v0.0.0, hence one replace
+// per staging module in go.mod.
+//
+//   - queue: kube's TimedWorkerQueue against timedqueue (benchmarks).
+//   - apparatus and outage: a zone outage fed to kube's controller and to taintevict's
+//     drop-in controller, on one apparatus of informers and an API that answers at once;
+//     cmd/sidebyside runs each side in a process of its own, at several sizes and several
+//     times, prints the medians and ratios, and draws the picture (outage.svg).
+//   - compat: one scenario table played against both controllers, outcome by outcome.
+//
+// The commands that produced the figures are in BENCHMARKS.md.
+package bench

@@ -1,0 +1,17 @@
+// Package outage runs a zone outage against one controller, kube's or taintevict's, on the
+// apparatus (package apparatus), and measures it: the time from the first tainted node until
+// every pod that does not tolerate the taint has had its DELETE answered, the goroutines and
+// heap it took, the peak RSS of the process, and the API requests per eviction.
+//
+// Both controllers are fed the same updates through their exported NodeUpdated and
+// PodUpdated methods, as their informer event handlers would feed them: first the untainted
+// cluster, as an informer's initial list (not timed), then, for every node, the update that
+// adds the node.kubernetes.io/unreachable NoExecute taint, after the node informer's store
+// has been updated. Both log to a discarding logger (klog's global one included), and both
+// record their Kubernetes Events through client-go's event broadcaster into the apparatus,
+// which counts them.
+//
+// Run measures one controller in the calling process; figures of the whole process (peak
+// RSS) are only meaningful when each controller runs in a process of its own, as
+// cmd/sidebyside arranges.
+package outage
