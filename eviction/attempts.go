@@ -63,6 +63,15 @@ func (b *attemptBook) evicting(key types.NamespacedName, uid types.UID) bool {
 	return ok && a.p.uid == uid && a.state != attemptClosed && a.stopped == ""
 }
 
+// running reports whether an attempt of the eviction of the pod key with uid runs now and
+// is not cancelled.
+func (b *attemptBook) running(key types.NamespacedName, uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a, ok := b.m[key]
+	return ok && a.p.uid == uid && a.state == attemptRunning && a.stopped == ""
+}
+
 // resume is told that key is scheduled again: a cancellation while its attempt runs is
 // undone (a failure of that attempt is then followed by another attempt), and a closed
 // eviction is forgotten.

@@ -1,6 +1,7 @@
 package eviction_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -217,5 +218,25 @@ func TestPodsAlreadyLeaving(t *testing.T) {
 		h.step(time.Hour)
 		h.expectDeleted()
 		h.expectEvents("web", "Scheduled default/web at +5m0s", "Skipped default/web: PodFinished")
+	})
+}
+
+// TestOwnDeletionIsNotSkipped: while the Deleter call of a pod runs, the Cache shows the pod
+// terminating, as the API server does once the delete is accepted. That is the eviction's
+// own doing: it ends with Succeeded alone, not with Skipped before it.
+func TestOwnDeletionIsNotSkipped(t *testing.T) {
+	synctestRun(t, "terminating during its own delete", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		release := make(chan error)
+		h.onDelete(func(context.Context, eviction.PodRef) error { return <-release })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait() // the call runs and waits for release
+		h.setPod(newPod("web", "n1", terminating()))
+		h.wait()
+		release <- nil
+		h.wait()
+		h.expectEvents("web", "Scheduled default/web at +0s", "Started default/web (attempt 1)",
+			"Succeeded default/web (attempt 1)")
 	})
 }

@@ -76,6 +76,9 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time, untainted Reason) {
 		return
 	}
 	if reason, skip := m.skipReason(key, pod); skip {
+		if reason == ReasonPodTerminating && m.attempts.running(key, pod.UID) {
+			return // most likely its own Deleter call's doing; that call's end reports
+		}
 		m.skip(key, p, reason)
 		return
 	}
