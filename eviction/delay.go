@@ -33,9 +33,11 @@ func (m *Manager) waits(key types.NamespacedName, p pending, c checked) bool {
 }
 
 // dropHold forgets that the eviction of key waits for a token or the brake, and gives back
-// its token, before the eviction is cancelled, skipped or scheduled anew.
-func (m *Manager) dropHold(key types.NamespacedName) {
+// its token, before the eviction is cancelled, skipped or scheduled anew. It returns the
+// eviction that was held, if one was.
+func (m *Manager) dropHold(key types.NamespacedName) (pending, bool) {
 	if m.gate != nil && m.gate.nheld.Load() > 0 {
-		m.gate.drop(key, m.clock.Now())
+		return m.gate.drop(key, m.clock.Now())
 	}
+	return pending{}, false
 }

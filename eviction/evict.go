@@ -42,8 +42,7 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 		return attempt, false, m.attemptFailed(key, ref, attempt, err)
 	case c.skip:
 		m.attempts.end(key)
-		m.dropHold(key)
-		m.obs.Skipped(ref, c.reason)
+		m.closeSkipped(key, p, c)
 		if !c.at.IsZero() {
 			m.schedule(key, p, c.at)
 		}
@@ -58,6 +57,22 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 	}
 	m.obs.Started(ref, attempt)
 	return attempt, true, nil
+}
+
+// closeSkipped reports an eviction that the recheck c found must not go. One that a budget
+// held is reported Cancelled, not Skipped, unless it is only due later: it was pending, and
+// Delayed said so, so it ends as a pending eviction does when the update that the recheck
+// saw first comes through (a brake released by a node's recovery and that node's own
+// processing race, and the report must not depend on which comes first).
+func (m *Manager) closeSkipped(key types.NamespacedName, p pending, c checked) {
+	held := m.gate != nil && m.gate.holding(key, p)
+	m.dropHold(key)
+	ref := refOf(key, p)
+	if held && c.at.IsZero() {
+		m.obs.Cancelled(ref, c.reason)
+		return
+	}
+	m.obs.Skipped(ref, c.reason)
 }
 
 // afterDelete reports the outcome of a Deleter call, and returns the error the queue is to

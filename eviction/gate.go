@@ -174,16 +174,19 @@ func (g *gate) waitLocked(key types.NamespacedName, h *hold, reason Reason, unti
 }
 
 // drop forgets the held eviction of key, if any, and gives back its slot: it was cancelled,
-// skipped, or is scheduled anew.
-func (g *gate) drop(key types.NamespacedName, now time.Time) {
+// skipped, or is scheduled anew. It returns the eviction it forgot.
+func (g *gate) drop(key types.NamespacedName, now time.Time) (pending, bool) {
 	if g.nheld.Load() == 0 {
-		return
+		return pending{}, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if h := g.holds[key]; h != nil {
-		g.dropLocked(key, h, now)
+	h := g.holds[key]
+	if h == nil {
+		return pending{}, false
 	}
+	g.dropLocked(key, h, now)
+	return h.p, true
 }
 
 func (g *gate) dropLocked(key types.NamespacedName, h *hold, now time.Time) {

@@ -165,21 +165,28 @@ func (m *Manager) skip(key types.NamespacedName, p pending, reason Reason) {
 }
 
 // cancel removes the eviction of key, pending or started, and reports it Cancelled: at once
-// when it waits to run or to retry; when an attempt runs, at that attempt's end, unless the
-// attempt deletes the pod (then it reports Succeeded).
+// when it waits to run, to retry, for a token or for the brake, or when a delete worker has
+// just taken it from the schedule (that call then does nothing); when an attempt runs, at
+// that attempt's end, unless the attempt deletes the pod (then it reports Succeeded).
 func (m *Manager) cancel(key types.NamespacedName, reason Reason) {
-	m.dropHold(key) // first: a brake released meanwhile must not put it back
+	heldP, held := m.dropHold(key) // first: a brake released meanwhile must not put it back
 	p, _, pending := m.queue.Get(key)
 	a, started := m.attempts.cancel(key, reason)
-	if !pending && !started {
+	if !pending && !started && !held {
 		return
 	}
 	// Cancel also when nothing is pending: an attempt running now is then not retried.
 	removed := m.queue.Cancel(key)
 	switch {
-	case !started && removed:
+	case !started:
+		if !pending {
+			p = heldP
+		}
+		if !removed { // a delete worker took it and waits for the pod's lock
+			m.attempts.close(key, attempt{p: p})
+		}
 		m.obs.Cancelled(refOf(key, p), reason)
-	case started && a.state == attemptFailed:
+	case a.state == attemptFailed:
 		if !removed && reason != ReasonPodDeleted {
 			m.attempts.close(key, a) // its retry may have been claimed already
 		}
