@@ -152,6 +152,9 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 		events: corelisters.NewEventLister(events.GetIndexer()),
 	}
 	err = d.script(ctx)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = errInterrupted // the signal came while the script waited in a call that takes ctx
+	}
 	cancel()
 	return errors.Join(err, <-stopped)
 }
