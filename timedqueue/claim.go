@@ -60,12 +60,12 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 	b.n = 0
 	now := toNanos(q.clock.Now())
 	q.lastClaim = now
+	q.extractDue(now) // before any pop, which would disorder the array of a burst
 	for b.n < maxBatch {
-		q.dropStale()
-		if len(q.heap) == 0 || q.heap[0].at > now {
+		if it, ok := q.next(); !ok || it.at > now {
 			break
 		}
-		it := q.heap.pop()
+		it := q.takeNext()
 		if s := &q.slots[it.slot]; s.state&running != 0 {
 			s.state |= parked // runs when the current attempt of this key returns
 			continue
@@ -74,9 +74,9 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 	}
 	q.shrinkHeap()
 	if b.n == 0 && !q.steal(b) {
-		if len(q.heap) == 0 {
+		if it, ok := q.next(); !ok {
 			q.armed = maxNanos // the dispatcher sleeps until a Schedule wakes it
-		} else if at := q.heap[0].at; at < q.armed || q.armed <= now {
+		} else if it.at < q.armed || q.armed <= now {
 			q.wake() // the dispatcher is not armed for this head yet
 		}
 		return false

@@ -397,9 +397,12 @@ func (q *Queue[K, V]) checkInvariants() error {
 			return fmt.Errorf("heap order broken at %d", i)
 		}
 	}
+	if !inOrder(q.ready) {
+		return fmt.Errorf("ready run out of order: %v", q.ready)
+	}
 	live := make(map[int32]int)
 	stale := 0
-	for _, it := range q.heap {
+	for _, it := range slices.Concat([]item(q.heap), q.ready) {
 		if int(it.slot) >= len(q.slots) {
 			return fmt.Errorf("heap item names slot %d of %d", it.slot, len(q.slots))
 		}

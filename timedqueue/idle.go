@@ -61,21 +61,21 @@ func (q *Queue[K, V]) idleSince(since uint64) (bool, error) {
 	if q.active > 0 {
 		return false, nil
 	}
-	q.dropStale()
+	next, ok := q.next()
 	now := toNanos(q.clock.Now())
-	due := len(q.heap) > 0 && q.heap[0].at <= now
+	due := ok && next.at <= now
 	switch {
 	case q.closed && due:
 		return false, ErrStopped
 	case !q.started || q.closed || due:
 		return !due, nil
-	case len(q.heap) == 0:
+	case !ok:
 		return true, nil
 	}
 	// The timer must be set, by a fresh plan, no later than the earliest deadline and not
 	// for a time that has passed (the dispatcher would then be about to plan again).
 	return q.armedPlan > since && q.armedPlan == q.plans &&
-		now < q.armed && q.armed <= q.heap[0].at, nil
+		now < q.armed && q.armed <= next.at, nil
 }
 
 // changed wakes the WaitIdle calls that wait for the queue's state to change. q.mu must

@@ -103,12 +103,18 @@ func (x *index[K, V]) insertEntry(e uint64) {
 	x.table[i] = e
 }
 
-// remove deletes key, whose hash is h, from the index. Later entries of the probe run
-// shift back into the hole, so that no tombstones build up.
-func (x *index[K, V]) remove(key K, h uint64) {
-	i, ok := x.lookup(key, h)
-	if !ok {
-		return
+// remove deletes the entry of slot s, whose key's hash is h, from the index. It matches
+// the slot number, not the key: a slot is in the index once, and comparing keys would read
+// each key's bytes, a cache miss of its own for string keys in a large drain. Later entries
+// of the probe run shift back into the hole, so that no tombstones build up.
+func (x *index[K, V]) remove(s int32, h uint64) {
+	want := uint64(s+1)<<32 | uint64(uint32(h))
+	i := h & x.mask
+	for x.table[i] != want {
+		if x.table[i] == 0 {
+			return // not there
+		}
+		i = (i + 1) & x.mask
 	}
 	x.n--
 	for j := (i + 1) & x.mask; ; j = (j + 1) & x.mask {

@@ -23,7 +23,7 @@ func TestIndexAgainstMap(t *testing.T) {
 			for op := range 20 * keys {
 				k := names[rng.IntN(keys)]
 				if _, ok := want[k]; ok {
-					x.remove(k, x.hash(k))
+					x.remove(want[k], x.hash(k))
 					delete(want, k)
 				} else {
 					slots = append(slots, slot[string, int]{key: k})
@@ -62,7 +62,7 @@ func TestIndexWrapsAround(t *testing.T) {
 		t.Fatalf("table size: got %d, want %d", got, want)
 	}
 	for _, k := range []int{0, 3, 5} {
-		x.remove(k, x.hash(k))
+		x.remove(int32(k), x.hash(k))
 	}
 	for i := range 6 {
 		s, ok := x.get(i)

@@ -66,7 +66,8 @@ type Queue[K comparable, V any] struct {
 	slots     []slot[K, V]
 	free      []int32
 	heap      itemHeap
-	dead      int // stale items in heap
+	ready     []item // due items taken out of the heap in one pass (ready.go)
+	dead      int    // stale items in heap and ready
 	seq       uint64
 	batches   []batch[K, V] // one per worker
 	active    int           // keys running (claimed or started)

@@ -95,13 +95,13 @@ func (q *Queue[K, V]) plan() (wait time.Duration, plan uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.plans++
-	q.dropStale()
-	if len(q.heap) == 0 {
+	next, ok := q.next()
+	if !ok {
 		q.armed = maxNanos
 		return 0, q.plans
 	}
 	now := toNanos(q.clock.Now())
-	if at := q.heap[0].at; at > now {
+	if at := next.at; at > now {
 		q.armed = at
 		return sub(at, now), q.plans
 	}

@@ -50,7 +50,7 @@ func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.s
 // releaseHashed is release for a key whose hash, h, is known.
 func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
 	s := &q.slots[idx]
-	q.index.remove(s.key, h)
+	q.index.remove(idx, h)
 	var zeroK K
 	var zeroV V
 	s.key, s.value, s.state = zeroK, zeroV, 0
@@ -64,10 +64,15 @@ func (q *Queue[K, V]) live(it item) bool {
 	return s.gen == it.gen && s.state&(pending|parked) == pending
 }
 
-// dropStale pops stale items off the top of the heap. q.mu must be held.
+// dropStale drops stale items off the top of the heap and the head of the run. q.mu must
+// be held.
 func (q *Queue[K, V]) dropStale() {
 	for len(q.heap) > 0 && !q.live(q.heap[0]) {
 		q.heap.pop()
+		q.dead--
+	}
+	for len(q.ready) > 0 && !q.live(q.ready[0]) {
+		q.takeRunHead()
 		q.dead--
 	}
 }
@@ -75,7 +80,7 @@ func (q *Queue[K, V]) dropStale() {
 // compactHeap drops every stale item once they are a quarter of the heap, so that lazy
 // cancellation costs O(1) amortized and bounded memory. q.mu must be held.
 func (q *Queue[K, V]) compactHeap() {
-	if q.dead < 64 || q.dead*4 < len(q.heap) {
+	if q.dead < 64 || q.dead*4 < len(q.heap)+len(q.ready) {
 		return
 	}
 	h := q.heap[:0]
@@ -87,6 +92,7 @@ func (q *Queue[K, V]) compactHeap() {
 	clear(q.heap[len(h):])
 	q.heap = h
 	q.heap.init()
+	q.filterRun(func(it *item) bool { return q.live(*it) })
 	q.dead = 0
 	q.shrinkHeap()
 }
@@ -108,7 +114,7 @@ func (q *Queue[K, V]) shrinkSlots() {
 	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
 		return
 	}
-	if len(q.heap) > 0 && q.heap[0].at <= q.lastClaim {
+	if q.earliest() <= q.lastClaim {
 		return // a drain is under way: rebuild once it is over, not at every halving
 	}
 	remap := make([]int32, len(q.slots))
@@ -132,6 +138,13 @@ func (q *Queue[K, V]) shrinkSlots() {
 	clear(q.heap[len(h):])
 	q.heap = h
 	q.heap.init()
+	q.filterRun(func(it *item) bool {
+		if !q.live(*it) {
+			return false
+		}
+		it.slot = remap[it.slot] // live, so in use and kept
+		return true
+	})
 	q.dead = 0
 	q.remapClaims(remap)
 	q.slots, q.free = slots, nil

@@ -1,0 +1,206 @@
+package timedqueue
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The tests of the ready run: when a large share of the heap is due at once, a worker takes
+// the due items out of the heap in one pass and hands them out from a sorted run.
+
+// readyLen returns how many items the ready run holds.
+func readyLen(q *Queue[string, int]) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ready)
+}
+
+// burstKey names the i-th key of a burst so that the names sort as the keys were made.
+func burstKey(i int) string { return fmt.Sprintf("k%05d", i) }
+
+// TestReadyRunTakesABurst: with 3000 keys due at once, the first claim takes a batch and
+// moves the other 2968 into the run; they then run in the order they were scheduled. With
+// only 100 of 3000 due, no pass is made: popping them is cheaper.
+func TestReadyRunTakesABurst(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		due       int // of 3000 keys; the others are due a minute later
+		wantReady int
+	}{
+		{"all due", 3000, 3000 - maxBatch},
+		{"two thirds due", 2000, 2000 - maxBatch},
+		{"a thirtieth due", 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 3000
+				h := newBareHarness(t, Options[string]{Workers: 1})
+				h.rec.gate(burstKey(0))
+				var want, later []string
+				for i := range n {
+					// Spread the later keys evenly among the due ones, so that both are
+					// spread over the heap's array.
+					if i*(n-tc.due)/n != (i+1)*(n-tc.due)/n {
+						h.schedule(burstKey(i), 1, at(time.Minute))
+						later = append(later, fmt.Sprintf("%s=1@+1m0s", burstKey(i)))
+						continue
+					}
+					h.schedule(burstKey(i), 1, epoch)
+					want = append(want, fmt.Sprintf("%s=1@+0s", burstKey(i)))
+				}
+				if len(later) != n-tc.due {
+					t.Fatalf("test setup: %d keys due later, want %d", len(later), n-tc.due)
+				}
+				h.start()
+				if got := readyLen(h.q); got != tc.wantReady {
+					t.Errorf("ready run after the first claim: got %d items, want %d", got, tc.wantReady)
+				}
+				if err := h.q.checkInvariants(); err != nil {
+					t.Fatal(err)
+				}
+				h.release(burstKey(0), nil)
+				if got := h.rec.got(); !slices.Equal(got, want) {
+					t.Fatalf("calls: got %d, want %d, first difference at %d", len(got), len(want), firstDiff(got, want))
+				}
+				h.step(time.Minute)
+				if got := h.rec.gotFrom(len(want)); !slices.Equal(got, later) {
+					t.Fatalf("calls at +1m: got %d, want %d, first difference at %d", len(got), len(later), firstDiff(got, later))
+				}
+			})
+		})
+	}
+}
+
+// firstDiff returns the first index where a and b differ.
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestReadyRunSortsScattered: 3000 keys with past deadlines scheduled in random order (many
+// sharing a deadline) run in deadline order, ties in the order they were scheduled, though
+// the pass finds them out of order in the heap's array and must sort them.
+func TestReadyRunSortsScattered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3000
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		rng := rand.New(rand.NewPCG(7, 11))
+		type sched struct {
+			key string
+			at  time.Time
+		}
+		var all []sched
+		for i := range n {
+			s := sched{burstKey(i), at(-time.Duration(rng.IntN(500)) * time.Second)}
+			all = append(all, s)
+			h.schedule(s.key, 1, s.at)
+		}
+		h.start()
+		slices.SortStableFunc(all, func(a, b sched) int { return a.at.Compare(b.at) })
+		var want []string
+		for _, s := range all {
+			want = append(want, s.key+"=1@+0s") // the recorder notes when a call starts
+		}
+		if got := h.rec.got(); !slices.Equal(got, want) {
+			i := firstDiff(got, want)
+			t.Fatalf("calls: got %d, want %d, first difference at %d: got %v, want %v", len(got), len(want), i, got[i], want[i])
+		}
+	})
+}
+
+// TestReadyRunChanges: while a burst waits in the run, Cancel, Schedule and new keys act on
+// it as on the heap: a cancelled key never runs, a moved key runs at its new time, a new
+// value is used, and a new key due earlier than the run's items runs before them.
+func TestReadyRunChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3000
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		h.rec.gate(burstKey(0))
+		for i := range n {
+			h.schedule(burstKey(i), 1, epoch)
+		}
+		h.start()
+		if got := readyLen(h.q); got == 0 {
+			t.Fatal("ready run after the first claim: empty, want the burst in it")
+		}
+		if !h.unschedule(burstKey(100)) {
+			t.Error("Cancel of a key in the run: got false, want true")
+		}
+		h.schedule(burstKey(200), 2, at(time.Minute))
+		h.schedule(burstKey(300), 3, epoch)
+		h.schedule("early", 4, at(-time.Second))
+		h.schedule("late", 5, at(time.Second))
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.release(burstKey(0), nil)
+
+		var want []string
+		for i := range n {
+			switch {
+			case i == maxBatch: // the first batch was claimed before early was scheduled
+				want = append(want, "early=4@+0s")
+			}
+			switch i {
+			case 100, 200:
+			case 300:
+				want = append(want, burstKey(i)+"=3@+0s")
+			default:
+				want = append(want, burstKey(i)+"=1@+0s")
+			}
+		}
+		if got := h.rec.got(); !slices.Equal(got, want) {
+			i := firstDiff(got, want)
+			t.Fatalf("calls: got %d, want %d, first difference at %d: got %v, want %v", len(got), len(want), i, got[i:i+1], want[i])
+		}
+		h.step(time.Second)
+		h.step(time.Minute)
+		if got, want := h.rec.gotFrom(len(want)), []string{"late=5@+1s", burstKey(200) + "=2@+1m1s"}; !slices.Equal(got, want) {
+			t.Fatalf("later calls: got %v, want %v", got, want)
+		}
+	})
+}
+
+// TestReadyRunCompaction: cancelling most of a burst while it waits in the run compacts the
+// run with the heap, and the keys left run in order.
+func TestReadyRunCompaction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3000
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		h.rec.gate(burstKey(0))
+		for i := range n {
+			h.schedule(burstKey(i), 1, epoch)
+		}
+		h.start()
+		before := readyLen(h.q)
+		var want []string
+		for i := range n {
+			switch {
+			case i < maxBatch:
+				want = append(want, burstKey(i)+"=1@+0s") // claimed: they run
+			case i%10 != 0:
+				h.unschedule(burstKey(i))
+			default:
+				want = append(want, burstKey(i)+"=1@+0s")
+			}
+		}
+		if got := readyLen(h.q); got >= before/2 {
+			t.Errorf("ready run after cancelling 9 in 10: got %d items of %d, want it compacted", got, before)
+		}
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.release(burstKey(0), nil)
+		if got := h.rec.got(); !slices.Equal(got, want) {
+			t.Fatalf("calls: got %d, want %d, first difference at %d", len(got), len(want), firstDiff(got, want))
+		}
+	})
+}
