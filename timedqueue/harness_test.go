@@ -352,6 +352,32 @@ func (h *harness) wantLen(want int) {
 	}
 }
 
+// checkIndexEntries verifies that every slot in use or retired has exactly one entry in
+// the index, and no other slot has one. q.mu must be held.
+func (q *Queue[K, V]) checkIndexEntries() error {
+	entries := make(map[int32]int)
+	for _, e := range q.index.table {
+		if e == 0 {
+			continue
+		}
+		idx := int32(e>>32 - 1)
+		if int(idx) >= len(q.slots) || q.slots[idx].state&(inUse|retired) == 0 {
+			return fmt.Errorf("index entry names slot %d, which is free (of %d)", idx, len(q.slots))
+		}
+		entries[idx]++
+	}
+	for i := range q.slots {
+		want := 0
+		if q.slots[i].state&(inUse|retired) != 0 {
+			want = 1
+		}
+		if got := entries[int32(i)]; got != want {
+			return fmt.Errorf("slot %d (flags %b): %d index entries, want %d", i, q.slots[i].state, got, want)
+		}
+	}
+	return nil
+}
+
 // checkInvariants verifies the queue's internal bookkeeping: index and slots agree, the free
 // list holds exactly the unused slots, every pending key that is not parked has exactly one
 // live heap item, parked keys have none and are running, the stale count is exact, the heap
@@ -359,17 +385,28 @@ func (h *harness) wantLen(want int) {
 func (q *Queue[K, V]) checkInvariants() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	used := 0
+	used, retiredSlots := 0, 0
 	for i := range q.slots {
-		if q.slots[i].state&inUse != 0 {
+		switch st := q.slots[i].state; {
+		case st&inUse != 0:
 			used++
+		case st == retired:
+			retiredSlots++
+		case st != 0:
+			return fmt.Errorf("slot %d neither in use nor retired, with flags %b", i, st)
 		}
 	}
 	if used != q.index.len() {
 		return fmt.Errorf("slots in use: got %d, want index length %d", used, q.index.len())
 	}
-	if len(q.free)+used != len(q.slots) {
-		return fmt.Errorf("free %d + used %d != slots %d", len(q.free), used, len(q.slots))
+	if retiredSlots != q.index.retired {
+		return fmt.Errorf("retired slots: got %d, index says %d", retiredSlots, q.index.retired)
+	}
+	if len(q.free)+used+retiredSlots != len(q.slots) {
+		return fmt.Errorf("free %d + used %d + retired %d != slots %d", len(q.free), used, retiredSlots, len(q.slots))
+	}
+	if err := q.checkIndexEntries(); err != nil {
+		return err
 	}
 	for _, f := range q.free {
 		if q.slots[f].state != 0 {

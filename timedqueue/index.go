@@ -16,8 +16,11 @@ type index[K comparable, V any] struct {
 	slots *[]slot[K, V]
 	table []uint64 // 0 is empty; else (slot+1)<<32 | the low 32 bits of the key's hash
 	mask  uint64   // len(table)-1; len(table) is a power of two
-	n     int
-	sink  uint64 // keeps the loads of touch from being optimized away
+	n     int      // entries of slots in use
+	// retired counts the entries of retired slots: their keys are done, but their entries
+	// stay until a sweep, so that finishing a key costs no probe of the table (in a large
+	// drain each probe is a cache miss).
+	retired int
 }
 
 const minIndexSize = 8
@@ -33,7 +36,7 @@ func (x *index[K, V]) alloc(n int) {
 	size := max(minIndexSize, 1<<bits.Len(uint(n*4/3))) // keeps the load at most 3/4
 	x.table = make([]uint64, size)
 	x.mask = uint64(size - 1)
-	x.n = 0
+	x.n, x.retired = 0, 0
 }
 
 func (x *index[K, V]) len() int { return x.n }
@@ -48,7 +51,7 @@ func (x *index[K, V]) lookup(key K, h uint64) (bucket uint64, ok bool) {
 		if e == 0 {
 			return i, false
 		}
-		if e&0xffffffff == frag && slots[e>>32-1].key == key {
+		if s := &slots[e>>32-1]; e&0xffffffff == frag && s.key == key && s.state&inUse != 0 {
 			return i, true
 		}
 	}
@@ -57,10 +60,6 @@ func (x *index[K, V]) lookup(key K, h uint64) (bucket uint64, ok bool) {
 // hash returns key's hash. It may be called without the lock that guards the index: the
 // seed never changes.
 func (x *index[K, V]) hash(key K) uint64 { return maphash.Comparable(x.seed, key) }
-
-// touch loads the bucket where the key of hash h is looked up first, so that the cache
-// misses of several keys about to be removed overlap instead of coming one after another.
-func (x *index[K, V]) touch(h uint64) uint64 { return x.table[h&x.mask] }
 
 // get returns key's slot.
 func (x *index[K, V]) get(key K) (int32, bool) {
@@ -73,7 +72,7 @@ func (x *index[K, V]) get(key K) (int32, bool) {
 
 // put records that key, which is not in the index, is in slot s.
 func (x *index[K, V]) put(key K, s int32) {
-	if (x.n+1)*4 > len(x.table)*3 {
+	if x.full() {
 		x.grow()
 	}
 	h := maphash.Comparable(x.seed, key)
@@ -81,6 +80,9 @@ func (x *index[K, V]) put(key K, s int32) {
 	x.table[i] = uint64(s+1)<<32 | uint64(uint32(h))
 	x.n++
 }
+
+// full reports whether one more entry would load the table above 3/4.
+func (x *index[K, V]) full() bool { return (x.n+x.retired+1)*4 > len(x.table)*3 }
 
 // grow doubles the table. The hash bits kept in each entry give its new home without
 // hashing the key again.
@@ -105,8 +107,7 @@ func (x *index[K, V]) insertEntry(e uint64) {
 
 // remove deletes the entry of slot s, whose key's hash is h, from the index. It matches
 // the slot number, not the key: a slot is in the index once, and comparing keys would read
-// each key's bytes, a cache miss of its own for string keys in a large drain. Later entries
-// of the probe run shift back into the hole, so that no tombstones build up.
+// the key's bytes, a cache miss of its own for string keys.
 func (x *index[K, V]) remove(s int32, h uint64) {
 	want := uint64(s+1)<<32 | uint64(uint32(h))
 	i := h & x.mask
@@ -117,6 +118,11 @@ func (x *index[K, V]) remove(s int32, h uint64) {
 		i = (i + 1) & x.mask
 	}
 	x.n--
+	x.deleteAt(i)
+}
+
+// deleteAt empties bucket i. Later entries of the probe run shift back into the hole.
+func (x *index[K, V]) deleteAt(i uint64) {
 	for j := (i + 1) & x.mask; ; j = (j + 1) & x.mask {
 		e := x.table[j]
 		if e == 0 {
@@ -131,6 +137,33 @@ func (x *index[K, V]) remove(s int32, h uint64) {
 		}
 	}
 	x.table[i] = 0
+}
+
+// retire records that the slot of one entry was retired (see retired).
+func (x *index[K, V]) retire() { x.n--; x.retired++ }
+
+// sweep deletes the entries of retired slots and calls freed with each of those slots. It
+// scans the table once, from the bucket after an empty one, all around: an entry that a
+// deletion shifts back only moves within its probe run, which ends at an empty bucket,
+// so it never moves behind the scan.
+func (x *index[K, V]) sweep(freed func(slot int32)) {
+	var z uint64
+	for x.table[z] != 0 { // there is an empty bucket: the load is at most 3/4
+		z++
+	}
+	slots := *x.slots
+	i := (z + 1) & x.mask
+	for left := len(x.table); left > 0; {
+		e := x.table[i]
+		if e != 0 && slots[e>>32-1].state&retired != 0 {
+			x.deleteAt(i) // a later entry may have moved to i: look at it again
+			x.retired--
+			freed(int32(e>>32 - 1))
+			continue
+		}
+		i = (i + 1) & x.mask
+		left--
+	}
 }
 
 // rebuild empties the index, sized for n keys, to be filled again with put; it is how the

@@ -26,7 +26,7 @@ func TestIndexAgainstMap(t *testing.T) {
 					x.remove(want[k], x.hash(k))
 					delete(want, k)
 				} else {
-					slots = append(slots, slot[string, int]{key: k})
+					slots = append(slots, slot[string, int]{key: k, state: inUse})
 					s := int32(len(slots) - 1)
 					x.put(k, s)
 					want[k] = s
@@ -55,7 +55,7 @@ func TestIndexWrapsAround(t *testing.T) {
 	var slots []slot[int, int]
 	x := newIndex(&slots, 0)
 	for i := range 6 { // 6 of 8 buckets: the most before it grows
-		slots = append(slots, slot[int, int]{key: i})
+		slots = append(slots, slot[int, int]{key: i, state: inUse})
 		x.put(i, int32(i))
 	}
 	if got, want := len(x.table), minIndexSize; got != want {
@@ -71,9 +71,80 @@ func TestIndexWrapsAround(t *testing.T) {
 			t.Errorf("get(%d): got %d %v, want present=%v", i, s, ok, !removed)
 		}
 	}
-	slots = append(slots, slot[int, int]{key: 6})
+	slots = append(slots, slot[int, int]{key: 6, state: inUse})
 	x.put(6, 6)
 	if s, ok := x.get(6); !ok || s != 6 {
 		t.Errorf("get(6) after refill: got %d %v, want 6 true", s, ok)
+	}
+}
+
+// TestIndexSweep drives the index with random puts, removes and retirements against a map,
+// and sweeps now and then: the keys of retired slots are never found, a sweep frees exactly
+// the retired slots, each once, and every key in use is still found after it. Few keys in a
+// small table make probe runs collide and wrap around the table's end.
+func TestIndexSweep(t *testing.T) {
+	for _, keys := range []int{6, 100, 3000} {
+		t.Run(fmt.Sprintf("keys=%d", keys), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(keys)))
+			var slots []slot[int, int]
+			var free []int32
+			x := newIndex(&slots, 0)
+			want := map[int]int32{}
+			retiredSet := map[int32]bool{}
+			for op := range 30 * keys {
+				k := rng.IntN(keys)
+				s, ok := want[k]
+				switch {
+				case ok && rng.IntN(2) == 0:
+					x.remove(s, x.hash(k))
+					slots[s] = slot[int, int]{}
+					free = append(free, s)
+					delete(want, k)
+				case ok:
+					slots[s] = slot[int, int]{state: retired} // its key is dropped, as retire does
+					x.retire()
+					retiredSet[s] = true
+					delete(want, k)
+				default:
+					if len(free) == 0 {
+						slots = append(slots, slot[int, int]{})
+						free = append(free, int32(len(slots)-1))
+					}
+					s = free[len(free)-1]
+					free = free[:len(free)-1]
+					slots[s] = slot[int, int]{key: k, state: inUse}
+					x.put(k, s)
+					want[k] = s
+				}
+				if rng.IntN(keys/4+1) == 0 || x.full() {
+					freed := map[int32]bool{}
+					x.sweep(func(s int32) {
+						if !retiredSet[s] || freed[s] {
+							t.Fatalf("op %d: sweep freed slot %d: retired %v, freed before %v", op, s, retiredSet[s], freed[s])
+						}
+						freed[s] = true
+						slots[s].state = 0
+						free = append(free, s)
+					})
+					if len(freed) != len(retiredSet) || x.retired != 0 {
+						t.Fatalf("op %d: sweep freed %d slots of %d retired, %d left", op, len(freed), len(retiredSet), x.retired)
+					}
+					clear(retiredSet)
+				}
+				for name := range keys {
+					if keys > 100 && op%97 != 0 {
+						break
+					}
+					got, ok := x.get(name)
+					w, wok := want[name]
+					if ok != wok || (ok && got != w) {
+						t.Fatalf("op %d: get(%d): got %d %v, want %d %v", op, name, got, ok, w, wok)
+					}
+				}
+				if x.len() != len(want) || x.retired != len(retiredSet) {
+					t.Fatalf("op %d: len %d, retired %d: want %d, %d", op, x.len(), x.retired, len(want), len(retiredSet))
+				}
+			}
+		})
 	}
 }

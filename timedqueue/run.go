@@ -173,22 +173,13 @@ func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
 			q.trace.started(c.a.key, int(c.a.n), c.a.lag)
 		}
 		c.err = q.call(ctx, c.a.key, c.a.value)
-		c.hash = q.index.hash(c.a.key)
-		c.state.Store(done) // publishes err and hash to whoever finishes it
+		c.state.Store(done) // publishes err to whoever finishes it
 		unfinished = true
 	}
 }
 
 // finishDone finishes the attempts of b that are done. q.mu must be held.
 func (q *Queue[K, V]) finishDone(b *batch[K, V]) {
-	var sink uint64
-	for i := range b.n {
-		// Look the keys up first: the index's cache misses then overlap.
-		if c := &b.claims[i]; c.state.Load() == done {
-			sink |= q.index.touch(c.hash)
-		}
-	}
-	q.index.sink = sink
 	for i := range b.n {
 		if c := &b.claims[i]; c.state.Load() == done {
 			q.finish(c)
@@ -252,9 +243,9 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 			q.seq++
 		}
 	case s.gen != c.gen:
-		q.releaseHashed(idx, c.hash) // cancelled while running
+		q.retire(idx) // cancelled while running
 	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
-		q.releaseHashed(idx, c.hash)
+		q.retire(idx)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
 		s.state |= pending

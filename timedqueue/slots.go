@@ -7,6 +7,7 @@ const (
 	pending                    // the current generation waits to run (in the heap, or parked)
 	parked                     // pending, came due while the key was running, not in the heap
 	running                    // a worker runs an attempt of this key
+	retired                    // no key's: freed, but still named by an index entry until a sweep
 
 	flagBits       = 0xff
 	attemptOne     = 1 << 8
@@ -27,6 +28,9 @@ func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
 
 // alloc takes a free slot for key, or appends one. q.mu must be held.
 func (q *Queue[K, V]) alloc(key K) int32 {
+	if len(q.free) == 0 && q.index.retired > 0 && (q.index.retired >= len(q.slots)/8 || q.index.full()) {
+		q.sweep() // an O(table) scan, paid for by at least an eighth of the slots
+	}
 	var idx int32
 	if n := len(q.free); n > 0 {
 		idx = q.free[n-1]
@@ -42,20 +46,43 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 	return idx
 }
 
-// release frees the slot of a key that has no pending or running work. Its generation is
-// kept, so heap items that still name the slot stay stale after it is reused. q.mu must be
-// held.
-func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots[idx].key)) }
-
-// releaseHashed is release for a key whose hash, h, is known.
-func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
-	s := &q.slots[idx]
-	q.index.remove(idx, h)
-	var zeroK K
-	var zeroV V
-	s.key, s.value, s.state = zeroK, zeroV, 0
+// release frees the slot of a key that has no pending or running work, and removes the
+// key from the index. Its generation is kept, so heap items that still name the slot stay
+// stale after it is reused. Cancel uses it: its lookup has just read the key's bucket.
+// q.mu must be held.
+func (q *Queue[K, V]) release(idx int32) {
+	q.index.remove(idx, q.index.hash(q.slots[idx].key))
+	q.clearSlot(idx, 0)
 	q.free = append(q.free, idx)
 	q.shrinkSlots()
+}
+
+// retire frees the slot of a key that has no pending or running work but leaves its index
+// entry, which no lookup matches any more, to a later sweep: a worker finishing a drain of
+// a million keys then does not probe the index, a cache miss per key, under the lock.
+// q.mu must be held.
+func (q *Queue[K, V]) retire(idx int32) {
+	q.clearSlot(idx, retired)
+	q.index.retire()
+	q.shrinkSlots()
+}
+
+// clearSlot drops the slot's key and value, so that the collector may free what they
+// point to, and sets its state.
+func (q *Queue[K, V]) clearSlot(idx int32, state uint32) {
+	s := &q.slots[idx]
+	var zeroK K
+	var zeroV V
+	s.key, s.value, s.state = zeroK, zeroV, state
+}
+
+// sweep deletes the index entries of retired slots and puts the slots on the free list.
+// q.mu must be held.
+func (q *Queue[K, V]) sweep() {
+	q.index.sweep(func(idx int32) {
+		q.slots[idx].state = 0
+		q.free = append(q.free, idx)
+	})
 }
 
 // live reports whether it is the current, pending, generation of its slot.
