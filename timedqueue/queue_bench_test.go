@@ -454,3 +454,52 @@ func BenchmarkFireLag(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadyRunPass times the pass that takes a burst out of the heap (extractDue), the
+// longest single hold of the lock in a drain, which a Schedule or Cancel then waits for:
+// 1M items all due, scheduled in deadline order (the heap's array is sorted, as in a
+// burst); maxSortRun items due in random order (the run must be sorted: the most a pass
+// sorts); 1M items in random order (the pass finds them out of order and puts them back).
+func BenchmarkReadyRunPass(b *testing.B) {
+	makeBenchKeys()
+	for _, tc := range []struct {
+		name     string
+		n        int
+		random   bool
+		wantTook int
+	}{
+		{"sorted/n=1M", 1_000_000, false, 1_000_000},
+		{"random/n=maxSortRun", maxSortRun, true, maxSortRun},
+		{"random/n=1M", 1_000_000, true, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			q, err := New(func(context.Context, string, benchValue) error { return nil }, Options[string]{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			base := time.Unix(1e9, 0)
+			rng := rand.New(rand.NewPCG(5, 6))
+			for i := range tc.n {
+				at := base
+				if tc.random {
+					at = base.Add(time.Duration(rng.IntN(3600)) * time.Second)
+				}
+				q.Schedule(benchKeys[i], benchValue{}, at)
+			}
+			saved := slices.Clone(q.heap)
+			now := toNanos(base.Add(2 * time.Hour))
+			for b.Loop() {
+				b.StopTimer()
+				q.heap = append(q.heap[:0:0], saved...)
+				q.ready, q.extractBelow = nil, 0
+				b.StartTimer()
+				q.mu.Lock()
+				q.extractDue(now)
+				q.mu.Unlock()
+			}
+			if len(q.ready) != tc.wantTook {
+				b.Fatalf("the pass took %d items, want %d", len(q.ready), tc.wantTook)
+			}
+		})
+	}
+}

@@ -5,8 +5,9 @@ import "slices"
 // The ready run. When a large share of the heap comes due at once (a burst: a zone goes
 // down and a million pods are due), popping the due items one by one costs a sift through
 // every level of a million-item heap for each of them, all under the lock. Instead the due
-// items leave the heap in one pass over its array, are sorted (in a burst they are already
-// in order, which is checked in O(n) first), and are handed out from the front of this run,
+// items leave the heap in one pass over its array, are sorted (in a burst scheduled in
+// deadline order they are already in order, which is checked in O(n) first), and are handed
+// out from the front of this run,
 // which costs nothing per item; the heap keeps the rest. The next item is always the smaller
 // of the run's head and the heap's top, so the order stays (at, seq), whatever is scheduled
 // or put back meanwhile. Stale items may sit in the run as in the heap, and count in dead.
@@ -19,6 +20,11 @@ const (
 	// of the items leave the heap (leaves are three quarters of a 4-ary heap and the latest
 	// of it), and the pass, O(n), costs less than the pops it saves, O(n/5 log n).
 	extractProbes = 8
+	// maxSortRun is the most due items a pass sorts when it finds them out of order. Sorting
+	// costs less than popping them, but it is one hold of the lock (about 10 ms for this
+	// many), which a Schedule or Cancel would wait for; a larger run out of order is put
+	// back, and tried again once the heap has halved.
+	maxSortRun = 1 << 16
 )
 
 // next returns the earliest live item, of the run or the heap, without taking it, and
@@ -75,7 +81,7 @@ func (q *Queue[K, V]) earliest() int64 {
 func (q *Queue[K, V]) extractDue(now int64) {
 	h := q.heap
 	n := len(h)
-	if len(q.ready) > 0 || n < minExtract || h[0].at > now {
+	if len(q.ready) > 0 || n < minExtract || h[0].at > now || (q.extractBelow > 0 && n >= q.extractBelow) {
 		return
 	}
 	firstLeaf := (n-2)/4 + 1
@@ -99,8 +105,14 @@ func (q *Queue[K, V]) extractDue(now int64) {
 	}
 	run := h[:w:w] // its own capacity, so that nothing appended to the heap lands in it
 	if !inOrder(run) {
+		if w > maxSortRun {
+			q.heap.init() // the whole array again
+			q.extractBelow = n / 2
+			return
+		}
 		slices.SortFunc(run, compareItems)
 	}
+	q.extractBelow = 0
 	q.ready = run
 	q.heap = h[w:]
 	q.heap.init()

@@ -204,3 +204,46 @@ func TestReadyRunCompaction(t *testing.T) {
 		}
 	})
 }
+
+// TestReadyRunRefusesLargeSort: more than maxSortRun due items out of order are not sorted
+// under the lock: the pass puts them back and the worker pops them, until the heap has
+// halved; then a pass sorts the rest. They run in deadline order throughout.
+func TestReadyRunRefusesLargeSort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := maxSortRun + 2000
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		rng := rand.New(rand.NewPCG(9, 10))
+		type sched struct {
+			key string
+			at  time.Time
+		}
+		all := make([]sched, n)
+		for i := range n {
+			all[i] = sched{burstKey(i), at(-time.Duration(rng.IntN(5000)) * time.Millisecond)}
+			h.schedule(all[i].key, 1, all[i].at)
+		}
+		slices.SortStableFunc(all, func(a, b sched) int { return a.at.Compare(b.at) })
+		h.rec.gate(all[0].key)
+		h.start()
+		h.q.mu.Lock()
+		ready, below := len(h.q.ready), h.q.extractBelow
+		h.q.mu.Unlock()
+		if ready != 0 || below != n/2 {
+			t.Fatalf("after the first pass: %d items in the run, retried below %d; want 0 and %d", ready, below, n/2)
+		}
+		h.release(all[0].key, nil)
+		want := make([]string, n)
+		for i, s := range all {
+			want[i] = s.key + "=1@+0s"
+		}
+		if got := h.rec.got(); !slices.Equal(got, want) {
+			i := firstDiff(got, want)
+			t.Fatalf("calls: got %d, want %d, first difference at %d", len(got), len(want), i)
+		}
+		h.q.mu.Lock()
+		defer h.q.mu.Unlock()
+		if h.q.extractBelow != 0 {
+			t.Errorf("after the drain: retried below %d, want 0 (a later pass sorted the rest)", h.q.extractBelow)
+		}
+	})
+}
