@@ -206,21 +206,29 @@ func TestReadyRunCompaction(t *testing.T) {
 }
 
 // TestReadyRunRefusesLargeSort: more than maxSortRun due items out of order are not sorted
-// under the lock: the pass puts them back and the worker pops them, until the heap has
-// halved; then a pass sorts the rest. They run in deadline order throughout.
+// under the lock: the pass puts them back, with the fifth of the keys that are not due yet,
+// and the worker pops them, until the heap has halved; then a pass sorts the rest. They
+// run in deadline order throughout, and the keys due later at their time.
 func TestReadyRunRefusesLargeSort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := maxSortRun + 2000
+		n := maxSortRun*5/4 + 2000
 		h := newBareHarness(t, Options[string]{Workers: 1})
+		var later []string
 		rng := rand.New(rand.NewPCG(9, 10))
 		type sched struct {
 			key string
 			at  time.Time
 		}
-		all := make([]sched, n)
+		var all []sched
 		for i := range n {
-			all[i] = sched{burstKey(i), at(-time.Duration(rng.IntN(5000)) * time.Millisecond)}
-			h.schedule(all[i].key, 1, all[i].at)
+			if i%5 == 4 {
+				h.schedule(burstKey(i), 1, at(time.Minute))
+				later = append(later, burstKey(i)+"=1@+1m0s")
+				continue
+			}
+			s := sched{burstKey(i), at(-time.Duration(rng.IntN(5000)) * time.Millisecond)}
+			all = append(all, s)
+			h.schedule(s.key, 1, s.at)
 		}
 		slices.SortStableFunc(all, func(a, b sched) int { return a.at.Compare(b.at) })
 		h.rec.gate(all[0].key)
@@ -232,7 +240,7 @@ func TestReadyRunRefusesLargeSort(t *testing.T) {
 			t.Fatalf("after the first pass: %d items in the run, retried below %d; want 0 and %d", ready, below, n/2)
 		}
 		h.release(all[0].key, nil)
-		want := make([]string, n)
+		want := make([]string, len(all))
 		for i, s := range all {
 			want[i] = s.key + "=1@+0s"
 		}
@@ -241,9 +249,14 @@ func TestReadyRunRefusesLargeSort(t *testing.T) {
 			t.Fatalf("calls: got %d, want %d, first difference at %d", len(got), len(want), i)
 		}
 		h.q.mu.Lock()
-		defer h.q.mu.Unlock()
-		if h.q.extractBelow != 0 {
-			t.Errorf("after the drain: retried below %d, want 0 (a later pass sorted the rest)", h.q.extractBelow)
+		below = h.q.extractBelow
+		h.q.mu.Unlock()
+		if below != 0 {
+			t.Errorf("after the drain: retried below %d, want 0 (a later pass sorted the rest)", below)
+		}
+		h.step(time.Minute)
+		if got := h.rec.gotFrom(len(want)); !slices.Equal(got, later) {
+			t.Fatalf("calls at +1m: got %d, want %d, first difference at %d", len(got), len(later), firstDiff(got, later))
 		}
 	})
 }
