@@ -34,9 +34,11 @@ type claim[K comparable, V any] struct {
 	counted bool   // claiming counted an attempt (not past attemptCeiling)
 	a       attempt[K, V]
 
-	// Set by the worker before done: the call's outcome. Set when finished: the retry time
-	// (maxNanos: none). Set by the worker's report: whether the tracer was told.
+	// Set by the worker before done: the call's outcome and the key's hash for the index.
+	// Set when finished: the retry time (maxNanos: none). Set by the worker's report:
+	// whether the tracer was told.
 	err      error
+	hash     uint64
 	retryAt  int64
 	reported bool
 }

@@ -260,3 +260,43 @@ func TestReadyRunRefusesLargeSort(t *testing.T) {
 		}
 	})
 }
+
+// TestReadyRunRetiresSlots: the slots of a burst handed out from the ready run are retired
+// (their index entries stay), and the next keys scheduled get them back through a sweep
+// instead of growing the slots; everything still runs once, in order.
+func TestReadyRunRetiresSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const due, later = 3000, 2000
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		for i := range due + later {
+			when := epoch
+			if i >= due {
+				when = at(time.Hour)
+			}
+			h.schedule(burstKey(i), 1, when)
+		}
+		h.start()
+		h.q.mu.Lock()
+		retiredN, slots := h.q.index.retired, len(h.q.slots)
+		h.q.mu.Unlock()
+		if retiredN < due-maxBatch || slots != due+later {
+			t.Fatalf("after the burst: %d retired slots of %d; want at least %d retired", retiredN, slots, due-maxBatch)
+		}
+		for i := range due {
+			h.schedule(fmt.Sprintf("new%05d", i), 2, at(time.Minute))
+		}
+		h.q.mu.Lock()
+		retiredN, slots = h.q.index.retired, len(h.q.slots)
+		h.q.mu.Unlock()
+		if retiredN != 0 || slots != due+later {
+			t.Errorf("after %d new keys: %d retired, %d slots; want 0 and %d (swept and reused)", due, retiredN, slots, due+later)
+		}
+		if err := h.q.checkInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		h.step(time.Minute)
+		if got := len(h.rec.got()); got != 2*due {
+			t.Errorf("calls after +1m: got %d, want %d", got, 2*due)
+		}
+	})
+}

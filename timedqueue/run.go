@@ -173,7 +173,8 @@ func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
 			q.trace.started(c.a.key, int(c.a.n), c.a.lag)
 		}
 		c.err = q.call(ctx, c.a.key, c.a.value)
-		c.state.Store(done) // publishes err to whoever finishes it
+		c.hash = q.index.hash(c.a.key) // here, outside the lock, for finish's release
+		c.state.Store(done)            // publishes err and hash to whoever finishes it
 		unfinished = true
 	}
 }
@@ -243,9 +244,9 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 			q.seq++
 		}
 	case s.gen != c.gen:
-		q.retire(idx) // cancelled while running
+		q.freeFinished(idx, c.hash) // cancelled while running
 	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
-		q.retire(idx)
+		q.freeFinished(idx, c.hash)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
 		s.state |= pending

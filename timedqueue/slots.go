@@ -50,15 +50,30 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 // key from the index. Its generation is kept, so heap items that still name the slot stay
 // stale after it is reused. Cancel uses it: its lookup has just read the key's bucket.
 // q.mu must be held.
-func (q *Queue[K, V]) release(idx int32) {
-	q.index.remove(idx, q.index.hash(q.slots[idx].key))
+func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots[idx].key)) }
+
+// releaseHashed is release for a key whose hash, h, is known.
+func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
+	q.index.remove(idx, h)
 	q.clearSlot(idx, 0)
 	q.free = append(q.free, idx)
 	q.shrinkSlots()
 }
 
+// freeFinished frees the slot of a key whose last attempt has finished, whose hash is h.
+// While a burst is handed out from the ready run it retires the slot, which costs no probe
+// of the index; otherwise it releases it, so that the slot is free for the next key at
+// once and a queue whose keys come and go keeps no more slots than keys.
+func (q *Queue[K, V]) freeFinished(idx int32, h uint64) {
+	if len(q.ready) > 0 {
+		q.retire(idx)
+		return
+	}
+	q.releaseHashed(idx, h)
+}
+
 // retire frees the slot of a key that has no pending or running work but leaves its index
-// entry, which no lookup matches any more, to a later sweep: a worker finishing a drain of
+// entry, which no lookup matches any more, to a later sweep: a worker finishing a burst of
 // a million keys then does not probe the index, a cache miss per key, under the lock.
 // q.mu must be held.
 func (q *Queue[K, V]) retire(idx int32) {
