@@ -52,10 +52,10 @@ func (m *Manager) beforeDelete(key types.NamespacedName, p pending) (attempt int
 		return 0, false, nil
 	case m.opts.DryRun:
 		m.attempts.end(key)
-		m.obs.Succeeded(ref, attempt, true)
+		m.obs.Succeeded(ref, attempt, m.dueTime(p), true)
 		return attempt, false, nil
 	}
-	m.obs.Started(ref, attempt)
+	m.obs.Started(ref, attempt, m.dueTime(p))
 	return attempt, true, nil
 }
 
@@ -83,7 +83,7 @@ func (m *Manager) afterDelete(key types.NamespacedName, p pending, attempt int, 
 	if err == nil || IsGone(err) {
 		m.attempts.end(key)
 		m.recordDeleted(key, p.uid)
-		m.obs.Succeeded(ref, attempt, false)
+		m.obs.Succeeded(ref, attempt, m.dueTime(p), false)
 		return nil
 	}
 	return m.attemptFailed(key, ref, attempt, m.deleteError(ref, timedOut, err))

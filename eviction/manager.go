@@ -38,6 +38,7 @@ type Manager struct {
 	cache   Cache
 	deleter Deleter
 	clock   clock.Clock
+	loc     *time.Location // of the clock's times, for the deadlines the Observer is told
 	obs     Observer
 	opts    Options
 	tolOpts tolerations.Options
@@ -72,6 +73,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 		cache:    cache,
 		deleter:  deleter,
 		clock:    opts.Clock,
+		loc:      opts.Clock.Now().Location(),
 		obs:      opts.Observer,
 		opts:     opts,
 		tolOpts:  tolerations.Options{ComparisonOperators: opts.ComparisonOperators},

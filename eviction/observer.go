@@ -29,9 +29,13 @@ type Observer interface {
 	// later time it is due at).
 	Skipped(pod PodRef, reason Reason)
 	// Started: the Deleter is about to be called (not in dry-run mode); attempt counts from 1.
-	Started(pod PodRef, attempt int)
+	// due is the time the eviction was scheduled for, as Scheduled last reported it (a
+	// wait for a rate limit or the brake does not move it), so that how late the eviction
+	// runs is known without remembering each Scheduled.
+	Started(pod PodRef, attempt int, due time.Time)
 	// Succeeded: the pod was deleted, was already gone, or (dryRun) would have been deleted.
-	Succeeded(pod PodRef, attempt int, dryRun bool)
+	// due is as for Started.
+	Succeeded(pod PodRef, attempt int, due time.Time, dryRun bool)
 	// Failed: the Deleter or a lookup of the recheck before it failed; the eviction stays
 	// scheduled and another attempt follows after the backoff, unless it is cancelled
 	// first (Cancelled) or the recheck skips it (Skipped). A Failed is never the last word
@@ -61,10 +65,10 @@ func (NopObserver) Cancelled(PodRef, Reason) {}
 func (NopObserver) Skipped(PodRef, Reason) {}
 
 // Started does nothing.
-func (NopObserver) Started(PodRef, int) {}
+func (NopObserver) Started(PodRef, int, time.Time) {}
 
 // Succeeded does nothing.
-func (NopObserver) Succeeded(PodRef, int, bool) {}
+func (NopObserver) Succeeded(PodRef, int, time.Time, bool) {}
 
 // Failed does nothing.
 func (NopObserver) Failed(PodRef, int, error) {}
@@ -102,16 +106,16 @@ func (obs Observers) Skipped(pod PodRef, reason Reason) {
 }
 
 // Started tells each observer.
-func (obs Observers) Started(pod PodRef, attempt int) {
+func (obs Observers) Started(pod PodRef, attempt int, due time.Time) {
 	for _, o := range obs {
-		o.Started(pod, attempt)
+		o.Started(pod, attempt, due)
 	}
 }
 
 // Succeeded tells each observer.
-func (obs Observers) Succeeded(pod PodRef, attempt int, dryRun bool) {
+func (obs Observers) Succeeded(pod PodRef, attempt int, due time.Time, dryRun bool) {
 	for _, o := range obs {
-		o.Succeeded(pod, attempt, dryRun)
+		o.Succeeded(pod, attempt, due, dryRun)
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
-// TestObserverEvents checks every kind of event, with the pod it names exactly.
+// TestObserverEvents checks every kind of event, with the pod it names and the deadline it
+// gives exactly.
 func TestObserverEvents(t *testing.T) {
 	synctestRun(t, "every kind", func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
@@ -60,15 +61,15 @@ func TestObserverEvents(t *testing.T) {
 		}
 		assert.Equal(t, []evictiontest.Event{
 			{Kind: evictiontest.Scheduled, Pod: web, At: t0.Add(time.Minute)},
-			{Kind: evictiontest.Started, Pod: web, Attempt: 1},
-			{Kind: evictiontest.Succeeded, Pod: web, Attempt: 1},
+			{Kind: evictiontest.Started, Pod: web, At: t0.Add(time.Minute), Attempt: 1},
+			{Kind: evictiontest.Succeeded, Pod: web, At: t0.Add(time.Minute), Attempt: 1},
 		}, byPod["web"])
 		assert.Equal(t, []evictiontest.Event{
 			{Kind: evictiontest.Scheduled, Pod: flaky, At: t0},
-			{Kind: evictiontest.Started, Pod: flaky, Attempt: 1},
+			{Kind: evictiontest.Started, Pod: flaky, At: t0, Attempt: 1},
 			{Kind: evictiontest.Failed, Pod: flaky, Attempt: 1},
-			{Kind: evictiontest.Started, Pod: flaky, Attempt: 2},
-			{Kind: evictiontest.Succeeded, Pod: flaky, Attempt: 2},
+			{Kind: evictiontest.Started, Pod: flaky, At: t0, Attempt: 2}, // a retry keeps its deadline
+			{Kind: evictiontest.Succeeded, Pod: flaky, At: t0, Attempt: 2},
 		}, byPod["flaky"])
 		assert.Equal(t, []evictiontest.Event{
 			{Kind: evictiontest.Scheduled, Pod: db, At: t0.Add(10 * time.Minute)},
@@ -191,7 +192,7 @@ type countingObserver struct {
 	n atomic.Int32
 }
 
-func (o *countingObserver) Succeeded(eviction.PodRef, int, bool) { o.n.Add(1) }
+func (o *countingObserver) Succeeded(eviction.PodRef, int, time.Time, bool) { o.n.Add(1) }
 
 // TestNoObserver runs without an Observer, and with one that implements only a method.
 func TestNoObserver(t *testing.T) {

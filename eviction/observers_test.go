@@ -19,9 +19,9 @@ func TestObservers(t *testing.T) {
 	obs.Scheduled(pod, at)
 	obs.Cancelled(pod, eviction.ReasonTolerated)
 	obs.Skipped(pod, eviction.ReasonPodFinished)
-	obs.Started(pod, 1)
+	obs.Started(pod, 1, at)
 	obs.Failed(pod, 1, errors.New("x"))
-	obs.Succeeded(pod, 2, true)
+	obs.Succeeded(pod, 2, at.Add(time.Second), true)
 	want := []evictiontest.Kind{evictiontest.Scheduled, evictiontest.Cancelled, evictiontest.Skipped, evictiontest.Started, evictiontest.Failed, evictiontest.Succeeded}
 	for name, o := range map[string]*evictiontest.Observer{"first": a, "second": b} {
 		got := o.Events()
@@ -33,9 +33,10 @@ func TestObservers(t *testing.T) {
 				t.Errorf("%s observer, event %d: got %s %v, want %s %v", name, i, e.Kind, e.Pod, want[i], pod)
 			}
 		}
-		if !got[0].At.Equal(at) || got[1].Reason != eviction.ReasonTolerated || got[5].Attempt != 2 || !got[5].DryRun {
+		if !got[0].At.Equal(at) || got[1].Reason != eviction.ReasonTolerated || !got[3].At.Equal(at) ||
+			got[5].Attempt != 2 || !got[5].At.Equal(at.Add(time.Second)) || !got[5].DryRun {
 			t.Errorf("%s observer: arguments not passed on: %v", name, got)
 		}
 	}
-	eviction.Observers(nil).Started(pod, 1) // tells no one
+	eviction.Observers(nil).Started(pod, 1, at) // tells no one
 }

@@ -15,6 +15,7 @@ type pending struct {
 	uid   types.UID
 	node  string
 	since int64 // unix nanoseconds the countdown started, for FromObservation
+	due   int64 // unix nanoseconds it was scheduled for (see dueNanos), for the Observer
 }
 
 // scheduled is a pod's entry in the schedule, as it was before a decision; ok is false
@@ -104,14 +105,19 @@ func (m *Manager) taintsFor(pod *v1.Pod, untainted Reason) ([]v1.Taint, Reason) 
 
 // countdown returns the pod's eviction as the schedule is to hold it: its UID, its node and,
 // for FromObservation, when its countdown started: when the same pod on the same node was
-// first scheduled, or now.
+// first scheduled, or now. The deadline of the same pod on the same node is carried over, so
+// that an unchanged eviction compares equal; schedule sets it anew.
 func (m *Manager) countdown(pod *v1.Pod, prev scheduled, now time.Time) pending {
 	p := pending{uid: pod.UID, node: pod.Spec.NodeName}
+	same := prev.ok && prev.p.uid == p.uid && prev.p.node == p.node
+	if same {
+		p.due = prev.p.due
+	}
 	if m.opts.DeadlineSource != FromObservation {
 		return p
 	}
 	p.since = now.UnixNano()
-	if prev.ok && prev.p.uid == p.uid && prev.p.node == p.node {
+	if same {
 		p.since = prev.p.since
 	}
 	return p
@@ -152,6 +158,7 @@ func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.
 // scheduling goes through here, and reports first, so that an eviction due at once is
 // reported Scheduled before a delete worker reports it Started.
 func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
+	p.due = dueNanos(at)
 	m.dropHold(key)
 	m.obs.Scheduled(refOf(key, p), at)
 	m.attempts.resume(key)

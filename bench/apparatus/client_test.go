@@ -70,6 +70,10 @@ func TestCluster(t *testing.T) {
 	if len(n.Spec.Taints) != 1 || !n.Spec.Taints[0].TimeAdded.Time.Equal(at) || len(c.Nodes[0].Spec.Taints) != 0 {
 		t.Errorf("Unreachable: got taints %v, and the original has %v", n.Spec.Taints, c.Nodes[0].Spec.Taints)
 	}
+	old, tainted := c.Taint(1, at)
+	if len(old.Spec.Taints) != 0 || len(tainted.Spec.Taints) != 1 || c.Nodes[1] != tainted || tainted.Name != "node-1" {
+		t.Errorf("Taint: got old %v, tainted %v, the cluster holds %v; want the tainted node held", old.Spec.Taints, tainted.Spec.Taints, c.Nodes[1].Spec.Taints)
+	}
 	if i, ok := c.Index("ns-5", "pod-15"); !ok || i != 15 {
 		t.Errorf("Index(ns-5, pod-15): got %d, %v, want 15, true", i, ok)
 	}

@@ -17,7 +17,8 @@ import (
 // DefaultTolerationSeconds admission plugin gives every pod by default; the odd ones
 // tolerate nothing, and are evicted at once from a node that becomes unreachable.
 //
-// A Cluster is read-only once built, and safe to read from several goroutines.
+// A Cluster is safe to read from several goroutines. Only Taint changes it: it replaces a
+// node, and must not run at the same time as other reads of Nodes.
 type Cluster struct {
 	Nodes []*v1.Node
 	Pods  []*v1.Pod
@@ -86,6 +87,17 @@ func Unreachable(node *v1.Node, at time.Time) *v1.Node {
 	})
 	n.ResourceVersion = "2"
 	return n
+}
+
+// Taint gives node i the unreachable taint added at the given time (see Unreachable), as
+// the API server stores the node lifecycle controller's update: from then on the Cluster
+// holds the tainted node, and not the untainted one, which a process that watches nodes
+// keeps no more than the API server does. It returns the node as it was and as it is now.
+func (c *Cluster) Taint(i int, at time.Time) (old, tainted *v1.Node) {
+	old = c.Nodes[i]
+	tainted = Unreachable(old, at)
+	c.Nodes[i] = tainted
+	return old, tainted
 }
 
 func newNode(i int) *v1.Node {

@@ -7,5 +7,6 @@
 // copy of it to an action log that never shrinks; with 150,000 requests, that lock and that
 // log would be what is measured, for either controller. Client answers the requests the
 // controllers make during an eviction itself, and passes everything else (the informers'
-// list and watch) to the fake clientset it wraps.
+// list and watch) to the fake clientset it wraps. PodWatch delivers the deletions it
+// answered to the pod informer's store and to the controller, as a watch would.
 package apparatus

@@ -7,9 +7,12 @@
 // PodUpdated methods, as their informer event handlers would feed them: first the untainted
 // cluster, as an informer's initial list (not timed), then, for every node, the update that
 // adds the node.kubernetes.io/unreachable NoExecute taint, after the node informer's store
-// has been updated. Both log to a discarding logger (klog's global one included), and both
-// record their Kubernetes Events through client-go's event broadcaster into the apparatus,
-// which counts them.
+// has been updated; the cluster then holds the tainted node only. Each pod a DELETE removed
+// is then taken out of the pod informer's store and given to the controller as a deleted
+// pod, after the DELETE's answer, as a watch delivers it (apparatus.PodWatch), so that both
+// controllers can drop what they kept of it. Both log to a discarding logger (klog's
+// global one included), and both record their Kubernetes Events through client-go's event
+// broadcaster into the apparatus, which counts them.
 //
 // Run measures one controller in the calling process; figures of the whole process (peak
 // RSS) are only meaningful when each controller runs in a process of its own, as

@@ -7,7 +7,8 @@ import (
 )
 
 // TestOutage runs a small outage against each controller and checks what the side-by-side
-// figures rely on: every untolerating pod's DELETE arrives, no tolerating pod is deleted,
+// figures rely on: every untolerating pod's DELETE arrives, and its deletion reaches the
+// informer's store, no tolerating pod is deleted,
 // and the requests per eviction are what each controller is known to make (kube: a GET, a
 // status PATCH and a DELETE; taintevict's adapters: a status PATCH and a DELETE).
 func TestOutage(t *testing.T) {
@@ -20,6 +21,9 @@ func TestOutage(t *testing.T) {
 			}
 			if got, want := res.Evicted, 300; got != want {
 				t.Errorf("evicted: got %d, want %d", got, want)
+			}
+			if got, want := res.CachedPods, 300; got != want {
+				t.Errorf("pods in the informer's store after the outage: got %d, want the %d tolerating ones", got, want)
 			}
 			if res.WronglyDeleted != 0 {
 				t.Errorf("tolerating pods deleted: got %d, want 0", res.WronglyDeleted)

@@ -26,7 +26,7 @@ const (
 type Event struct {
 	Kind    Kind
 	Pod     eviction.PodRef
-	At      time.Time       // Scheduled
+	At      time.Time       // Scheduled; Started and Succeeded: the time the eviction was due
 	Reason  eviction.Reason // Cancelled, Skipped, Delayed
 	Attempt int             // Started, Succeeded, Failed
 	DryRun  bool            // Succeeded
@@ -109,13 +109,13 @@ func (o *Observer) Skipped(pod eviction.PodRef, reason eviction.Reason) {
 }
 
 // Started records a Started event.
-func (o *Observer) Started(pod eviction.PodRef, attempt int) {
-	o.add(Event{Kind: Started, Pod: pod, Attempt: attempt})
+func (o *Observer) Started(pod eviction.PodRef, attempt int, due time.Time) {
+	o.add(Event{Kind: Started, Pod: pod, At: due, Attempt: attempt})
 }
 
 // Succeeded records a Succeeded event.
-func (o *Observer) Succeeded(pod eviction.PodRef, attempt int, dryRun bool) {
-	o.add(Event{Kind: Succeeded, Pod: pod, Attempt: attempt, DryRun: dryRun})
+func (o *Observer) Succeeded(pod eviction.PodRef, attempt int, due time.Time, dryRun bool) {
+	o.add(Event{Kind: Succeeded, Pod: pod, At: due, Attempt: attempt, DryRun: dryRun})
 }
 
 // Failed records a Failed event.

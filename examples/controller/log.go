@@ -40,7 +40,7 @@ func (o *lineObserver) Skipped(pod eviction.PodRef, reason eviction.Reason) {
 	o.printf("skipped    %s on %s: %s", pod, pod.Node, reason)
 }
 
-func (o *lineObserver) Started(pod eviction.PodRef, attempt int) {
+func (o *lineObserver) Started(pod eviction.PodRef, attempt int, _ time.Time) {
 	o.printf("evicting   %s from %s (attempt %d)", pod, pod.Node, attempt)
 }
 
@@ -52,7 +52,7 @@ func (o *lineObserver) Removed(pod eviction.PodRef, how clientgo.Method, gone bo
 	o.printf("removed    %s by %s", pod, how)
 }
 
-func (o *lineObserver) Succeeded(pod eviction.PodRef, _ int, dryRun bool) {
+func (o *lineObserver) Succeeded(pod eviction.PodRef, _ int, _ time.Time, dryRun bool) {
 	if dryRun {
 		o.printf("would evict %s from %s (dry run)", pod, pod.Node)
 		return

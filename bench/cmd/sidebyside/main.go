@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -36,7 +37,7 @@ func main() {
 	svg := flag.String("svg", "", "driver: write the plot to this SVG file")
 	raw := flag.String("raw", "", "driver: append every result as a JSON line to this file")
 	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the whole run to this file")
-	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once every DELETE has arrived, to this file")
+	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once the outage is over, to this file, and one taken right before it to this file with .before added (go tool pprof -diff_base FILE.before FILE shows the heap growth)")
 	replot := flag.Bool("replot", false, "driver: run nothing; summarize the results of an earlier -raw file and redraw the plot")
 	flag.Parse()
 	var err error
@@ -66,14 +67,13 @@ func child(impl string, pods int, cpuprofile, memprofile string) error {
 		defer pprof.StopCPUProfile()
 	}
 	cfg := outage.Config{Impl: impl, Pods: pods}
-	var heapErr error
+	var beforeErr, afterErr error
 	if memprofile != "" {
-		cfg.AfterOutage = func() { heapErr = writeHeapProfile(memprofile) }
+		cfg.BeforeOutage = func() { beforeErr = writeHeapProfile(memprofile + ".before") }
+		cfg.AfterOutage = func() { afterErr = writeHeapProfile(memprofile) }
 	}
 	res, err := outage.Run(context.Background(), cfg)
-	if err == nil {
-		err = heapErr
-	}
+	err = errors.Join(err, beforeErr, afterErr)
 	if err != nil {
 		return err
 	}

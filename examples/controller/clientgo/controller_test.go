@@ -42,12 +42,12 @@ func (w *waiter) poke() {
 	}
 }
 
-func (w *waiter) Scheduled(eviction.PodRef, time.Time)       { w.poke() }
-func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason) { w.poke() }
-func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)   { w.poke() }
-func (w *waiter) Succeeded(eviction.PodRef, int, bool)       { w.poke() }
-func (w *waiter) Failed(eviction.PodRef, int, error)         { w.poke() }
-func (w *waiter) Delayed(eviction.PodRef, eviction.Reason)   { w.poke() }
+func (w *waiter) Scheduled(eviction.PodRef, time.Time)            { w.poke() }
+func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason)      { w.poke() }
+func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)        { w.poke() }
+func (w *waiter) Succeeded(eviction.PodRef, int, time.Time, bool) { w.poke() }
+func (w *waiter) Failed(eviction.PodRef, int, error)              { w.poke() }
+func (w *waiter) Delayed(eviction.PodRef, eviction.Reason)        { w.poke() }
 
 // until returns once cond holds, checking at each decision, and fails the test after
 // failAfter. The state it checks changes only with decisions.

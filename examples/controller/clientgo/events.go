@@ -1,6 +1,8 @@
 package clientgo
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
@@ -61,7 +63,7 @@ func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 }
 
 // Started records "Marking for deletion Pod ns/name" on the first attempt.
-func (o EventObserver) Started(pod eviction.PodRef, attempt int) {
+func (o EventObserver) Started(pod eviction.PodRef, attempt int, _ time.Time) {
 	if attempt == 1 {
 		o.event(pod, "Marking for deletion Pod %s", pod)
 	}

@@ -32,10 +32,10 @@ func TestEventObserver(t *testing.T) {
 	o.Scheduled(pod, testNow)
 	o.Delayed(pod, eviction.ReasonRateLimited) // routine: no Event
 	o.Delayed(pod, eviction.ReasonPaused)
-	o.Started(pod, 1)
+	o.Started(pod, 1, testNow)
 	o.Failed(pod, 1, assert.AnError)
-	o.Started(pod, 2) // a retry: no second Event
-	o.Succeeded(pod, 2, false)
+	o.Started(pod, 2, testNow) // a retry: no second Event
+	o.Succeeded(pod, 2, testNow, false)
 	o.Skipped(pod, eviction.ReasonPodFinished)
 	o.Cancelled(pod, eviction.ReasonNotTainted)
 
@@ -46,7 +46,7 @@ func TestEventObserver(t *testing.T) {
 	}, drain(rec))
 
 	// Without a recorder, nothing happens, and nothing breaks.
-	EventObserver{}.Started(pod, 1)
+	EventObserver{}.Started(pod, 1, testNow)
 	EventObserver{}.Cancelled(pod, eviction.ReasonPodDeleted)
 	EventObserver{}.Delayed(pod, eviction.ReasonPaused)
 }

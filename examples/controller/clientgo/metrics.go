@@ -57,10 +57,13 @@ type MetricsOptions struct {
 //
 // Give it to the Deleters as their Observer too, so that it can tell evictions from pods
 // found gone, and by which method. It registers on the Registerer given to [NewMetrics],
-// never the global one. Its methods are safe for concurrent use and do not block. It keeps
-// each scheduled pod's deadline, by namespace, name and UID, until the eviction ends
-// (Succeeded, Cancelled or Skipped, which the Manager reports for every eviction, also one
-// cancelled while its Deleter call runs); the zero Metrics is not usable.
+// never the global one. Its methods are safe for concurrent use and do not block.
+//
+// It keeps nothing per scheduled pod: the deadline comes with the Manager's Started and
+// Succeeded. What a Deleter's Removed tells is kept from that call until the Succeeded of
+// the same attempt, which follows it (or until the pod's Failed, Cancelled or Skipped, should
+// a Deleter report Removed and then fail), so only for the Deleter calls running. The zero
+// Metrics is not usable.
 type Metrics struct {
 	clock     clock.PassiveClock
 	deletions prometheus.Counter
@@ -69,23 +72,20 @@ type Metrics struct {
 	delayed   *prometheus.CounterVec
 	lateness  prometheus.Histogram
 
-	mu    sync.Mutex
-	evics map[podID]*tracked
+	mu      sync.Mutex
+	removed map[podID]removal // Removed told, Succeeded not yet
 }
 
-// podID names one pod: a pod re-created under the same name is another, whose eviction
-// may be scheduled before the old one's running attempt reports its end.
+// podID names one pod: a pod re-created under the same name is another.
 type podID struct {
 	types.NamespacedName
 	uid types.UID
 }
 
-// tracked is what Metrics knows of one scheduled eviction.
-type tracked struct {
-	at      time.Time
-	how     Method // "" until a DeleteObserver call
-	gone    bool
-	started bool
+// removal is how a Deleter said it ended an eviction.
+type removal struct {
+	how  Method
+	gone bool
 }
 
 var (
@@ -96,7 +96,7 @@ var (
 // NewMetrics creates the metrics and registers them on reg. It fails, registering nothing
 // more, when reg refuses one (a second Metrics on the same registry, say).
 func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error) {
-	m := &Metrics{clock: opts.Clock, evics: map[podID]*tracked{}}
+	m := &Metrics{clock: opts.Clock, removed: map[podID]removal{}}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
@@ -138,97 +138,81 @@ func key(pod eviction.PodRef) podID {
 	return podID{types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID}
 }
 
-// Scheduled remembers the deadline.
-func (m *Metrics) Scheduled(pod eviction.PodRef, at time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.evics[key(pod)]
-	if t == nil {
-		t = &tracked{}
-		m.evics[key(pod)] = t
-	}
-	t.at = at
-}
+// Scheduled does nothing: the deadline comes again with Started and Succeeded.
+func (m *Metrics) Scheduled(eviction.PodRef, time.Time) {}
 
-// Delayed counts an eviction that is due and waits, by reason; it stays tracked.
+// Delayed counts an eviction that is due and waits, by reason.
 func (m *Metrics) Delayed(_ eviction.PodRef, reason eviction.Reason) {
 	m.delayed.WithLabelValues(string(reason)).Inc()
 }
 
-// Cancelled counts the outcome, and forgets the pod.
+// Cancelled counts the outcome.
 func (m *Metrics) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
-	m.end(pod)
+	m.take(pod)
 	m.outcomes.WithLabelValues(OutcomeCancelled, string(reason)).Inc()
 }
 
-// Skipped counts the outcome, and forgets the pod.
+// Skipped counts the outcome.
 func (m *Metrics) Skipped(pod eviction.PodRef, reason eviction.Reason) {
-	m.end(pod)
+	m.take(pod)
 	m.outcomes.WithLabelValues(OutcomeSkipped, string(reason)).Inc()
 }
 
-// Started observes the lateness of the first attempt.
-func (m *Metrics) Started(pod eviction.PodRef, attempt int) {
-	now := m.clock.Now()
-	m.mu.Lock()
-	t := m.evics[key(pod)]
-	first := t != nil && !t.started
-	if first {
-		t.started = true
-	}
-	m.mu.Unlock()
-	if first {
-		m.lateness.Observe(max(now.Sub(t.at), 0).Seconds())
+// Started observes the lateness of the first attempt: now less due.
+func (m *Metrics) Started(_ eviction.PodRef, attempt int, due time.Time) {
+	if attempt == 1 && !due.IsZero() {
+		m.lateness.Observe(max(m.clock.Now().Sub(due), 0).Seconds())
 	}
 }
 
-// Removed notes how the Deleter ended the eviction, for Succeeded.
+// Removed notes how the Deleter ended the eviction, for the Succeeded that follows.
 func (m *Metrics) Removed(pod eviction.PodRef, how Method, gone bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := m.evics[key(pod)]; t != nil {
-		t.how, t.gone = how, gone
-	}
+	m.removed[key(pod)] = removal{how: how, gone: gone}
 }
 
-// Succeeded counts the outcome and, for a pod deleted, kube's two metrics.
-func (m *Metrics) Succeeded(pod eviction.PodRef, _ int, dryRun bool) {
+// Succeeded counts the outcome and, for a pod deleted, kube's two metrics: the duration is
+// now less due.
+func (m *Metrics) Succeeded(pod eviction.PodRef, _ int, due time.Time, dryRun bool) {
 	now := m.clock.Now()
-	t := m.end(pod)
+	r := m.take(pod)
 	switch {
 	case dryRun:
 		m.outcomes.WithLabelValues(OutcomeSucceeded, "dry-run").Inc()
 		return
-	case t.gone:
-		m.outcomes.WithLabelValues(OutcomeGone, string(t.how)).Inc()
+	case r.gone:
+		m.outcomes.WithLabelValues(OutcomeGone, string(r.how)).Inc()
 		return
-	case t.how == "":
-		t.how = "unknown"
+	case r.how == "":
+		r.how = "unknown"
 	}
-	m.outcomes.WithLabelValues(OutcomeSucceeded, string(t.how)).Inc()
+	m.outcomes.WithLabelValues(OutcomeSucceeded, string(r.how)).Inc()
 	m.deletions.Inc()
-	if !t.at.IsZero() {
-		m.duration.Observe(max(now.Sub(t.at), 0).Seconds())
+	if !due.IsZero() {
+		m.duration.Observe(max(now.Sub(due), 0).Seconds())
 	}
 }
 
 // Failed counts a failed attempt by the reason of its error: the API server's status reason
 // ("Forbidden", "TooManyRequests", ...), "Timeout" for a call that ran out of time,
 // "Panic", or "Other".
-func (m *Metrics) Failed(_ eviction.PodRef, _ int, err error) {
+func (m *Metrics) Failed(pod eviction.PodRef, _ int, err error) {
+	m.take(pod)
 	m.outcomes.WithLabelValues(OutcomeFailed, failureReason(err)).Inc()
 }
 
-// end forgets the pod and returns what was known of it.
-func (m *Metrics) end(pod eviction.PodRef) tracked {
+// take returns what Removed told of the pod's current attempt, if anything, and forgets it.
+// The common case, nothing, takes the lock but allocates nothing.
+func (m *Metrics) take(pod eviction.PodRef) removal {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.evics[key(pod)]
-	delete(m.evics, key(pod))
-	if t == nil {
-		return tracked{}
+	k := key(pod)
+	r, ok := m.removed[k]
+	if ok {
+		delete(m.removed, k)
 	}
-	return *t
+	return r
 }
 
 func failureReason(err error) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -40,29 +41,31 @@ func TestMetrics(t *testing.T) {
 	m.Delayed(ref("a"), eviction.ReasonPaused)
 	m.Delayed(ref("a"), eviction.ReasonRateLimited)
 	clk.SetTime(testNow.Add(2 * time.Second))
-	m.Started(ref("a"), 1)
+	m.Started(ref("a"), 1, testNow)
 	m.Failed(ref("a"), 1, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
 	clk.SetTime(testNow.Add(10 * time.Second))
-	m.Started(ref("a"), 2) // not a second lateness observation
+	m.Started(ref("a"), 2, testNow) // not a second lateness observation
 	m.Removed(ref("a"), MethodEvict, false)
-	m.Succeeded(ref("a"), 2, false)
-	// b: found gone; c: a Deleter that tells nothing; d: dry run; e: skipped; f: cancelled.
+	m.Succeeded(ref("a"), 2, testNow, false)
+	// b: found gone; c: a Deleter that tells nothing, due 5 s before a; d: dry run;
+	// e: skipped; f: cancelled.
 	for _, p := range []string{"b", "c", "d", "e", "f"} {
 		m.Scheduled(ref(p), testNow)
 	}
-	m.Started(ref("b"), 1)
+	m.Started(ref("b"), 1, testNow)
 	m.Removed(ref("b"), MethodDelete, true)
-	m.Succeeded(ref("b"), 1, false)
-	m.Started(ref("c"), 1)
-	m.Succeeded(ref("c"), 1, false)
-	m.Succeeded(ref("d"), 1, true)
+	m.Succeeded(ref("b"), 1, testNow, false)
+	m.Started(ref("c"), 1, testNow.Add(-5*time.Second))
+	m.Succeeded(ref("c"), 1, testNow.Add(-5*time.Second), false)
+	m.Succeeded(ref("d"), 1, testNow, true)
 	m.Skipped(ref("e"), eviction.ReasonPodTerminating)
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
 	m.Failed(ref("g"), 1, apierrors.NewTooManyRequests("pdb", 1))
 	m.Failed(ref("g"), 2, &eviction.PanicError{Value: "boom"})
+	m.Removed(ref("g"), MethodDelete, false) // then fails: not kept
 	m.Failed(ref("g"), 3, errors.New("what"))
 
-	assert.Empty(t, m.evics, "every ended eviction forgotten")
+	assert.Empty(t, m.removed, "nothing kept once the attempts ended")
 	want := `
 # HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
 # TYPE taintevict_evictions_total counter
@@ -95,14 +98,14 @@ taint_eviction_controller_pod_deletions_total 2
 		"taintevict_evictions_total", "taintevict_evictions_delayed_total", "taintevict_pending_evictions",
 		"taintevict_delayed_evictions", "taint_eviction_controller_pod_deletions_total"))
 
-	// Durations, in seconds: a's 10 s and c's 10 s (c's deadline was testNow too).
+	// Durations, in seconds: a's 10 s and c's 15 s.
 	n, sum := histogram(t, m.duration)
 	assert.Equal(t, uint64(2), n)
-	assert.InDelta(t, 20, sum, 1e-9)
-	// Lateness: a's first attempt 2 s late; b and c started at 10 s.
+	assert.InDelta(t, 10+15, sum, 1e-9)
+	// Lateness: a's first attempt 2 s late; b 10 s, c 15 s.
 	n, sum = histogram(t, m.lateness)
 	assert.Equal(t, uint64(3), n)
-	assert.InDelta(t, 2+10+10, sum, 1e-9)
+	assert.InDelta(t, 2+10+15, sum, 1e-9)
 }
 
 // histogram returns the count and sum of h's observations.
@@ -119,7 +122,7 @@ func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
 
 // TestMetricsCancelledWhileDeleting runs a Manager that cancels an eviction while its
 // Deleter call runs, a call that then fails. The Manager reports Cancelled for it, not
-// Failed; Metrics counts it so and forgets the pod, whose deadline it once kept for good.
+// Failed; Metrics counts it so, and keeps nothing of it.
 func TestMetricsCancelledWhileDeleting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
@@ -153,13 +156,67 @@ func TestMetricsCancelledWhileDeleting(t *testing.T) {
 		require.NoError(t, mgr.WaitIdle(ctx))
 
 		m.mu.Lock()
-		left := len(m.evics)
+		left := len(m.removed)
 		m.mu.Unlock()
-		assert.Zero(t, left, "the cancelled eviction's entry")
+		assert.Zero(t, left, "entries of the cancelled eviction")
 		got, err := testutil.GatherAndCount(reg, "taintevict_evictions_total")
 		require.NoError(t, err)
 		assert.Equal(t, 1, got, "series of taintevict_evictions_total: only the cancel")
 		assert.InDelta(t, 1, testutil.ToFloat64(m.outcomes.WithLabelValues(OutcomeCancelled, string(eviction.ReasonNotTainted))), 0)
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+	})
+}
+
+// TestMetricsFromManager runs a Manager on a fake clock with a rate limit of one eviction a
+// second: of the two pods due at 60 s, one goes at once and the other 1 s late, which the
+// lateness and kube's duration show, from the deadlines the Manager reports. The 100 pods
+// still pending leave nothing in the Metrics.
+func TestMetricsFromManager(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clocktesting.NewFakeClock(testNow)
+		m, err := NewMetrics(prometheus.NewPedanticRegistry(), MetricsOptions{Clock: clk})
+		require.NoError(t, err)
+		c := &evictiontest.Cache{}
+		node := taintedNode("node-1", testNow)
+		c.SetNode(node)
+		minute, hour := int64(60), int64(3600)
+		var pods []*v1.Pod
+		for _, name := range []string{"a", "b"} {
+			pods = append(pods, tolerating(podOn("shop", name, "node-1"), &minute))
+		}
+		for i := range 100 {
+			pods = append(pods, tolerating(podOn("shop", fmt.Sprintf("later-%d", i), "node-1"), &hour))
+		}
+		for _, p := range pods {
+			c.SetPod(p)
+		}
+		mgr, err := eviction.New(&evictiontest.Deleter{}, c, eviction.Options{
+			Clock: clk, Observer: m, RateLimit: eviction.Limit{PerSecond: 1, Burst: 1},
+		})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- mgr.Run(ctx) }()
+		mgr.NodeUpdated(nil, node)
+		for _, p := range pods {
+			mgr.PodUpdated(nil, p)
+		}
+		synctest.Wait()
+		require.Len(t, mgr.Pending(), 102)
+		assert.Empty(t, m.removed)
+		clk.Step(time.Minute)
+		synctest.Wait()
+		clk.Step(time.Second)
+		synctest.Wait()
+
+		n, sum := histogram(t, m.lateness)
+		assert.Equal(t, uint64(2), n, "lateness observations")
+		assert.InDelta(t, 1, sum, 1e-9, "lateness: 0 s and 1 s")
+		n, sum = histogram(t, m.duration)
+		assert.Equal(t, uint64(2), n, "duration observations")
+		assert.InDelta(t, 1, sum, 1e-9, "duration: 0 s and 1 s")
+		assert.Len(t, mgr.Pending(), 100)
 		cancel()
 		assert.ErrorIs(t, <-done, context.Canceled)
 	})
