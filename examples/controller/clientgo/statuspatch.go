@@ -35,8 +35,7 @@ type disruptionCondition struct {
 // (the test holds them to it), written straight into one buffer: a generic encoding costs
 // a dozen allocations and most of the Deleter's time, once per evicted pod.
 func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
-	// 256 bytes hold the keys, the punctuation, a generation and a time, with room to spare.
-	b := make([]byte, 0, 256+len(uid)+len(c.Type)+len(c.Status)+len(c.Reason)+len(c.Message))
+	b := make([]byte, 0, patchFrame+len(uid)+len(c.Type)+len(c.Status)+len(c.Reason)+len(c.Message))
 	b = append(b, `{"metadata":{"uid":`...)
 	b = appendJSONString(b, string(uid))
 	b = append(b, `},"status":{"conditions":[{"type":`...)
@@ -55,6 +54,14 @@ func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
 	b = appendJSONString(b, c.Message)
 	return append(b, `}]}}`...)
 }
+
+// patchFrame is the size of a status patch without its five strings' contents: the keys,
+// the punctuation, a generation of up to six digits and a time in years 0 to 9999. A
+// buffer of that size plus the strings holds the patch in one allocation (a larger
+// generation or escaped strings make append grow it, correctly).
+const patchFrame = len(`{"metadata":{"uid":""},"status":{"conditions":[{"type":"","status":"",`) +
+	len(`"observedGeneration":123456,"lastTransitionTime":"2006-01-02T15:04:05Z",`) +
+	len(`"reason":"","message":""}]}}`)
 
 // appendJSONTime appends t as metav1.Time encodes itself: RFC 3339 in UTC, or null when
 // zero.
