@@ -53,6 +53,8 @@ type Manager struct {
 	podLocks *podLocks
 	gate     *gate // rate limits and brake; nil when Options set none
 
+	deleteTimers timeoutTimers // the timers of Options.DeleteTimeout, reused
+
 	started atomic.Bool // Run has been called
 }
 

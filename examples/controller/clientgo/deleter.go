@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -93,16 +93,17 @@ func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 
 // markAndDelete is Delete without the Observer, for [EvictionDeleter]'s fallback.
 func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
-	if err := d.mark(ctx, ref); err != nil {
+	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
+	if err := d.mark(ctx, pods, ref); err != nil {
 		return err
 	}
 	uid := ref.UID
-	err := d.client.CoreV1().Pods(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := pods.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	return apiError(err, ref, "pods", "delete")
 }
 
 // mark sets DisruptionTarget=True, unless the cached pod shows it set already.
-func (d *PodDeleter) mark(ctx context.Context, ref eviction.PodRef) error {
+func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref eviction.PodRef) error {
 	cond := disruptionCondition{
 		Type:               v1.DisruptionTarget,
 		Status:             v1.ConditionTrue,
@@ -117,14 +118,7 @@ func (d *PodDeleter) mark(ctx context.Context, ref eviction.PodRef) error {
 			}
 		}
 	}
-	patch, err := json.Marshal(statusPatch{
-		Metadata: patchMeta{UID: ref.UID},
-		Status:   patchStatus{Conditions: []disruptionCondition{cond}},
-	})
-	if err != nil {
-		return fmt.Errorf("clientgo: marking %s: %w", ref, err)
-	}
-	_, err = d.client.CoreV1().Pods(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err := pods.Patch(ctx, ref.Name, types.StrategicMergePatchType, cond.statusPatch(ref.UID), metav1.PatchOptions{}, "status")
 	return apiError(err, ref, "pods/status", "patch")
 }
 
@@ -132,33 +126,6 @@ func (d *PodDeleter) tell(ref eviction.PodRef, m Method, gone bool) {
 	if d.opts.Observer != nil {
 		d.opts.Observer.Removed(ref, m, gone)
 	}
-}
-
-// statusPatch is the strategic merge patch of a pod's status that sets one condition. The
-// conditions list merges by type, so the other conditions stay; metadata.uid makes the
-// API server reject the patch with a Conflict for a pod of another UID.
-type statusPatch struct {
-	Metadata patchMeta   `json:"metadata"`
-	Status   patchStatus `json:"status"`
-}
-
-type patchMeta struct {
-	UID types.UID `json:"uid"`
-}
-
-type patchStatus struct {
-	Conditions []disruptionCondition `json:"conditions"`
-}
-
-// disruptionCondition is v1.PodCondition without the fields that would be sent as null
-// (lastProbeTime), which a merge patch reads as "delete".
-type disruptionCondition struct {
-	Type               v1.PodConditionType `json:"type"`
-	Status             v1.ConditionStatus  `json:"status"`
-	ObservedGeneration int64               `json:"observedGeneration,omitempty"`
-	LastTransitionTime metav1.Time         `json:"lastTransitionTime"`
-	Reason             string              `json:"reason"`
-	Message            string              `json:"message"`
 }
 
 // from completes c from the cached pod as kube v1.37 does (pkg/api/v1/pod's

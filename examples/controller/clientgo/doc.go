@@ -4,7 +4,7 @@
 //
 //   - [NewInformers] and [Informers.AddHandlers]: the pod and node informers, the
 //     spec.nodeName index, and event handlers that unwrap tombstones;
-//   - [InformerCache]: the eviction.Cache over the informers' listers;
+//   - [InformerCache]: the eviction.Cache over the informers' stores;
 //   - [PodDeleter]: kube's way (DisruptionTarget=True, then delete) in two API calls, both
 //     bound to the pod's UID; [EvictionDeleter]: the policy/v1 Eviction API, so that
 //     PodDisruptionBudgets are honoured, with an optional timeout after which it deletes;

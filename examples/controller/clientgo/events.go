@@ -47,7 +47,7 @@ var _ eviction.Observer = EventObserver{}
 
 // Cancelled records "Cancelling deletion of Pod ns/name".
 func (o EventObserver) Cancelled(pod eviction.PodRef, _ eviction.Reason) {
-	o.event(pod, "Cancelling deletion of Pod %s", pod)
+	o.event(pod, "Cancelling deletion of Pod ", "")
 }
 
 // PausedMessage ends the Event that [EventObserver] records when the brake holds an
@@ -58,21 +58,24 @@ const PausedMessage = "the brake holds evictions back: too many nodes carry the 
 // eviction.ReasonPaused, and nothing for another reason.
 func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	if reason == eviction.ReasonPaused {
-		o.event(pod, "Pausing deletion of Pod %s: %s", pod, PausedMessage)
+		o.event(pod, "Pausing deletion of Pod ", ": "+PausedMessage)
 	}
 }
 
 // Started records "Marking for deletion Pod ns/name" on the first attempt.
 func (o EventObserver) Started(pod eviction.PodRef, attempt int, _ time.Time) {
 	if attempt == 1 {
-		o.event(pod, "Marking for deletion Pod %s", pod)
+		o.event(pod, "Marking for deletion Pod ", "")
 	}
 }
 
-func (o EventObserver) event(pod eviction.PodRef, format string, args ...any) {
+// event records the message before + "ns/name" + after on pod. The message is put
+// together here rather than by the recorder's Eventf, which formats it with fmt at about
+// twice the cost, once per evicted pod.
+func (o EventObserver) event(pod eviction.PodRef, before, after string) {
 	if o.Recorder == nil {
 		return
 	}
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-	o.Recorder.Eventf(ref, v1.EventTypeNormal, EventReason, format, args...)
+	o.Recorder.Event(ref, v1.EventTypeNormal, EventReason, before+pod.Namespace+"/"+pod.Name+after)
 }
