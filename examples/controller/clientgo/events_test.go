@@ -3,6 +3,7 @@ package clientgo
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,7 +75,7 @@ func BenchmarkEventObserver(b *testing.B) {
 	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "2f6c8a4e-5d7b-4c1e-9a3f-8b0d6e2c4a17", Node: "node-1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		o.Started(pod, 1)
+		o.Started(pod, 1, time.Time{})
 	}
 	if want := "Marking for deletion Pod shop/web-1"; msg != want {
 		b.Fatalf("message %q, want %q", msg, want)
