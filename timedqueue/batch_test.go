@@ -118,3 +118,45 @@ func TestBatchSize(t *testing.T) {
 		}
 	})
 }
+
+// TestRunning: Running sees the attempt a worker has taken, started or not, with the value
+// and time it runs with, and stops seeing it once Cancel or Schedule has replaced its work
+// or it has returned.
+func TestRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options[string]{Workers: 1})
+		h.rec.gate("a")
+		h.schedule("a", 1, epoch)
+		h.schedule("b", 2, epoch)
+		h.schedule("c", 3, epoch)
+		h.schedule("later", 4, at(time.Minute))
+		h.start() // a runs and blocks; b and c are claimed behind it, not started
+		for _, tc := range []struct {
+			key    string
+			want   int
+			wantOK bool
+		}{
+			{"a", 1, true},        // started
+			{"b", 2, true},        // claimed, not started
+			{"later", 0, false},   // pending, not running
+			{"missing", 0, false}, // unknown
+		} {
+			v, when, ok := h.q.Running(tc.key)
+			if v != tc.want || ok != tc.wantOK || (ok && !when.Equal(epoch)) {
+				t.Errorf("Running(%q): got %d %v %v, want %d %v at +0s", tc.key, v, rel(when), ok, tc.want, tc.wantOK)
+			}
+		}
+		h.unschedule("c") // taken back: no longer running
+		if _, _, ok := h.q.Running("c"); ok {
+			t.Error("Running(c) after Cancel: got true, want false")
+		}
+		h.schedule("a", 5, at(time.Second)) // replaced while it runs
+		if _, _, ok := h.q.Running("a"); ok {
+			t.Error("Running(a) after a Schedule for another time: got true, want false")
+		}
+		h.release("a", nil)
+		if _, _, ok := h.q.Running("b"); ok {
+			t.Error("Running(b) after it ran: got true, want false")
+		}
+	})
+}

@@ -246,6 +246,26 @@ func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	return s.value, q.timeOf(s.due), true
 }
 
+// Running returns the value and the time of the attempt of key that a worker has taken,
+// started or not, and true; false when no attempt of key is running, or when a Schedule or
+// Cancel since has replaced the work it runs (the attempt then runs to its end, but stands
+// for nothing pending). It tells a caller that finds no pending work for key (Get returns
+// false) whether a worker is about to do or doing what it would schedule. The time is in
+// the location of the clock's times.
+func (q *Queue[K, V]) Running(key K) (value V, at time.Time, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	idx, ok := q.index.get(key)
+	if !ok || q.slots[idx].state&running == 0 {
+		return value, time.Time{}, false
+	}
+	c := q.claimOf(idx)
+	if c == nil || c.gen != q.slots[idx].gen {
+		return value, time.Time{}, false
+	}
+	return c.a.value, q.timeOf(c.due), true
+}
+
 // timeOf turns a deadline back into a time in the location of the clock's times.
 func (q *Queue[K, V]) timeOf(n int64) time.Time {
 	if n == zeroNanos {
