@@ -151,7 +151,15 @@ func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.
 		held := due && m.gate != nil && m.gate.holding(key, p) // waits for a token or the brake
 		return prev.p == p && (prev.at.Equal(e.At) || due && !prev.at.After(now) || held)
 	}
-	return due && m.attempts.evicting(key, p.uid)
+	return due && (m.attempts.evicting(key, p.uid) || m.taken(key, p.uid))
+}
+
+// taken reports whether a delete worker has taken the eviction of the pod key with uid from
+// the schedule and not yet begun it: it waits for the pod's lock, which the caller holds,
+// and will then evict the pod as a new scheduling would.
+func (m *Manager) taken(key types.NamespacedName, uid types.UID) bool {
+	p, _, ok := m.queue.Running(key)
+	return ok && p.uid == uid
 }
 
 // schedule puts the eviction p of key in the schedule for at, and reports it. Every
