@@ -170,7 +170,17 @@ func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
 	m.dropHold(key)
 	m.obs.Scheduled(refOf(key, p), at)
 	m.attempts.resume(key)
-	m.queue.Schedule(key, p, at)
+	if m.queue.Schedule(key, p, at) {
+		return
+	}
+	// Only a value was replaced: the key is pending for at already, or an attempt taken for
+	// at runs. That attempt, waiting for the pod's lock, is of another pod of the same name
+	// (keepsPlace kept the place otherwise) and will find it replaced: this pod needs an
+	// eviction of its own, after it.
+	if rp, _, ok := m.queue.Running(key); ok && rp.uid != p.uid {
+		m.queue.Cancel(key)
+		m.queue.Schedule(key, p, at)
+	}
 }
 
 // skip cancels the eviction of key, if any, and reports that the pod p names is skipped.
