@@ -75,6 +75,18 @@ func TestReadyRunTakesABurst(t *testing.T) {
 	}
 }
 
+// startBurst schedules n keys due at once, with the first one's work blocking until the
+// test releases it, and starts one worker: it takes a batch, and the rest wait in the run.
+func startBurst(t *testing.T, n int) *harness {
+	h := newBareHarness(t, Options[string]{Workers: 1})
+	h.rec.gate(burstKey(0))
+	for i := range n {
+		h.schedule(burstKey(i), 1, epoch)
+	}
+	h.start()
+	return h
+}
+
 // firstDiff returns the first index where a and b differ.
 func firstDiff(a, b []string) int {
 	for i := range min(len(a), len(b)) {
@@ -122,12 +134,7 @@ func TestReadyRunSortsScattered(t *testing.T) {
 func TestReadyRunChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 3000
-		h := newBareHarness(t, Options[string]{Workers: 1})
-		h.rec.gate(burstKey(0))
-		for i := range n {
-			h.schedule(burstKey(i), 1, epoch)
-		}
-		h.start()
+		h := startBurst(t, n)
 		if got := readyLen(h.q); got == 0 {
 			t.Fatal("ready run after the first claim: empty, want the burst in it")
 		}
@@ -174,12 +181,7 @@ func TestReadyRunChanges(t *testing.T) {
 func TestReadyRunCompaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 3000
-		h := newBareHarness(t, Options[string]{Workers: 1})
-		h.rec.gate(burstKey(0))
-		for i := range n {
-			h.schedule(burstKey(i), 1, epoch)
-		}
-		h.start()
+		h := startBurst(t, n)
 		before := readyLen(h.q)
 		var want []string
 		for i := range n {
