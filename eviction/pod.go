@@ -163,22 +163,28 @@ func (m *Manager) taken(key types.NamespacedName, uid types.UID) bool {
 }
 
 // schedule puts the eviction p of key in the schedule for at, and reports it. Every
-// scheduling goes through here, and reports first, so that an eviction due at once is
-// reported Scheduled before a delete worker reports it Started.
+// scheduling goes through here. It reports once the queue has the eviction: its caller
+// holds the pod's lock, which a delete worker takes before it reports Started, so Scheduled
+// still comes first.
 func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
 	p.due = dueNanos(at)
 	m.dropHold(key)
-	m.obs.Scheduled(refOf(key, p), at)
 	m.attempts.resume(key)
-	if m.queue.Schedule(key, p, at) {
-		return
+	if !m.queue.Schedule(key, p, at) {
+		m.replaceTaken(key, p, at)
 	}
-	// Only a value was replaced: the key is pending for at already, or an attempt taken for
-	// at runs. That attempt, waiting for the pod's lock, is of another pod of the same name
-	// (keepsPlace kept the place otherwise) and will find it replaced: this pod needs an
-	// eviction of its own, after it.
+	m.obs.Scheduled(refOf(key, p), at)
+}
+
+// replaceTaken is told that scheduling p for at only replaced a value: the key is pending
+// for at already, or a delete worker runs or has taken an attempt for at. When that attempt
+// is of another pod of the same name (keepsPlace kept the place otherwise), it would find
+// the pod replaced and end without evicting p's pod: it is cancelled as cancel does it, and
+// p gets an eviction of its own, after it.
+func (m *Manager) replaceTaken(key types.NamespacedName, p pending, at time.Time) {
 	if rp, _, ok := m.queue.Running(key); ok && rp.uid != p.uid {
-		m.queue.Cancel(key)
+		m.cancel(key, ReasonPodReplaced)
+		m.queue.Cancel(key) // also when the attempt has not begun, which cancel leaves to it
 		m.queue.Schedule(key, p, at)
 	}
 }
