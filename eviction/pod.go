@@ -83,9 +83,14 @@ func (m *Manager) processPod(pod *v1.Pod, now time.Time, untainted Reason) {
 		m.skip(key, p, reason)
 		return
 	}
-	if m.keepsPlace(key, p, e, prev, now) {
+	var taken scheduled // the eviction a delete worker has taken, if none is pending
+	if !prev.ok {
+		taken.p, taken.at, taken.ok = m.queue.Running(key)
+	}
+	if m.keepsPlace(key, p, e, prev, taken, now) {
 		return
 	}
+	m.endTaken(key, taken, p.uid)
 	m.schedule(key, p, e.At)
 }
 
@@ -145,47 +150,39 @@ func (m *Manager) deadline(taints []v1.Taint, pod *v1.Pod, p pending, now time.T
 // waits to run, waits to retry, waits for a token or the brake, or runs. Scheduling it anew
 // would report a move that did not happen, would reset the retry backoff of a failing
 // eviction, and would give up the token a waiting one holds.
-func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.Eviction, prev scheduled, now time.Time) bool {
+func (m *Manager) keepsPlace(key types.NamespacedName, p pending, e tolerations.Eviction, prev, taken scheduled, now time.Time) bool {
 	due := e.Verdict == tolerations.EvictNow
 	if prev.ok {
 		held := due && m.gate != nil && m.gate.holding(key, p) // waits for a token or the brake
 		return prev.p == p && (prev.at.Equal(e.At) || due && !prev.at.After(now) || held)
 	}
-	return due && (m.attempts.evicting(key, p.uid) || m.taken(key, p.uid))
-}
-
-// taken reports whether a delete worker has taken the eviction of the pod key with uid from
-// the schedule and not yet begun it: it waits for the pod's lock, which the caller holds,
-// and will then evict the pod as a new scheduling would.
-func (m *Manager) taken(key types.NamespacedName, uid types.UID) bool {
-	p, _, ok := m.queue.Running(key)
-	return ok && p.uid == uid
+	// A delete worker that has taken this pod's eviction, begun or not (it may wait for the
+	// pod's lock, which the caller holds), will evict it as a new scheduling would.
+	return due && (m.attempts.evicting(key, p.uid) || taken.ok && taken.p.uid == p.uid)
 }
 
 // schedule puts the eviction p of key in the schedule for at, and reports it. Every
-// scheduling goes through here. It reports once the queue has the eviction: its caller
-// holds the pod's lock, which a delete worker takes before it reports Started, so Scheduled
-// still comes first.
+// scheduling goes through here, and reports first, so that an eviction due at once is
+// reported Scheduled before a delete worker reports it Started.
 func (m *Manager) schedule(key types.NamespacedName, p pending, at time.Time) {
 	p.due = dueNanos(at)
 	m.dropHold(key)
-	m.attempts.resume(key)
-	if !m.queue.Schedule(key, p, at) {
-		m.replaceTaken(key, p, at)
-	}
 	m.obs.Scheduled(refOf(key, p), at)
+	m.attempts.resume(key)
+	m.queue.Schedule(key, p, at)
 }
 
-// replaceTaken is told that scheduling p for at only replaced a value: the key is pending
-// for at already, or a delete worker runs or has taken an attempt for at. When that attempt
-// is of another pod of the same name (keepsPlace kept the place otherwise), it would find
-// the pod replaced and end without evicting p's pod: it is cancelled as cancel does it, and
-// p gets an eviction of its own, after it.
-func (m *Manager) replaceTaken(key types.NamespacedName, p pending, at time.Time) {
-	if rp, _, ok := m.queue.Running(key); ok && rp.uid != p.uid {
-		m.cancel(key, ReasonPodReplaced)
-		m.queue.Cancel(key) // also when the attempt has not begun, which cancel leaves to it
-		m.queue.Schedule(key, p, at)
+// endTaken ends the eviction taken, which a delete worker has taken from the schedule,
+// when it is of another pod of key's name: that pod was replaced. An attempt that has
+// begun is cancelled as cancel does it (its end reports); one that has not is taken off the
+// queue and reported Cancelled here, since it will never begin.
+func (m *Manager) endTaken(key types.NamespacedName, taken scheduled, uid types.UID) {
+	if !taken.ok || taken.p.uid == uid {
+		return
+	}
+	m.cancel(key, ReasonPodReplaced)
+	if m.queue.Cancel(key) {
+		m.obs.Cancelled(refOf(key, taken.p), ReasonPodReplaced)
 	}
 }
 

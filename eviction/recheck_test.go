@@ -2,6 +2,8 @@ package eviction_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -234,6 +236,47 @@ func TestNoSecondDelete(t *testing.T) {
 		h.wait()
 		if got := h.obs.Of(evictiontest.Succeeded); len(got) != 2 || !got[0].DryRun || !got[1].DryRun {
 			t.Errorf("got Succeeded %v, want two in dry run", got)
+		}
+	})
+}
+
+// TestReplacedWhileTaken: a pod replaced by another of the same name (a new UID) while a
+// delete worker has taken its eviction but not begun it (the only delete worker is busy
+// with another pod) ends the old pod's eviction, Cancelled PodReplaced, and evicts the new
+// pod on its own; the old pod is never deleted.
+func TestReplacedWhileTaken(t *testing.T) {
+	synctestRun(t, "taken, not begun", func(t *testing.T) {
+		h := run(t, eviction.Options{DeleteWorkers: 1})
+		release := make(chan struct{})
+		h.onDelete(func(_ context.Context, ref eviction.PodRef) error {
+			if ref.Name == "a" {
+				<-release
+			}
+			return nil
+		})
+		h.setNode(newNode("n1", noExecute("k", t0)))
+		tol := withTolerations(tolFor("k", 10))
+		h.setPod(newPod("a", "n1", withUID("a-1"), tol))
+		h.wait()
+		h.setPod(newPod("b", "n1", withUID("b-1"), tol)) // due at the same time, after a
+		h.wait()
+		h.step(10 * time.Second) // the delete worker takes a and b; a's Deleter call blocks
+		h.setPod(newPod("b", "n1", withUID("b-2"), tol))
+		h.wait()
+		close(release)
+		h.wait()
+		var got []string
+		for _, e := range h.obs.Events() {
+			if e.Pod.Name == "b" {
+				got = append(got, fmt.Sprintf("%s %s", e.Kind, e.Pod.UID))
+			}
+		}
+		want := []string{"Scheduled b-1", "Cancelled b-1", "Scheduled b-2", "Started b-2", "Succeeded b-2"}
+		if !slices.Equal(got, want) {
+			t.Errorf("events of b: got %v, want %v", got, want)
+		}
+		if c := h.calls(); len(c) != 2 || c[1].Ref.UID != "b-2" {
+			t.Errorf("Deleter calls: got %v, want a-1 then b-2", c)
 		}
 	})
 }
