@@ -36,7 +36,7 @@ func main() {
 	runs := flag.Int("runs", 5, "driver: runs of each side at each size")
 	svg := flag.String("svg", "", "driver: write the plot to this SVG file")
 	raw := flag.String("raw", "", "driver: append every result as a JSON line to this file")
-	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the whole run to this file")
+	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the outage (not of building the cluster) to this file")
 	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once the outage is over, to this file, and one taken right before it to this file with .before added (go tool pprof -diff_base FILE.before FILE shows the heap growth)")
 	replot := flag.Bool("replot", false, "driver: run nothing; summarize the results of an earlier -raw file and redraw the plot")
 	flag.Parse()
@@ -55,29 +55,52 @@ func main() {
 }
 
 func child(impl string, pods int, cpuprofile, memprofile string) error {
-	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	cfg := outage.Config{Impl: impl, Pods: pods}
 	var beforeErr, afterErr error
-	if memprofile != "" {
-		cfg.BeforeOutage = func() { beforeErr = writeHeapProfile(memprofile + ".before") }
-		cfg.AfterOutage = func() { afterErr = writeHeapProfile(memprofile) }
+	var cpu *os.File
+	cfg.BeforeOutage = func() {
+		if memprofile != "" {
+			beforeErr = writeHeapProfile(memprofile + ".before")
+		}
+		if cpuprofile != "" && beforeErr == nil {
+			cpu, beforeErr = startCPUProfile(cpuprofile)
+		}
+	}
+	cfg.AfterOutage = func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			afterErr = cpu.Close()
+			cpu = nil
+		}
+		if memprofile != "" {
+			afterErr = errors.Join(afterErr, writeHeapProfile(memprofile))
+		}
 	}
 	res, err := outage.Run(context.Background(), cfg)
+	if cpu != nil { // the outage failed before AfterOutage
+		pprof.StopCPUProfile()
+		cpu.Close()
+	}
 	err = errors.Join(err, beforeErr, afterErr)
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// startCPUProfile starts a CPU profile written to path. The profile covers the outage
+// only, from the first tainted node until the heap after it is read, not the building of
+// the cluster, which is the same for both sides.
+func startCPUProfile(path string) (*os.File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // drive runs every size runs times, each side in a child process, kube first in odd runs
