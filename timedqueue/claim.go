@@ -27,11 +27,10 @@ const (
 // the lock while the claim is claimed; the worker reads them after it started the claim.
 type claim[K comparable, V any] struct {
 	state   atomic.Uint32
-	slot    int32  // -1 once revoked or finished
-	gen     uint32 // the slot's generation when claimed
-	due     int64  // the slot's due when claimed
-	it      item   // the heap item it was, to put it back as it was when revoked
-	counted bool   // claiming counted an attempt (not past attemptCeiling)
+	slot    int32 // -1 once revoked or finished
+	due     int64 // the slot's due when claimed
+	it      item  // the heap item it was: its seq is the generation it runs, and it is put back as it was when revoked
+	counted bool  // claiming counted an attempt (not past attemptCeiling)
 	a       attempt[K, V]
 
 	// Set by the worker before done: the call's outcome and the key's hash for the index.
@@ -94,7 +93,7 @@ func (q *Queue[K, V]) claimItem(b *batch[K, V], it item, now int64) {
 	c := &b.claims[b.n]
 	b.n++
 	c.state.Store(claimed)
-	c.slot, c.gen, c.due, c.it = it.slot, s.gen, s.due, it
+	c.slot, c.due, c.it = it.slot, s.due, it
 	c.counted = s.attempts() < attemptCeiling
 	if c.counted {
 		s.state += attemptOne
@@ -123,7 +122,7 @@ func (q *Queue[K, V]) steal(b *batch[K, V]) bool {
 			n := &b.claims[b.n]
 			b.n++
 			n.state.Store(claimed)
-			n.slot, n.gen, n.due, n.it, n.counted, n.a = c.slot, c.gen, c.due, c.it, c.counted, c.a
+			n.slot, n.due, n.it, n.counted, n.a = c.slot, c.due, c.it, c.counted, c.a
 			n.err, n.reported, n.retryAt = nil, false, maxNanos
 			c.slot = -1
 		}

@@ -490,7 +490,39 @@ func (q *Queue[K, V]) checkInvariants() error {
 	if claims != runningSlots || claims != q.active {
 		return fmt.Errorf("running slots %d, claims %d, active %d", runningSlots, claims, q.active)
 	}
-	return nil
+	return q.checkGens()
+}
+
+// checkGens verifies the numbers (seq.go): every key in use has a gen of its own, given
+// already and never 0, and no item or claim carries a number not given yet. q.mu must be
+// held.
+func (q *Queue[K, V]) checkGens() error {
+	owner := make(map[uint32]int)
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.state&inUse == 0 {
+			continue
+		}
+		if s.gen == 0 || s.gen > q.seq {
+			return fmt.Errorf("slot %d (key %v): gen %d, numbers given up to %d", i, s.key, s.gen, q.seq)
+		}
+		if j, ok := owner[s.gen]; ok {
+			return fmt.Errorf("slots %d and %d share gen %d", j, i, s.gen)
+		}
+		owner[s.gen] = i
+	}
+	for _, it := range slices.Concat([]item(q.heap), q.ready) {
+		if it.seq > q.seq {
+			return fmt.Errorf("item %+v has a number after the last given, %d", it, q.seq)
+		}
+	}
+	var err error
+	q.eachClaim(func(c *claim[K, V]) {
+		if c.it.seq > q.seq && err == nil {
+			err = fmt.Errorf("claim of slot %d has number %d, after the last given, %d", c.slot, c.it.seq, q.seq)
+		}
+	})
+	return err
 }
 
 var errBoom = errors.New("boom")

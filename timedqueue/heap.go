@@ -1,14 +1,16 @@
 package timedqueue
 
-// item is one entry of the schedule heap. The deadline is stored inline so that sifting
-// never touches the slots; gen tells a live item from one whose slot was since cancelled,
-// replaced or reused (cancel is lazy: a stale item stays until it reaches the top or a
-// compaction drops it).
+// item is one entry of the schedule heap, 16 bytes. The deadline is stored inline so that
+// sifting never touches the slots. seq is the item's number in the order items were pushed,
+// which breaks ties between equal deadlines, and it is also the generation of the slot it
+// was pushed for: the item is live while its slot's gen is still seq, and stale once the
+// slot was since cancelled, replaced or reused (cancel is lazy: a stale item stays until it
+// reaches the top or a compaction drops it). See nextSeq for what happens when 32 bits of
+// numbers run out.
 type item struct {
 	at   int64  // when the item is due, in unix nanoseconds (see toNanos)
-	seq  uint64 // insertion order, to break ties between equal deadlines
+	seq  uint32 // push order, and the generation of the slot it was pushed for
 	slot int32  // index into Queue.slots
-	gen  uint32 // the slot's generation when the item was pushed
 }
 
 func (a item) less(b item) bool {

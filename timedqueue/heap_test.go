@@ -41,7 +41,7 @@ func TestHeapRandom(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.spread)))
 			var h itemHeap
 			var model []item
-			seq := uint64(0)
+			seq := uint32(0)
 			draw := func() int64 {
 				if tc.spread == 0 {
 					return []int64{zeroNanos, minNanos, -1, 0, 1, maxNanos}[r.IntN(6)]
@@ -50,7 +50,7 @@ func TestHeapRandom(t *testing.T) {
 			}
 			for op := range tc.ops {
 				if len(model) == 0 || r.IntN(3) > 0 {
-					it := item{at: draw(), seq: seq, slot: int32(seq), gen: uint32(op)}
+					it := item{at: draw(), seq: seq, slot: int32(op)}
 					seq++
 					h.push(it)
 					model = append(model, it)
@@ -89,7 +89,7 @@ func TestHeapInit(t *testing.T) {
 			t.Run(fmt.Sprintf("n=%d/spread=%d", n, spread), func(t *testing.T) {
 				items := make([]item, n)
 				for i := range items {
-					items[i] = item{at: r.Int64N(spread), seq: uint64(r.IntN(1 << 30)), slot: int32(i)}
+					items[i] = item{at: r.Int64N(spread), seq: uint32(r.IntN(1 << 30)), slot: int32(i)}
 				}
 				h := itemHeap(slices.Clone(items))
 				h.init()

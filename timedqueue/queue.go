@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -53,7 +54,9 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // then hand it out in order at no cost per item. A Schedule or Cancel that comes during
 // the pass waits for it: about 5 ms for a million due items scheduled in deadline order,
 // at most about 10 ms more when they must be sorted (more than 65,536 due items out of
-// order are popped one by one instead, as smaller bursts are, until fewer are left).
+// order are popped one by one instead, as smaller bursts are, until fewer are left). Once
+// in about four billion Schedule and Cancel calls, one of them also renumbers the pending
+// work, a sort of it under the lock: about 0.2 s at a million pending keys.
 //
 // All methods are safe for concurrent use, and none of them blocks on running work, but
 // [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
@@ -77,13 +80,15 @@ type Queue[K comparable, V any] struct {
 	// again, after a pass found too many due items out of order to sort under the lock.
 	extractBelow int
 	dead         int // stale items in heap and ready
-	seq          uint64
-	batches      []batch[K, V] // one per worker
-	active       int           // keys running (claimed or started)
-	sleepers     atomic.Int32  // workers waiting in cond; read without the lock too
-	lastClaim    int64         // the clock when a worker last claimed work
-	started      bool
-	closed       bool
+	// seq is the last number nextSeq gave; renumbering starts when it reaches seqLimit,
+	// which only tests lower.
+	seq, seqLimit uint32
+	batches       []batch[K, V] // one per worker
+	active        int           // keys running (claimed or started)
+	sleepers      atomic.Int32  // workers waiting in cond; read without the lock too
+	lastClaim     int64         // the clock when a worker last claimed work
+	started       bool
+	closed        bool
 
 	// The dispatcher's plan: each time it looks at the heap it makes a plan (counted in
 	// plans) and sets armed to the deadline its timer is set for (maxNanos: none; at or
@@ -117,13 +122,14 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 		clk = clock.RealClock{}
 	}
 	q := &Queue[K, V]{
-		work:    work,
-		clock:   clk,
-		loc:     clk.Now().Location(),
-		backoff: b,
-		kick:    make(chan struct{}, 1),
-		batches: make([]batch[K, V], workers),
-		armed:   maxNanos,
+		work:     work,
+		clock:    clk,
+		loc:      clk.Now().Location(),
+		backoff:  b,
+		kick:     make(chan struct{}, 1),
+		batches:  make([]batch[K, V], workers),
+		armed:    maxNanos,
+		seqLimit: math.MaxUint32,
 	}
 	q.index = newIndex(&q.slots, 0)
 	q.cond.L = &q.mu
@@ -149,6 +155,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	t := toNanos(at)
 	q.mu.Lock()
+	seq := q.nextSeq() // first: it may renumber the pending work
 	idx, ok, same := q.unchangedLocked(key, value, t)
 	if same {
 		q.mu.Unlock()
@@ -162,11 +169,10 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 		idx = q.alloc(key)
 	}
 	s := &q.slots[idx]
-	s.gen++
+	s.gen = seq
 	s.value, s.due = value, t
 	s.state = s.state&flagBits&^parked | pending // attempts start again
-	q.heap.push(item{at: t, seq: q.seq, slot: idx, gen: s.gen})
-	q.seq++
+	q.heap.push(item{at: t, seq: seq, slot: idx})
 	kick := t < q.armed
 	q.compactHeap()
 	q.changed()
@@ -192,7 +198,7 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 	same = s.state&pending != 0 && s.due == t
 	if s.state&(pending|running) == running {
 		if c := q.claimOf(idx); c != nil {
-			same = s.gen == c.gen && c.due == t
+			same = s.gen == c.it.seq && c.due == t
 		}
 	}
 	if same {
@@ -213,6 +219,7 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 	if !ok {
 		return false
 	}
+	seq := q.nextSeq() // before any count of stale items: it may renumber them away
 	s := &q.slots[idx]
 	if s.state&running != 0 {
 		q.unclaim(idx) // a claim not started yet must not start after Cancel returns
@@ -221,7 +228,7 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 	if s.state&(pending|parked) == pending {
 		q.dead++
 	}
-	s.gen++
+	s.gen = seq
 	s.state &^= pending | parked
 	if s.state&running == 0 {
 		q.release(idx)
@@ -260,7 +267,7 @@ func (q *Queue[K, V]) Running(key K) (value V, at time.Time, ok bool) {
 		return value, time.Time{}, false
 	}
 	c := q.claimOf(idx)
-	if c == nil || c.gen != q.slots[idx].gen {
+	if c == nil || c.it.seq != q.slots[idx].gen {
 		return value, time.Time{}, false
 	}
 	return c.a.value, q.timeOf(c.due), true

@@ -503,3 +503,28 @@ func BenchmarkReadyRunPass(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenumber times the renumbering of seq.go at a million pending keys with
+// deadlines spread over an hour: the hold of the lock that one Schedule or Cancel in about
+// four billion makes.
+func BenchmarkRenumber(b *testing.B) {
+	makeBenchKeys()
+	const n = 1_000_000
+	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options[string]{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := time.Unix(1e9, 0)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range n {
+		q.Schedule(benchKeys[i], benchValue{}, base.Add(time.Duration(rng.IntN(3600))*time.Second))
+	}
+	for b.Loop() {
+		q.mu.Lock()
+		q.renumber()
+		q.mu.Unlock()
+	}
+	if q.seq != n {
+		b.Fatalf("after renumbering, the last number is %d, want %d", q.seq, n)
+	}
+}

@@ -235,23 +235,21 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 	s.state &^= running
 	q.active--
 	q.changed()
-	switch {
-	case s.gen != c.gen && s.state&pending != 0:
+	switch gen := c.it.seq; {
+	case s.gen != gen && s.state&pending != 0:
 		// Replaced while running: the new generation runs now if it came due meanwhile.
 		if s.state&parked != 0 {
 			s.state &^= parked
-			q.heap.push(item{at: s.due, seq: q.seq, slot: idx, gen: s.gen})
-			q.seq++
+			q.push(idx, s.due)
 		}
-	case s.gen != c.gen:
+	case s.gen != gen:
 		q.freeFinished(idx, c.hash) // cancelled while running
 	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
 		q.freeFinished(idx, c.hash)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
 		s.state |= pending
-		q.heap.push(item{at: at, seq: q.seq, slot: idx, gen: s.gen})
-		q.seq++
+		q.push(idx, at)
 		c.retryAt = at
 	}
 }

@@ -20,7 +20,7 @@ type slot[K comparable, V any] struct {
 	key   K
 	value V
 	due   int64  // the time the current generation was scheduled for
-	gen   uint32 // bumped by every schedule and cancel; heap items carry it
+	gen   uint32 // a new number (see nextSeq) at every schedule and cancel; its heap item's seq
 	state uint32 // flags | attempts<<8
 }
 
@@ -103,7 +103,7 @@ func (q *Queue[K, V]) sweep() {
 // live reports whether it is the current, pending, generation of its slot.
 func (q *Queue[K, V]) live(it item) bool {
 	s := &q.slots[it.slot]
-	return s.gen == it.gen && s.state&(pending|parked) == pending
+	return s.gen == it.seq && s.state&(pending|parked) == pending
 }
 
 // dropStale drops stale items off the top of the heap and the head of the run. q.mu must

@@ -3,6 +3,7 @@ package timedqueue
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -19,13 +20,20 @@ import (
 // its keys, so that each key's last operation is well defined; every scheduling has a value
 // of its own. It checks that the last scheduling of every key that was not cancelled ran
 // exactly once, that no value ran twice, that no value whose Cancel returned true ever
-// started, and that no key ran twice at once.
+// started, and that no key ran twice at once. In its second case the numbers of seq.go run
+// out every thousand schedules and cancels, so that they are renumbered while workers hold
+// claims and items sit in the ready run.
 func TestStress(t *testing.T) {
-	defer goleak.VerifyNone(t)
 	ops := 1_000_000
 	if raceEnabled || testing.Short() {
 		ops = 20_000
 	}
+	t.Run("numbers never run out", func(t *testing.T) { stress(t, ops, math.MaxUint32) })
+	t.Run("numbers run out every 1000", func(t *testing.T) { stress(t, ops/2, 1000) })
+}
+
+func stress(t *testing.T, ops int, seqLimit uint32) {
+	defer goleak.VerifyNone(t)
 	const goroutines, keysPer = 4, 2000
 
 	var (
@@ -72,6 +80,7 @@ func TestStress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	q.seqLimit = seqLimit
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- q.Run(ctx) }()
@@ -187,91 +196,103 @@ func TestModel(t *testing.T) {
 	if raceEnabled {
 		seeds = 2
 	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := newBareHarness(t, Options[string]{Workers: 1})
-				h.start()
-				type entry struct {
-					value int
-					due   time.Duration
-					seq   int
-				}
-				model := map[string]entry{}
-				seq := 0
-				now := time.Duration(0)
-				var want, checked []string
-				r := rand.New(rand.NewPCG(seed, 99))
-				for op := range 3000 {
-					key := fmt.Sprint("k", r.IntN(40))
-					switch x := r.IntN(10); {
-					case x < 5:
-						due := now + time.Duration(r.IntN(20)-3)*time.Second
-						e, ok := model[key]
-						changed := !ok || e.due != due
-						if got := h.schedule(key, op, at(due)); got != changed {
-							t.Fatalf("op %d: Schedule(%s, %s): got %v, want %v", op, key, rel(at(due)), got, changed)
-						}
-						if changed {
-							e.seq = seq
-							seq++
-						}
-						e.value, e.due = op, due
-						model[key] = e
-						if due <= now {
-							// Due at once: it runs before the next operation.
-							synctest.Wait()
-							want = append(want, fmt.Sprintf("%s=%d@%s", key, op, rel(at(now))))
-							delete(model, key)
-						}
-					case x < 7:
-						_, ok := model[key]
-						if got := h.unschedule(key); got != ok {
-							t.Fatalf("op %d: Cancel(%s): got %v, want %v", op, key, got, ok)
-						}
-						delete(model, key)
-					case x < 8:
-						e, ok := model[key]
-						_, got, gotOK := h.q.Get(key)
-						if gotOK != ok || (ok && !got.Equal(at(e.due))) {
-							t.Fatalf("op %d: Get(%s): got %s %v, want %s %v", op, key, rel(got), gotOK, rel(at(e.due)), ok)
-						}
-					default:
-						now += time.Duration(r.IntN(4)) * time.Second
-						h.step(at(now).Sub(h.clk.Now()))
-						var due []string
-						for k, e := range model {
-							if e.due <= now {
-								due = append(due, k)
-							}
-						}
-						slices.SortFunc(due, func(a, b string) int {
-							ea, eb := model[a], model[b]
-							if ea.due != eb.due {
-								return int(ea.due - eb.due)
-							}
-							return ea.seq - eb.seq
-						})
-						for _, k := range due {
-							want = append(want, fmt.Sprintf("%s=%d@%s", k, model[k].value, rel(at(now))))
-							delete(model, k)
-						}
-					}
-					synctest.Wait()
-					if got := h.rec.gotFrom(len(checked)); !slices.Equal(got, want[len(checked):]) {
-						t.Fatalf("op %d: calls differ from the model:\n got %v\nwant %v\nafter %v", op, got, want[len(checked):], tail(checked))
-					}
-					checked = want
-					if got := h.q.Len(); got != len(model) {
-						t.Fatalf("op %d: Len: got %d, want %d", op, got, len(model))
-					}
-				}
-				for k := range model {
-					h.unschedule(k)
-				}
+	// With a limit of 50 the numbers of seq.go run out every few operations: the order of
+	// equal deadlines must survive renumbering.
+	for _, seqLimit := range []uint32{math.MaxUint32, 50} {
+		for seed := range seeds {
+			t.Run(fmt.Sprintf("seed=%d/seqLimit=%d", seed, seqLimit), func(t *testing.T) {
+				modelRun(t, seed, seqLimit)
 			})
-		})
+		}
 	}
+}
+
+func modelRun(t *testing.T, seed uint64, seqLimit uint32) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newBareHarness(t, Options[string]{Workers: 1})
+		h.q.seqLimit = seqLimit
+		h.start()
+		type entry struct {
+			value int
+			due   time.Duration
+			seq   int
+		}
+		model := map[string]entry{}
+		seq := 0
+		now := time.Duration(0)
+		var want, checked []string
+		r := rand.New(rand.NewPCG(seed, 99))
+		for op := range 3000 {
+			key := fmt.Sprint("k", r.IntN(40))
+			switch x := r.IntN(10); {
+			case x < 5:
+				due := now + time.Duration(r.IntN(20)-3)*time.Second
+				e, ok := model[key]
+				changed := !ok || e.due != due
+				if got := h.schedule(key, op, at(due)); got != changed {
+					t.Fatalf("op %d: Schedule(%s, %s): got %v, want %v", op, key, rel(at(due)), got, changed)
+				}
+				if changed {
+					e.seq = seq
+					seq++
+				}
+				e.value, e.due = op, due
+				model[key] = e
+				if due <= now {
+					// Due at once: it runs before the next operation.
+					synctest.Wait()
+					want = append(want, fmt.Sprintf("%s=%d@%s", key, op, rel(at(now))))
+					delete(model, key)
+				}
+			case x < 7:
+				_, ok := model[key]
+				if got := h.unschedule(key); got != ok {
+					t.Fatalf("op %d: Cancel(%s): got %v, want %v", op, key, got, ok)
+				}
+				delete(model, key)
+			case x < 8:
+				e, ok := model[key]
+				_, got, gotOK := h.q.Get(key)
+				if gotOK != ok || (ok && !got.Equal(at(e.due))) {
+					t.Fatalf("op %d: Get(%s): got %s %v, want %s %v", op, key, rel(got), gotOK, rel(at(e.due)), ok)
+				}
+			default:
+				now += time.Duration(r.IntN(4)) * time.Second
+				h.step(at(now).Sub(h.clk.Now()))
+				var due []string
+				for k, e := range model {
+					if e.due <= now {
+						due = append(due, k)
+					}
+				}
+				slices.SortFunc(due, func(a, b string) int {
+					ea, eb := model[a], model[b]
+					if ea.due != eb.due {
+						return int(ea.due - eb.due)
+					}
+					return ea.seq - eb.seq
+				})
+				for _, k := range due {
+					want = append(want, fmt.Sprintf("%s=%d@%s", k, model[k].value, rel(at(now))))
+					delete(model, k)
+				}
+			}
+			synctest.Wait()
+			if got := h.rec.gotFrom(len(checked)); !slices.Equal(got, want[len(checked):]) {
+				t.Fatalf("op %d: calls differ from the model:\n got %v\nwant %v\nafter %v", op, got, want[len(checked):], tail(checked))
+			}
+			checked = want
+			if got := h.q.Len(); got != len(model) {
+				t.Fatalf("op %d: Len: got %d, want %d", op, got, len(model))
+			}
+			if err := h.q.checkInvariants(); err != nil {
+				t.Fatalf("op %d: %v", op, err)
+			}
+		}
+		for k := range model {
+			h.unschedule(k)
+		}
+	})
 }
 
 func tail(s []string) []string { return s[max(0, len(s)-8):] }
