@@ -355,12 +355,15 @@ func (h *harness) wantLen(want int) {
 // checkIndexEntries verifies that every slot in use or retired has exactly one entry in
 // the index, and no other slot has one. q.mu must be held.
 func (q *Queue[K, V]) checkIndexEntries() error {
+	if err := q.index.check(); err != nil {
+		return err
+	}
 	entries := make(map[int32]int)
 	for _, e := range q.index.table {
 		if e == 0 {
 			continue
 		}
-		idx := int32(e>>32 - 1)
+		idx := q.index.slotOf(e)
 		if int(idx) >= len(q.slots) || q.slots[idx].state&(inUse|retired) == 0 {
 			return fmt.Errorf("index entry names slot %d, which is free (of %d)", idx, len(q.slots))
 		}

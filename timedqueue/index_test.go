@@ -9,12 +9,18 @@ import (
 // TestIndexAgainstMap drives the index and a map with the same random puts and removes,
 // with few distinct keys so that probe runs collide and wrap, and checks every key after
 // every operation.
+//
+// With distLimit 1 an entry keeps only distance 0: every other home is found by hashing
+// the key again, the path that entries more than 30 buckets from home take.
 func TestIndexAgainstMap(t *testing.T) {
-	for _, keys := range []int{5, 100, 5000} {
-		t.Run(fmt.Sprintf("keys=%d", keys), func(t *testing.T) {
+	for _, tc := range indexCases([]int{5, 100, 5000}) {
+		t.Run(tc.name, func(t *testing.T) {
+			keys := tc.keys
 			rng := rand.New(rand.NewPCG(1, uint64(keys)))
 			var slots []slot[string, int]
 			x := newIndex(&slots, 0)
+			x.distLimit = tc.distLimit
+			x.alloc(0)
 			want := map[string]int32{}
 			names := make([]string, keys)
 			for i := range names {
@@ -35,6 +41,11 @@ func TestIndexAgainstMap(t *testing.T) {
 					t.Fatalf("op %d: len: got %d, want %d", op, got, len(want))
 				}
 				if op%97 == 0 || keys <= 100 {
+					if err := x.check(); err != nil {
+						t.Fatalf("op %d: %v", op, err)
+					}
+				}
+				if op%97 == 0 || keys <= 100 {
 					for _, name := range names {
 						got, ok := x.get(name)
 						w, wok := want[name]
@@ -46,6 +57,24 @@ func TestIndexAgainstMap(t *testing.T) {
 			}
 		})
 	}
+}
+
+type indexCase struct {
+	name      string
+	keys      int
+	distLimit uint
+}
+
+// indexCases returns a case for each number of keys with the distances kept as usual, and
+// one with distLimit 1.
+func indexCases(keys []int) []indexCase {
+	var cases []indexCase
+	for _, limit := range []uint{0, 1} {
+		for _, k := range keys {
+			cases = append(cases, indexCase{fmt.Sprintf("keys=%d/distLimit=%d", k, limit), k, limit})
+		}
+	}
+	return cases
 }
 
 // TestIndexWrapsAround fills the smallest table to the most it holds before growing (6 of 8
@@ -83,12 +112,15 @@ func TestIndexWrapsAround(t *testing.T) {
 // the retired slots, each once, and every key in use is still found after it. Few keys in a
 // small table make probe runs collide and wrap around the table's end.
 func TestIndexSweep(t *testing.T) {
-	for _, keys := range []int{6, 100, 3000} {
-		t.Run(fmt.Sprintf("keys=%d", keys), func(t *testing.T) {
+	for _, tc := range indexCases([]int{6, 100, 3000}) {
+		t.Run(tc.name, func(t *testing.T) {
+			keys := tc.keys
 			rng := rand.New(rand.NewPCG(3, uint64(keys)))
 			var slots []slot[int, int]
 			var free []int32
 			x := newIndex(&slots, 0)
+			x.distLimit = tc.distLimit
+			x.alloc(0)
 			want := map[int]int32{}
 			retiredSet := map[int32]bool{}
 			for op := range 30 * keys {
@@ -101,7 +133,7 @@ func TestIndexSweep(t *testing.T) {
 					free = append(free, s)
 					delete(want, k)
 				case ok:
-					slots[s] = slot[int, int]{state: retired} // its key is dropped, as retire does
+					slots[s].state = retired // it keeps its key, as retire does, until the sweep
 					x.retire()
 					retiredSet[s] = true
 					delete(want, k)
@@ -123,7 +155,7 @@ func TestIndexSweep(t *testing.T) {
 							t.Fatalf("op %d: sweep freed slot %d: retired %v, freed before %v", op, s, retiredSet[s], freed[s])
 						}
 						freed[s] = true
-						slots[s].state = 0
+						slots[s] = slot[int, int]{}
 						free = append(free, s)
 					})
 					if len(freed) != len(retiredSet) || x.retired != 0 {
@@ -141,10 +173,47 @@ func TestIndexSweep(t *testing.T) {
 						t.Fatalf("op %d: get(%d): got %d %v, want %d %v", op, name, got, ok, w, wok)
 					}
 				}
+				if op%97 == 0 || keys <= 100 {
+					if err := x.check(); err != nil {
+						t.Fatalf("op %d: %v", op, err)
+					}
+				}
 				if x.len() != len(want) || x.retired != len(retiredSet) {
 					t.Fatalf("op %d: len %d, retired %d: want %d, %d", op, x.len(), x.retired, len(want), len(retiredSet))
 				}
 			}
 		})
 	}
+}
+
+// check verifies every entry: it names a slot there is, its tag is its key's, its distance
+// is its distance from its home (or not kept, when too far), and no empty bucket lies
+// between its home and it, so that a probe for its key reaches it.
+func (x *index[K, V]) check() error {
+	slots := *x.slots
+	for i, e := range x.table {
+		if e == 0 {
+			continue
+		}
+		s := x.slotOf(e)
+		if int(s) >= len(slots) || s < 0 {
+			return fmt.Errorf("bucket %d names slot %d of %d", i, s, len(slots))
+		}
+		h := x.hash(slots[s].key)
+		tagShift := x.slotBits + x.distBits
+		if got, want := uint64(e)>>tagShift, uint64(x.tag(h))>>tagShift; got != want {
+			return fmt.Errorf("bucket %d (slot %d): tag %#x, want %#x", i, s, got, want)
+		}
+		home := h & x.mask
+		dist := (uint64(i) - home) & x.mask
+		if got, want := e>>x.slotBits&x.farDist(), uint32(min(dist, uint64(x.farDist()))); got != want {
+			return fmt.Errorf("bucket %d (slot %d): distance field %d, want %d", i, s, got, want)
+		}
+		for j := home; j != uint64(i); j = (j + 1) & x.mask {
+			if x.table[j] == 0 {
+				return fmt.Errorf("bucket %d (slot %d): empty bucket %d after its home %d", i, s, j, home)
+			}
+		}
+	}
+	return nil
 }

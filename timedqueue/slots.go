@@ -74,10 +74,13 @@ func (q *Queue[K, V]) freeFinished(idx int32, h uint64) {
 
 // retire frees the slot of a key that has no pending or running work but leaves its index
 // entry, which no lookup matches any more, to a later sweep: a worker finishing a burst of
-// a million keys then does not probe the index, a cache miss per key, under the lock.
-// q.mu must be held.
+// a million keys then does not probe the index, a cache miss per key, under the lock. The
+// slot keeps its key until the sweep, which may need to hash it again (see index). q.mu
+// must be held.
 func (q *Queue[K, V]) retire(idx int32) {
-	q.clearSlot(idx, retired)
+	s := &q.slots[idx]
+	var zeroV V
+	s.value, s.state = zeroV, retired
 	q.index.retire()
 	q.shrinkSlots()
 }
@@ -95,7 +98,7 @@ func (q *Queue[K, V]) clearSlot(idx int32, state uint32) {
 // q.mu must be held.
 func (q *Queue[K, V]) sweep() {
 	q.index.sweep(func(idx int32) {
-		q.slots[idx].state = 0
+		q.clearSlot(idx, 0)
 		q.free = append(q.free, idx)
 	})
 }
