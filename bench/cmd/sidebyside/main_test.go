@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taintevict/taintevict/bench/apparatus"
 	"github.com/taintevict/taintevict/bench/outage"
 )
 
@@ -90,7 +91,7 @@ func TestSummarizeFloor(t *testing.T) {
 		all = append(all,
 			sample{run, outage.Result{Impl: "kube", Pods: 100, Seconds: secs[0]}},
 			sample{run, outage.Result{Impl: "taintevict", Pods: 100, Seconds: secs[1]}},
-			sample{run, outage.Result{Impl: "floor", Pods: 100, Seconds: secs[2]}})
+			sample{run, outage.Result{Impl: "floor", Pods: 100, Seconds: secs[2], Requests: apparatus.Counts{Events: 40}}})
 	}
 	tab := summarize(all, []int{100})
 	// kube/floor per run: 10, 10, 60; taintevict/floor: 2, 2, 6; floor: 1, 2, 0.5.
@@ -101,10 +102,17 @@ func TestSummarizeFloor(t *testing.T) {
 		t.Errorf("kube/taintevict cell: got %+v, want %+v", got, want)
 	}
 	md := tab.markdown()
-	for _, want := range []string{"| floor | kube/floor | taintevict/floor |", "| 100 | time to evict every untolerating pod (s) | 1.000 | 10 | 2 |"} {
+	for _, want := range []string{
+		"| floor | kube/floor | taintevict/floor |",
+		"| 100 | time to evict every untolerating pod (s) | 1.000 | 10 | 2 |",
+		"| 100 | Events written when the outage settled | 40 | 0 | 0 |",
+	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
+	}
+	if got := strings.Count(md, "Events written"); got != 1 {
+		t.Errorf("rows of Events written: got %d, want 1, in the floor's table only:\n%s", got, md)
 	}
 
 	withoutFloor := slices.DeleteFunc(all, func(s sample) bool { return s.res.Impl == "floor" })
