@@ -17,4 +17,11 @@
 // Run measures one controller in the calling process; figures of the whole process (peak
 // RSS) are only meaningful when each controller runs in a process of its own, as
 // cmd/sidebyside arranges.
+//
+// A third side, "floor", is no competitor: taintevict's drop-in controller without its
+// eviction Manager, which deletes every untolerating pod of a node as soon as the node is
+// tainted, with the drop-in's requests and Events and nothing scheduled (see Impls). Its
+// figures are what the apparatus, the requests and the Events cost alone, so kube's figure
+// over the floor's bounds what any controller making those requests and Events could gain
+// on this apparatus.
 package outage

@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// TestOutage runs a small outage against each controller and checks what the side-by-side
+// TestOutage runs a small outage against each side and checks what the side-by-side
 // figures rely on: every untolerating pod's DELETE arrives, and its deletion reaches the
 // informer's store, no tolerating pod is deleted,
 // and the requests per eviction are what each controller is known to make (kube: a GET, a
-// status PATCH and a DELETE; taintevict's adapters: a status PATCH and a DELETE).
+// status PATCH and a DELETE; taintevict's adapters, and the floor, which calls them: a
+// status PATCH and a DELETE).
 func TestOutage(t *testing.T) {
-	wantRequests := map[string]float64{"kube": 3, "taintevict": 2}
+	wantRequests := map[string]float64{"kube": 3, "taintevict": 2, "floor": 2}
 	for _, impl := range Impls {
 		t.Run(impl, func(t *testing.T) {
 			res, err := Run(context.Background(), Config{Impl: impl, Pods: 600, Timeout: time.Minute})

@@ -19,7 +19,7 @@ import (
 
 // Config is one outage.
 type Config struct {
-	// Impl is the controller: "kube" or "taintevict".
+	// Impl is the side, one of Impls: "kube", "taintevict" or "floor".
 	Impl string
 	// Pods is the number of pods; half of them tolerate the taint for 300 s.
 	Pods int

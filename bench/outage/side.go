@@ -26,8 +26,10 @@ type Side struct {
 	Idle func() bool
 }
 
-// Impls are the names of the controllers Run can measure.
-var Impls = []string{"kube", "taintevict"}
+// Impls are the names of the sides Run can measure: kube's controller, taintevict's, and
+// the floor (see floor), which is no competitor but what the apparatus, the requests and
+// the Events cost with no scheduling at all.
+var Impls = []string{"kube", "taintevict", "floor"}
 
 // newSide makes the controller named impl, with its informers registered in factory
 // (which has not started yet) and its requests sent through client.
@@ -37,6 +39,8 @@ func newSide(ctx context.Context, impl string, client kubernetes.Interface, fact
 		return newKube(ctx, client, factory)
 	case "taintevict":
 		return newTaintevict(ctx, client, factory)
+	case "floor":
+		return newFloor(ctx, client, factory)
 	}
 	return nil, fmt.Errorf("outage: unknown implementation %q, want one of %v", impl, Impls)
 }

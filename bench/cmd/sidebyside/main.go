@@ -1,10 +1,14 @@
 // Command sidebyside measures a zone outage against kube's taint eviction controller and
 // against taintevict's eviction Manager, each in a process of its own, at several cluster
-// sizes and several times, alternating which side runs first; it prints a Markdown table of
-// medians and ratios and writes the plot of the time to evict every untolerating pod
-// against cluster size.
+// sizes and several times, rotating the order of the sides from run to run; it prints a
+// Markdown table of medians and ratios and writes the plot of the time to evict every
+// untolerating pod against cluster size.
 //
 //	go run ./cmd/sidebyside -runs 5 -sizes 1000,10000,50000,150000 -svg outage.svg -raw raw.jsonl
+//
+// With -impls kube,taintevict,floor it measures the floor too (see package outage): the
+// drop-in's requests and Events with no scheduling at all. A second table then gives the
+// floor's medians and the ratios kube/floor and taintevict/floor; the plot stays as it is.
 //
 // With -replot it runs nothing, and reports the results an earlier run wrote to -raw.
 //
@@ -23,6 +27,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,10 +35,11 @@ import (
 )
 
 func main() {
-	impl := flag.String("impl", "", "child mode: run one outage against kube or taintevict and print it as JSON")
+	impl := flag.String("impl", "", "child mode: run one outage against kube, taintevict or floor and print it as JSON")
 	pods := flag.Int("pods", 150_000, "child mode: pods in the cluster, 30 to a node")
 	sizes := flag.String("sizes", "1000,10000,50000,150000", "driver: comma-separated cluster sizes, in pods")
 	runs := flag.Int("runs", 5, "driver: runs of each side at each size")
+	impls := flag.String("impls", "kube,taintevict", "driver: comma-separated sides to run, kube and taintevict among them; add floor for the second table")
 	svg := flag.String("svg", "", "driver: write the plot to this SVG file")
 	raw := flag.String("raw", "", "driver: append every result as a JSON line to this file")
 	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the outage (not of building the cluster) to this file")
@@ -46,7 +52,7 @@ func main() {
 	} else if *impl != "" {
 		err = child(*impl, *pods, *cpuprofile, *memprofile)
 	} else {
-		err = drive(*sizes, *runs, *svg, *raw)
+		err = drive(*sizes, *impls, *runs, *svg, *raw)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside:", err)
@@ -103,10 +109,16 @@ func startCPUProfile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// drive runs every size runs times, each side in a child process, kube first in odd runs
-// and taintevict first in even ones, and reports.
-func drive(sizeList string, runs int, svgPath, rawPath string) error {
+// drive runs every size runs times, each side in a child process, and reports. The order
+// of the sides rotates by one from run to run, so that each side runs first, and after
+// each other, as often as the runs allow: with kube and taintevict, kube runs first in odd
+// runs and taintevict in even ones.
+func drive(sizeList, implList string, runs int, svgPath, rawPath string) error {
 	sizes, err := parseSizes(sizeList)
+	if err != nil {
+		return err
+	}
+	impls, err := parseImpls(implList)
 	if err != nil {
 		return err
 	}
@@ -117,11 +129,7 @@ func drive(sizeList string, runs int, svgPath, rawPath string) error {
 	var all []sample
 	for r := range runs {
 		for _, n := range sizes {
-			order := outage.Impls
-			if r%2 == 1 {
-				order = []string{order[1], order[0]}
-			}
-			for _, impl := range order {
+			for _, impl := range rotate(impls, r) {
 				res, err := runChild(self, impl, n)
 				if err != nil {
 					return fmt.Errorf("run %d, %s at %d pods: %w", r+1, impl, n, err)
@@ -192,6 +200,29 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// parseImpls reads -impls: known sides, each once, kube and taintevict among them (the
+// main table and the plot compare those two).
+func parseImpls(list string) ([]string, error) {
+	var impls []string
+	for _, f := range strings.Split(list, ",") {
+		impl := strings.TrimSpace(f)
+		if !slices.Contains(outage.Impls, impl) || slices.Contains(impls, impl) {
+			return nil, fmt.Errorf("bad side %q in -impls: want each of %v at most once", impl, outage.Impls)
+		}
+		impls = append(impls, impl)
+	}
+	if !slices.Contains(impls, "kube") || !slices.Contains(impls, "taintevict") {
+		return nil, fmt.Errorf("-impls %q: kube and taintevict must be among them", list)
+	}
+	return impls, nil
+}
+
+// rotate returns impls rotated left by r.
+func rotate(impls []string, r int) []string {
+	k := r % len(impls)
+	return slices.Concat(impls[k:], impls[:k])
 }
 
 func parseSizes(list string) ([]int, error) {

@@ -1,0 +1,213 @@
+package outage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// FloorWorkers is how many workers the floor side deletes with: the eviction Manager's
+// default DeleteWorkers (eviction.Options: 0 means 8), which the drop-in controller uses.
+const FloorWorkers = 8
+
+// floor is the side "floor": taintevict's drop-in controller (clientgo.Controller) without
+// its eviction Manager. When a node gains the unreachable NoExecute taint, it hands every
+// pod of that node that does not tolerate the taint to FloorWorkers workers, which record
+// the drop-in's Event (clientgo.EventObserver, through a client-go broadcaster set up as
+// the drop-in sets it up) and call the drop-in's clientgo.PodDeleter (the status PATCH and
+// the DELETE, reading the pod informer's store as the drop-in's does).
+//
+// It keeps no schedule and no state for pods that tolerate the taint for a while (they are
+// due 300 s later, outside the measured window), ignores pod updates, neither retries nor
+// bounds a Delete, and keeps no metrics. Its figures are thus what the apparatus, the
+// requests and the Events cost with no scheduling at all: a floor for any controller that
+// makes those requests and records those Events.
+//
+// The floor records its Events faster than client-go's broadcaster writes them, and the
+// broadcaster drops an Event when its queue of 1,000 is full (watch.DropIfChannelFull),
+// as it does in kube-controller-manager: at 150,000 pods the floor loses a large share of
+// its Events where kube's controller and taintevict's lose few or none. Its figures are
+// those of the Events that got through, which Result.Requests.Events counts.
+//
+// NodeUpdated never blocks: it queues. A Delete that fails for another reason than a
+// pod gone is counted and not retried; Run then returns an error, and the outage waits for
+// that pod's DELETE until its timeout.
+type floor struct {
+	pods        clientgo.InformerCache
+	deleter     *clientgo.PodDeleter
+	events      clientgo.EventObserver
+	client      kubernetes.Interface
+	broadcaster record.EventBroadcaster
+
+	mu      sync.Mutex
+	queue   []work // FIFO from head
+	head    int
+	wake    chan struct{} // holds a token while the queue may hold work
+	backlog atomic.Int64  // queued or being deleted
+	failed  atomic.Int64
+	running atomic.Bool
+}
+
+// work is one pod to evict, and when it became due: when its node was tainted.
+type work struct {
+	ref eviction.PodRef
+	due time.Time
+}
+
+var _ Updates = (*floor)(nil)
+
+// newFloor makes the floor side over the informers of factory (with the drop-in's
+// spec.nodeName index), deleting through client.
+func newFloor(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*Side, error) {
+	inf, err := clientgo.NewInformers(factory)
+	if err != nil {
+		return nil, fmt.Errorf("outage: %w", err)
+	}
+	cache := clientgo.NewInformerCache(inf)
+	b := record.NewBroadcaster(record.WithContext(ctx))
+	rec := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: clientgo.Component}).WithLogger(klog.FromContext(ctx))
+	f := &floor{
+		pods:        cache,
+		deleter:     clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache}),
+		events:      clientgo.EventObserver{Recorder: rec},
+		client:      client,
+		broadcaster: b,
+		wake:        make(chan struct{}, 1),
+	}
+	return &Side{Updates: f, Run: f.run, Idle: f.idle}, nil
+}
+
+// NodeUpdated queues the untolerating pods of a node that has just gained the unreachable
+// NoExecute taint.
+func (f *floor) NodeUpdated(old, new *v1.Node) {
+	taint := unreachable(new)
+	if taint == nil || unreachable(old) != nil {
+		return
+	}
+	pods, err := f.pods.PodsOnNode(new.Name)
+	if err != nil {
+		f.failed.Add(1)
+		return
+	}
+	var due time.Time
+	if taint.TimeAdded != nil {
+		due = taint.TimeAdded.Time
+	}
+	f.mu.Lock()
+	for _, p := range pods {
+		if !tolerated(p, taint) {
+			f.queue = append(f.queue, work{eviction.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Node: new.Name}, due})
+			f.backlog.Add(1)
+		}
+	}
+	f.mu.Unlock()
+	f.signal()
+}
+
+// PodUpdated does nothing: the floor evicts only on node updates.
+func (f *floor) PodUpdated(_, _ *v1.Pod) {}
+
+func unreachable(n *v1.Node) *v1.Taint {
+	if n == nil {
+		return nil
+	}
+	for i, t := range n.Spec.Taints {
+		if t.Key == v1.TaintNodeUnreachable && t.Effect == v1.TaintEffectNoExecute {
+			return &n.Spec.Taints[i]
+		}
+	}
+	return nil
+}
+
+func tolerated(p *v1.Pod, taint *v1.Taint) bool {
+	for i := range p.Spec.Tolerations {
+		if tolerations.Tolerates(&p.Spec.Tolerations[i], taint, tolerations.Options{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// signal wakes a worker, unless one has been woken already.
+func (f *floor) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest work, waiting for some until ctx is done.
+func (f *floor) next(ctx context.Context) (work, bool) {
+	for {
+		f.mu.Lock()
+		if f.head < len(f.queue) {
+			w := f.queue[f.head]
+			f.queue[f.head] = work{}
+			f.head++
+			if f.head == len(f.queue) {
+				f.queue, f.head = nil, 0
+			} else {
+				f.signal() // more work: pass the token on
+			}
+			f.mu.Unlock()
+			return w, true
+		}
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return work{}, false
+		case <-f.wake:
+		}
+	}
+}
+
+// run records Events as the drop-in's Controller.Run does and runs the workers until ctx
+// is done; then it waits for them, shuts the broadcaster down, and reports failed work.
+func (f *floor) run(ctx context.Context) error {
+	f.broadcaster.StartStructuredLogging(3)
+	f.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: f.client.CoreV1().Events("")})
+	f.running.Store(true)
+	var wg sync.WaitGroup
+	for range FloorWorkers {
+		wg.Go(func() { f.work(ctx) })
+	}
+	wg.Wait()
+	f.broadcaster.Shutdown()
+	if n := f.failed.Load(); n > 0 {
+		return fmt.Errorf("outage: the floor failed %d evictions", n)
+	}
+	return nil
+}
+
+// work records the Event and deletes, as the Manager's delete workers do on a first
+// attempt, until ctx is done.
+func (f *floor) work(ctx context.Context) {
+	for {
+		w, ok := f.next(ctx)
+		if !ok {
+			return
+		}
+		f.events.Started(w.ref, 1, w.due)
+		if err := f.deleter.Delete(ctx, w.ref); err != nil && !eviction.IsGone(err) {
+			f.failed.Add(1)
+		}
+		f.backlog.Add(-1)
+	}
+}
+
+// idle reports whether the floor records Events and has nothing left to delete.
+func (f *floor) idle() bool { return f.running.Load() && f.backlog.Load() == 0 }
