@@ -65,7 +65,7 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 			break
 		}
 		it := q.takeNext()
-		if s := &q.slots[it.slot]; s.state&running != 0 {
+		if s := q.slots.at(it.slot); s.state&running != 0 {
 			s.state |= parked // runs when the current attempt of this key returns
 			continue
 		}
@@ -88,7 +88,7 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 
 // claimItem adds the due item it, popped off the heap, to b and marks its key running.
 func (q *Queue[K, V]) claimItem(b *batch[K, V], it item, now int64) {
-	s := &q.slots[it.slot]
+	s := q.slots.at(it.slot)
 	s.state = s.state&^pending | running
 	c := &b.claims[b.n]
 	b.n++
@@ -149,7 +149,7 @@ func (q *Queue[K, V]) unclaim(idx int32) {
 
 // putBack returns the revoked claim c's item to the heap. q.mu must be held.
 func (q *Queue[K, V]) putBack(c *claim[K, V]) {
-	s := &q.slots[c.slot]
+	s := q.slots.at(c.slot)
 	s.state = s.state&^running | pending
 	if c.counted {
 		s.state -= attemptOne

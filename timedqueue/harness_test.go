@@ -364,18 +364,18 @@ func (q *Queue[K, V]) checkIndexEntries() error {
 			continue
 		}
 		idx := q.index.slotOf(e)
-		if int(idx) >= len(q.slots) || q.slots[idx].state&(inUse|retired) == 0 {
-			return fmt.Errorf("index entry names slot %d, which is free (of %d)", idx, len(q.slots))
+		if int(idx) >= q.slots.len() || q.slots.at(idx).state&(inUse|retired) == 0 {
+			return fmt.Errorf("index entry names slot %d, which is free (of %d)", idx, q.slots.len())
 		}
 		entries[idx]++
 	}
-	for i := range q.slots {
+	for i := range q.slots.len() {
 		want := 0
-		if q.slots[i].state&(inUse|retired) != 0 {
+		if q.slots.at(int32(i)).state&(inUse|retired) != 0 {
 			want = 1
 		}
 		if got := entries[int32(i)]; got != want {
-			return fmt.Errorf("slot %d (flags %b): %d index entries, want %d", i, q.slots[i].state, got, want)
+			return fmt.Errorf("slot %d (flags %b): %d index entries, want %d", i, q.slots.at(int32(i)).state, got, want)
 		}
 	}
 	return nil
@@ -389,8 +389,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	used, retiredSlots := 0, 0
-	for i := range q.slots {
-		switch st := q.slots[i].state; {
+	for i := range q.slots.len() {
+		switch st := q.slots.at(int32(i)).state; {
 		case st&inUse != 0:
 			used++
 		case st == retired:
@@ -405,19 +405,19 @@ func (q *Queue[K, V]) checkInvariants() error {
 	if retiredSlots != q.index.retired {
 		return fmt.Errorf("retired slots: got %d, index says %d", retiredSlots, q.index.retired)
 	}
-	if len(q.free)+used+retiredSlots != len(q.slots) {
-		return fmt.Errorf("free %d + used %d + retired %d != slots %d", len(q.free), used, retiredSlots, len(q.slots))
+	if len(q.free)+used+retiredSlots != q.slots.len() {
+		return fmt.Errorf("free %d + used %d + retired %d != slots %d", len(q.free), used, retiredSlots, q.slots.len())
 	}
 	if err := q.checkIndexEntries(); err != nil {
 		return err
 	}
 	for _, f := range q.free {
-		if q.slots[f].state != 0 {
-			return fmt.Errorf("free slot %d has flags %b", f, q.slots[f].state)
+		if q.slots.at(f).state != 0 {
+			return fmt.Errorf("free slot %d has flags %b", f, q.slots.at(f).state)
 		}
 	}
-	for i := range q.slots {
-		s := &q.slots[i]
+	for i := range q.slots.len() {
+		s := q.slots.at(int32(i))
 		if s.state&inUse == 0 {
 			continue
 		}
@@ -443,8 +443,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 	live := make(map[int32]int)
 	stale := 0
 	for _, it := range slices.Concat([]item(q.heap), q.ready) {
-		if int(it.slot) >= len(q.slots) {
-			return fmt.Errorf("heap item names slot %d of %d", it.slot, len(q.slots))
+		if int(it.slot) >= q.slots.len() {
+			return fmt.Errorf("heap item names slot %d of %d", it.slot, q.slots.len())
 		}
 		if q.live(it) {
 			live[it.slot]++
@@ -455,8 +455,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 	if stale != q.dead {
 		return fmt.Errorf("stale heap items: got %d, dead says %d", stale, q.dead)
 	}
-	for i := range q.slots {
-		s := &q.slots[i]
+	for i := range q.slots.len() {
+		s := q.slots.at(int32(i))
 		want := 0
 		if s.state&(pending|parked) == pending {
 			want = 1
@@ -466,8 +466,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 		}
 	}
 	runningSlots := 0
-	for i := range q.slots {
-		if q.slots[i].state&running != 0 {
+	for i := range q.slots.len() {
+		if q.slots.at(int32(i)).state&running != 0 {
 			runningSlots++
 		}
 	}
@@ -484,7 +484,7 @@ func (q *Queue[K, V]) checkInvariants() error {
 				continue
 			}
 			claims++
-			s := &q.slots[c.slot]
+			s := q.slots.at(c.slot)
 			if s.state&running == 0 || q.claimOf(c.slot) != c {
 				return fmt.Errorf("worker %d claims slot %d with state %b, which another claim names too", w, c.slot, s.state)
 			}
@@ -501,8 +501,8 @@ func (q *Queue[K, V]) checkInvariants() error {
 // held.
 func (q *Queue[K, V]) checkGens() error {
 	owner := make(map[uint32]int)
-	for i := range q.slots {
-		s := &q.slots[i]
+	for i := range q.slots.len() {
+		s := q.slots.at(int32(i))
 		if s.state&inUse == 0 {
 			continue
 		}

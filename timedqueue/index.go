@@ -19,7 +19,7 @@ import (
 // its entry.
 type index[K comparable, V any] struct {
 	seed  maphash.Seed
-	slots *[]slot[K, V]
+	slots *slotTable[K, V]
 	table []uint32 // 0 is empty; else tag | distance<<slotBits | slot+1
 	mask  uint64   // len(table)-1; len(table) is a power of two
 	// slotBits is how many low bits of an entry hold slot+1: enough for every slot there
@@ -44,7 +44,7 @@ const (
 	maxDistBits  = 5  // distances up to 30 are kept: in a table at most 3/4 full, nearly all
 )
 
-func newIndex[K comparable, V any](slots *[]slot[K, V], size int) index[K, V] {
+func newIndex[K comparable, V any](slots *slotTable[K, V], size int) index[K, V] {
 	x := index[K, V]{seed: maphash.MakeSeed(), slots: slots}
 	x.alloc(size)
 	return x
@@ -56,7 +56,7 @@ func (x *index[K, V]) alloc(n int) {
 	size := max(minIndexSize, 1<<bits.Len(uint(n*4/3))) // keeps the load at most 3/4
 	x.table = make([]uint32, size)
 	x.mask = uint64(size - 1)
-	x.setSlotBits(max(minSlotBits, uint(bits.Len(uint(len(*x.slots))))))
+	x.setSlotBits(max(minSlotBits, uint(bits.Len(uint(x.slots.len())))))
 	x.n, x.retired = 0, 0
 }
 
@@ -95,7 +95,7 @@ func (x *index[K, V]) home(e uint32, i uint64) uint64 {
 	if d := e >> x.slotBits & x.farDist(); d != x.farDist() {
 		return (i - uint64(d)) & x.mask
 	}
-	return x.hash((*x.slots)[x.slotOf(e)].key) & x.mask
+	return x.hash(x.slots.at(x.slotOf(e)).key) & x.mask
 }
 
 // lookup returns the bucket of key and true, or the empty bucket where the probe ended and
@@ -103,14 +103,13 @@ func (x *index[K, V]) home(e uint32, i uint64) uint64 {
 func (x *index[K, V]) lookup(key K, h uint64) (bucket uint64, ok bool) {
 	tagShift := x.slotBits + x.distBits
 	tag, slotMask := uint32(h>>32)>>tagShift, uint32(1)<<x.slotBits-1
-	slots := *x.slots
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
 		e := x.table[i]
 		if e == 0 {
 			return i, false
 		}
 		if e>>tagShift == tag {
-			if s := &slots[e&slotMask-1]; s.state&inUse != 0 && s.key == key {
+			if s := x.slots.at(int32(e&slotMask) - 1); s.state&inUse != 0 && s.key == key {
 				return i, true
 			}
 		}
@@ -132,7 +131,7 @@ func (x *index[K, V]) get(key K) (int32, bool) {
 
 // put records that key, which is not in the index, is in slot s, one of the slots there are.
 func (x *index[K, V]) put(key K, s int32) {
-	for len(*x.slots) >= 1<<x.slotBits && x.slotBits < maxSlotBits {
+	for x.slots.len() >= 1<<x.slotBits && x.slotBits < maxSlotBits {
 		x.widen()
 	}
 	if x.full() {
@@ -175,7 +174,7 @@ func (x *index[K, V]) grow() {
 	x.mask = uint64(len(x.table) - 1)
 	for _, e := range old {
 		if e != 0 {
-			h := x.hash((*x.slots)[x.slotOf(e)].key)
+			h := x.hash(x.slots.at(x.slotOf(e)).key)
 			x.insertEntry(h&x.mask, e)
 		}
 	}
@@ -236,11 +235,10 @@ func (x *index[K, V]) sweep(freed func(slot int32)) {
 	for x.table[z] != 0 { // there is an empty bucket: the load is at most 3/4
 		z++
 	}
-	slots := *x.slots
 	i := (z + 1) & x.mask
 	for left := len(x.table); left > 0; {
 		e := x.table[i]
-		if e != 0 && slots[x.slotOf(e)].state&retired != 0 {
+		if e != 0 && x.slots.at(x.slotOf(e)).state&retired != 0 {
 			x.deleteAt(i) // a later entry may have moved to i: look at it again
 			x.retired--
 			freed(x.slotOf(e))

@@ -17,7 +17,7 @@ func TestIndexAgainstMap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			keys := tc.keys
 			rng := rand.New(rand.NewPCG(1, uint64(keys)))
-			var slots []slot[string, int]
+			var slots slotTable[string, int]
 			x := newIndex(&slots, 0)
 			x.distLimit = tc.distLimit
 			x.alloc(0)
@@ -32,8 +32,8 @@ func TestIndexAgainstMap(t *testing.T) {
 					x.remove(want[k], x.hash(k))
 					delete(want, k)
 				} else {
-					slots = append(slots, slot[string, int]{key: k, state: inUse})
-					s := int32(len(slots) - 1)
+					s := slots.add()
+					*slots.at(s) = slot[string, int]{key: k, state: inUse}
 					x.put(k, s)
 					want[k] = s
 				}
@@ -81,10 +81,10 @@ func indexCases(keys []int) []indexCase {
 // buckets, so probe runs are long and often cross its end), removes keys from the middle of
 // runs and checks that the others are still found.
 func TestIndexWrapsAround(t *testing.T) {
-	var slots []slot[int, int]
+	var slots slotTable[int, int]
 	x := newIndex(&slots, 0)
 	for i := range 6 { // 6 of 8 buckets: the most before it grows
-		slots = append(slots, slot[int, int]{key: i, state: inUse})
+		*slots.at(slots.add()) = slot[int, int]{key: i, state: inUse}
 		x.put(i, int32(i))
 	}
 	if got, want := len(x.table), minIndexSize; got != want {
@@ -100,7 +100,7 @@ func TestIndexWrapsAround(t *testing.T) {
 			t.Errorf("get(%d): got %d %v, want present=%v", i, s, ok, !removed)
 		}
 	}
-	slots = append(slots, slot[int, int]{key: 6, state: inUse})
+	*slots.at(slots.add()) = slot[int, int]{key: 6, state: inUse}
 	x.put(6, 6)
 	if s, ok := x.get(6); !ok || s != 6 {
 		t.Errorf("get(6) after refill: got %d %v, want 6 true", s, ok)
@@ -116,7 +116,7 @@ func TestIndexSweep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			keys := tc.keys
 			rng := rand.New(rand.NewPCG(3, uint64(keys)))
-			var slots []slot[int, int]
+			var slots slotTable[int, int]
 			var free []int32
 			x := newIndex(&slots, 0)
 			x.distLimit = tc.distLimit
@@ -129,22 +129,21 @@ func TestIndexSweep(t *testing.T) {
 				switch {
 				case ok && rng.IntN(2) == 0:
 					x.remove(s, x.hash(k))
-					slots[s] = slot[int, int]{}
+					*slots.at(s) = slot[int, int]{}
 					free = append(free, s)
 					delete(want, k)
 				case ok:
-					slots[s].state = retired // it keeps its key, as retire does, until the sweep
+					slots.at(s).state = retired // it keeps its key, as retire does, until the sweep
 					x.retire()
 					retiredSet[s] = true
 					delete(want, k)
 				default:
 					if len(free) == 0 {
-						slots = append(slots, slot[int, int]{})
-						free = append(free, int32(len(slots)-1))
+						free = append(free, slots.add())
 					}
 					s = free[len(free)-1]
 					free = free[:len(free)-1]
-					slots[s] = slot[int, int]{key: k, state: inUse}
+					*slots.at(s) = slot[int, int]{key: k, state: inUse}
 					x.put(k, s)
 					want[k] = s
 				}
@@ -155,7 +154,7 @@ func TestIndexSweep(t *testing.T) {
 							t.Fatalf("op %d: sweep freed slot %d: retired %v, freed before %v", op, s, retiredSet[s], freed[s])
 						}
 						freed[s] = true
-						slots[s] = slot[int, int]{}
+						*slots.at(s) = slot[int, int]{}
 						free = append(free, s)
 					})
 					if len(freed) != len(retiredSet) || x.retired != 0 {
@@ -190,16 +189,15 @@ func TestIndexSweep(t *testing.T) {
 // is its distance from its home (or not kept, when too far), and no empty bucket lies
 // between its home and it, so that a probe for its key reaches it.
 func (x *index[K, V]) check() error {
-	slots := *x.slots
 	for i, e := range x.table {
 		if e == 0 {
 			continue
 		}
 		s := x.slotOf(e)
-		if int(s) >= len(slots) || s < 0 {
-			return fmt.Errorf("bucket %d names slot %d of %d", i, s, len(slots))
+		if int(s) >= x.slots.len() || s < 0 {
+			return fmt.Errorf("bucket %d names slot %d of %d", i, s, x.slots.len())
 		}
-		h := x.hash(slots[s].key)
+		h := x.hash(x.slots.at(s).key)
 		tagShift := x.slotBits + x.distBits
 		if got, want := uint64(e)>>tagShift, uint64(x.tag(h))>>tagShift; got != want {
 			return fmt.Errorf("bucket %d (slot %d): tag %#x, want %#x", i, s, got, want)

@@ -72,7 +72,7 @@ type Queue[K comparable, V any] struct {
 	mu    sync.Mutex
 	cond  sync.Cond // workers wait here for due work
 	index index[K, V]
-	slots []slot[K, V]
+	slots slotTable[K, V]
 	free  []int32
 	heap  itemHeap
 	ready []item // due items taken out of the heap in one pass (ready.go)
@@ -162,13 +162,13 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 		return false
 	}
 	if ok {
-		if s := &q.slots[idx]; s.state&(pending|parked) == pending {
+		if s := q.slots.at(idx); s.state&(pending|parked) == pending {
 			q.dead++ // its heap item goes stale
 		}
 	} else {
 		idx = q.alloc(key)
 	}
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	s.gen = seq
 	s.value, s.due = value, t
 	s.state = s.state&flagBits&^parked | pending // attempts start again
@@ -191,7 +191,7 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 	if !ok {
 		return idx, false, false
 	}
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	if s.state&running != 0 {
 		q.unclaim(idx) // a claim not started yet must not start with what is replaced
 	}
@@ -220,7 +220,7 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 		return false
 	}
 	seq := q.nextSeq() // before any count of stale items: it may renumber them away
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	if s.state&running != 0 {
 		q.unclaim(idx) // a claim not started yet must not start after Cancel returns
 	}
@@ -246,10 +246,10 @@ func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots[idx].state&pending == 0 {
+	if !ok || q.slots.at(idx).state&pending == 0 {
 		return value, time.Time{}, false
 	}
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	return s.value, q.timeOf(s.due), true
 }
 
@@ -263,11 +263,11 @@ func (q *Queue[K, V]) Running(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots[idx].state&running == 0 {
+	if !ok || q.slots.at(idx).state&running == 0 {
 		return value, time.Time{}, false
 	}
 	c := q.claimOf(idx)
-	if c == nil || c.it.seq != q.slots[idx].gen {
+	if c == nil || c.it.seq != q.slots.at(idx).gen {
 		return value, time.Time{}, false
 	}
 	return c.a.value, q.timeOf(c.due), true
@@ -301,8 +301,8 @@ func (q *Queue[K, V]) Pending() []Entry[K, V] {
 	}
 	q.mu.Lock()
 	out := make([]ordered, 0, q.index.len())
-	for i := range q.slots {
-		s := &q.slots[i]
+	for i := range q.slots.len() {
+		s := q.slots.at(int32(i))
 		if s.state&pending != 0 {
 			out = append(out, ordered{Entry[K, V]{Key: s.key, Value: s.value}, s.due, int32(i)})
 		}

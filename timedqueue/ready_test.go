@@ -279,7 +279,7 @@ func TestReadyRunRetiresSlots(t *testing.T) {
 		}
 		h.start()
 		h.q.mu.Lock()
-		retiredN, slots := h.q.index.retired, len(h.q.slots)
+		retiredN, slots := h.q.index.retired, h.q.slots.len()
 		h.q.mu.Unlock()
 		if retiredN < due-maxBatch || slots != due+later {
 			t.Fatalf("after the burst: %d retired slots of %d; want at least %d retired", retiredN, slots, due-maxBatch)
@@ -288,7 +288,7 @@ func TestReadyRunRetiresSlots(t *testing.T) {
 			h.schedule(fmt.Sprintf("new%05d", i), 2, at(time.Minute))
 		}
 		h.q.mu.Lock()
-		retiredN, slots = h.q.index.retired, len(h.q.slots)
+		retiredN, slots = h.q.index.retired, h.q.slots.len()
 		h.q.mu.Unlock()
 		if retiredN != 0 || slots != due+later {
 			t.Errorf("after %d new keys: %d retired, %d slots; want 0 and %d (swept and reused)", due, retiredN, slots, due+later)

@@ -231,7 +231,7 @@ func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
 func (q *Queue[K, V]) finish(c *claim[K, V]) {
 	idx := c.slot
 	c.slot = -1
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	s.state &^= running
 	q.active--
 	q.changed()

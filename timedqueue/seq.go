@@ -29,7 +29,7 @@ func (q *Queue[K, V]) nextSeq() uint32 {
 // q.mu must be held.
 func (q *Queue[K, V]) push(idx int32, at int64) {
 	seq := q.nextSeq()
-	q.slots[idx].gen = seq
+	q.slots.at(idx).gen = seq
 	q.heap.push(item{at: at, seq: seq, slot: idx})
 }
 
@@ -50,26 +50,26 @@ func (q *Queue[K, V]) renumber() {
 		}
 	}
 	q.eachClaim(func(c *claim[K, V]) {
-		if q.slots[c.slot].gen == c.it.seq {
+		if q.slots.at(c.slot).gen == c.it.seq {
 			live = append(live, c.it)
 		}
 	})
 	slices.SortFunc(live, compareItems)
-	gens := make([]uint32, len(q.slots))
+	gens := make([]uint32, q.slots.len())
 	var n uint32
 	for _, it := range live {
 		n++
 		gens[it.slot] = n
 	}
-	for i := range q.slots {
-		if q.slots[i].state&inUse != 0 && gens[i] == 0 {
+	for i := range q.slots.len() {
+		if q.slots.at(int32(i)).state&inUse != 0 && gens[i] == 0 {
 			n++ // parked, or running with no newer work: its gen names no item
 			gens[i] = n
 		}
 	}
 	q.renumberItems(gens)
-	for i := range q.slots {
-		q.slots[i].gen = gens[i] // 0 for free and retired slots: no item names them any more
+	for i := range q.slots.len() {
+		q.slots.at(int32(i)).gen = gens[i] // 0 for free and retired slots: no item names them any more
 	}
 	q.seq = n
 }
@@ -97,7 +97,7 @@ func (q *Queue[K, V]) renumberItems(gens []uint32) {
 	})
 	q.dead = 0
 	q.eachClaim(func(c *claim[K, V]) {
-		if q.slots[c.slot].gen == c.it.seq {
+		if q.slots.at(c.slot).gen == c.it.seq {
 			c.it.seq = gens[c.slot]
 		} else {
 			c.it.seq = 0

@@ -50,7 +50,7 @@ func slotState(q *Queue[string, int], key string) uint32 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if idx, ok := q.index.get(key); ok {
-		return q.slots[idx].state
+		return q.slots.at(idx).state
 	}
 	return 0
 }

@@ -107,7 +107,7 @@ func TestLargeDrainCancel(t *testing.T) {
 			values[k] = -i
 			h.schedule(k, -i, at(due[k]))
 		}
-		slotsBefore := len(h.q.slots)
+		slotsBefore := h.q.slots.len()
 		for _, i := range r.Perm(n)[:n-keep] {
 			k := fmt.Sprint("k", i)
 			if !h.unschedule(k) {
@@ -120,7 +120,7 @@ func TestLargeDrainCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.q.mu.Lock()
-		slots, heapCap, dead := len(h.q.slots), cap(h.q.heap), h.q.dead
+		slots, heapCap, dead := h.q.slots.len(), cap(h.q.heap), h.q.dead
 		h.q.mu.Unlock()
 		if slots > 2*keep+minShrink/4 || heapCap > 2*minShrink || slots >= slotsBefore {
 			t.Errorf("after the drain: %d slots (from %d), heap capacity %d, %d stale: want them rebuilt small", slots, slotsBefore, heapCap, dead)
@@ -161,7 +161,7 @@ func TestLargeDrainRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.q.mu.Lock()
-		slots, heapCap := len(h.q.slots), cap(h.q.heap)
+		slots, heapCap := h.q.slots.len(), cap(h.q.heap)
 		h.q.mu.Unlock()
 		if slots > 2*keep+minShrink/4 || heapCap > 2*minShrink {
 			t.Errorf("after the burst: %d slots, heap capacity %d, want them rebuilt small", slots, heapCap)
@@ -206,7 +206,7 @@ func TestShrinkWithRunningKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.q.mu.Lock()
-		slots := len(h.q.slots)
+		slots := h.q.slots.len()
 		h.q.mu.Unlock()
 		if slots > minShrink {
 			t.Errorf("slots after cancelling %d: got %d, want them rebuilt", n, slots)

@@ -28,7 +28,7 @@ func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
 
 // alloc takes a free slot for key, or appends one. q.mu must be held.
 func (q *Queue[K, V]) alloc(key K) int32 {
-	if len(q.free) == 0 && q.index.retired > 0 && (q.index.retired >= len(q.slots)/8 || q.index.full()) {
+	if len(q.free) == 0 && q.index.retired > 0 && (q.index.retired >= q.slots.len()/8 || q.index.full()) {
 		q.sweep() // an O(table) scan, paid for by at least an eighth of the slots
 	}
 	var idx int32
@@ -36,10 +36,9 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 		idx = q.free[n-1]
 		q.free = q.free[:n-1]
 	} else {
-		q.slots = append(q.slots, slot[K, V]{})
-		idx = int32(len(q.slots) - 1)
+		idx = q.slots.add()
 	}
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	s.key = key
 	s.state = inUse
 	q.index.put(key, idx)
@@ -50,7 +49,7 @@ func (q *Queue[K, V]) alloc(key K) int32 {
 // key from the index. Its generation is kept, so heap items that still name the slot stay
 // stale after it is reused. Cancel uses it: its lookup has just read the key's bucket.
 // q.mu must be held.
-func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots[idx].key)) }
+func (q *Queue[K, V]) release(idx int32) { q.releaseHashed(idx, q.index.hash(q.slots.at(idx).key)) }
 
 // releaseHashed is release for a key whose hash, h, is known.
 func (q *Queue[K, V]) releaseHashed(idx int32, h uint64) {
@@ -78,7 +77,7 @@ func (q *Queue[K, V]) freeFinished(idx int32, h uint64) {
 // slot keeps its key until the sweep, which may need to hash it again (see index). q.mu
 // must be held.
 func (q *Queue[K, V]) retire(idx int32) {
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	var zeroV V
 	s.value, s.state = zeroV, retired
 	q.index.retire()
@@ -88,7 +87,7 @@ func (q *Queue[K, V]) retire(idx int32) {
 // clearSlot drops the slot's key and value, so that the collector may free what they
 // point to, and sets its state.
 func (q *Queue[K, V]) clearSlot(idx int32, state uint32) {
-	s := &q.slots[idx]
+	s := q.slots.at(idx)
 	var zeroK K
 	var zeroV V
 	s.key, s.value, s.state = zeroK, zeroV, state
@@ -105,7 +104,7 @@ func (q *Queue[K, V]) sweep() {
 
 // live reports whether it is the current, pending, generation of its slot.
 func (q *Queue[K, V]) live(it item) bool {
-	s := &q.slots[it.slot]
+	s := q.slots.at(it.slot)
 	return s.gen == it.seq && s.state&(pending|parked) == pending
 }
 
@@ -156,22 +155,22 @@ func (q *Queue[K, V]) shrinkHeap() {
 // the slots are used, since a Go map never shrinks by itself. The cost, O(n), is paid once
 // per n releases. q.mu must be held.
 func (q *Queue[K, V]) shrinkSlots() {
-	if n := len(q.slots); n <= minShrink || q.index.len() >= n/4 {
+	if n := q.slots.len(); n <= minShrink || q.index.len() >= n/4 {
 		return
 	}
 	if q.earliest() <= q.lastClaim {
 		return // a drain is under way: rebuild once it is over, not at every halving
 	}
-	remap := make([]int32, len(q.slots))
-	slots := make([]slot[K, V], 0, 2*q.index.len())
-	for i := range q.slots {
-		s := &q.slots[i]
+	remap := make([]int32, q.slots.len())
+	var slots slotTable[K, V]
+	for i := range q.slots.len() {
+		s := q.slots.at(int32(i))
 		if s.state&inUse == 0 {
 			remap[i] = -1
 			continue
 		}
-		remap[i] = int32(len(slots))
-		slots = append(slots, *s)
+		remap[i] = slots.add()
+		*slots.at(remap[i]) = *s
 	}
 	h := q.heap[:0]
 	for _, it := range q.heap {
@@ -193,9 +192,9 @@ func (q *Queue[K, V]) shrinkSlots() {
 	q.dead = 0
 	q.remapClaims(remap)
 	q.slots, q.free = slots, nil
-	q.index.rebuild(len(slots))
-	for i := range q.slots {
-		q.index.put(q.slots[i].key, int32(i))
+	q.index.rebuild(slots.len())
+	for i := range q.slots.len() {
+		q.index.put(q.slots.at(int32(i)).key, int32(i))
 	}
 	q.shrinkHeap()
 }
