@@ -33,11 +33,13 @@ type scheduled struct {
 func (m *Manager) syncPod(key types.NamespacedName, fallback *v1.Pod, now time.Time, untainted Reason) {
 	defer m.podLocks.lock(key).unlock()
 	pod, err := m.cache.Pod(key.Namespace, key.Name)
-	if err == nil || apierrors.IsNotFound(err) {
+	// Asked once: IsNotFound allocates, even for nil, and every deleted pod comes here.
+	gone := err == nil && pod == nil || err != nil && apierrors.IsNotFound(err)
+	if err == nil || gone {
 		m.retries.succeeded(func() string { return podRetryKey(key) })
 	}
 	switch {
-	case err == nil && pod == nil, err != nil && apierrors.IsNotFound(err): // IsNotFound(nil) allocates
+	case gone:
 		m.deleted.forget(key)
 		m.cancel(key, ReasonPodDeleted)
 		return

@@ -11,11 +11,16 @@ import (
 // fifo is a queue of keys in arrival order that holds only the latest payload of each key:
 // a key queued again keeps its place and takes the new payload, so a burst of updates of
 // one object costs one piece of work, done with the newest state.
+//
+// The keys wait in a ring, so that the slots of the keys taken are reused while more
+// arrive: its size is the most keys queued at once, not the number of updates of a busy
+// spell. When the fifo empties, a ring of up to 1024 keys is kept with its map for the next
+// burst; a larger one is let go with its map, since a Go map never shrinks:
+// the storage of an outage's burst is not kept once the burst is over.
 type fifo[K comparable, V any] struct {
-	order []K
+	ring  []K // queued keys from ring[head] on, wrapping around; len(items) of them
 	head  int
 	items map[K]V
-	peak  int
 }
 
 func (f *fifo[K, V]) put(k K, v V) {
@@ -23,30 +28,53 @@ func (f *fifo[K, V]) put(k K, v V) {
 		f.items = make(map[K]V)
 	}
 	if _, ok := f.items[k]; !ok {
-		f.order = append(f.order, k)
+		n := len(f.items)
+		if n == len(f.ring) {
+			f.grow()
+		}
+		f.ring[f.slot(n)] = k
 	}
 	f.items[k] = v
-	f.peak = max(f.peak, len(f.items))
 }
 
 func (f *fifo[K, V]) take() (k K, v V, ok bool) {
-	for f.head < len(f.order) {
-		k = f.order[f.head]
-		f.head++
-		if v, ok = f.items[k]; ok {
-			delete(f.items, k)
-			break
-		}
+	if len(f.items) == 0 {
+		return k, v, false
 	}
-	if f.head == len(f.order) {
-		// Drained: reuse the slice, and let a map that grew large go, since maps never shrink.
-		clear(f.order)
-		f.order, f.head = f.order[:0], 0
-		if f.peak > 1024 {
-			f.order, f.items, f.peak = nil, nil, 0
-		}
+	k = f.ring[f.head]
+	var zero K
+	f.ring[f.head], f.head = zero, f.slot(1)
+	v = f.items[k]
+	delete(f.items, k)
+	if len(f.items) == 0 {
+		f.empty()
 	}
-	return k, v, ok
+	return k, v, true
+}
+
+// empty lets the storage of a large burst go.
+func (f *fifo[K, V]) empty() {
+	f.head = 0
+	if len(f.ring) > 1024 {
+		f.ring, f.items = nil, nil
+	}
+}
+
+// slot returns the index in the ring of the i-th queued key, counted from 0.
+func (f *fifo[K, V]) slot(i int) int {
+	i += f.head
+	if i >= len(f.ring) {
+		i -= len(f.ring)
+	}
+	return i
+}
+
+// grow doubles the ring, with the queued keys in order at its start.
+func (f *fifo[K, V]) grow() {
+	ring := make([]K, max(2*len(f.ring), 16))
+	n := copy(ring, f.ring[f.head:])
+	copy(ring[n:], f.ring[:f.head])
+	f.ring, f.head = ring, 0
 }
 
 func (f *fifo[K, V]) len() int { return len(f.items) }

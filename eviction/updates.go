@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/taintevict/taintevict/tolerations"
 )
@@ -63,5 +62,24 @@ func (m *Manager) PodUpdated(old, new *v1.Pod) {
 func podChanged(old, new *v1.Pod) bool {
 	return old.Spec.NodeName != new.Spec.NodeName || old.UID != new.UID ||
 		leavingReason(old) != leavingReason(new) ||
-		!apiequality.Semantic.DeepEqual(old.Spec.Tolerations, new.Spec.Tolerations)
+		!tolerationsEqual(old.Spec.Tolerations, new.Spec.Tolerations)
+}
+
+// tolerationsEqual reports whether a and b are the same tolerations in the same order, as
+// apiequality.Semantic.DeepEqual does (nil and empty are equal; TolerationSeconds compares
+// the numbers, not the pointers), without its reflection: most pod updates change only the
+// status, and come here, where DeepEqual cost about 2 µs and 22 allocations per update.
+// The rest of the struct is compared with ==, so that a field a newer API adds is compared
+// too: a field that is not comparable would not compile, and a pointer would compare by
+// address, which takes an unchanged toleration as changed (processed once more, never
+// missed).
+func tolerationsEqual(a, b []v1.Toleration) bool {
+	return slices.EqualFunc(a, b, func(x, y v1.Toleration) bool {
+		xs, ys := x.TolerationSeconds, y.TolerationSeconds
+		if (xs == nil) != (ys == nil) || xs != nil && *xs != *ys {
+			return false
+		}
+		x.TolerationSeconds, y.TolerationSeconds = nil, nil
+		return x == y
+	})
 }

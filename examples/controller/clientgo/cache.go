@@ -57,17 +57,43 @@ func (c InformerCache) PodsOnNode(node string) ([]*v1.Pod, error) {
 
 // Pod returns the pod from the pod store, or the NotFound error the pod lister returns.
 func (c InformerCache) Pod(namespace, name string) (*v1.Pod, error) {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
+	pod, found, err := get[*v1.Pod](c.pods, podKey(namespace, name), podResource)
+	if err == nil && !found {
+		return nil, apierrors.NewNotFound(podResource, name)
 	}
-	return get[*v1.Pod](c.pods, key, podResource, name)
+	return pod, err
 }
 
 // Node returns the node from the node store, or the NotFound error the node lister
 // returns.
 func (c InformerCache) Node(name string) (*v1.Node, error) {
-	return get[*v1.Node](c.nodes, name, nodeResource, name)
+	node, found, err := get[*v1.Node](c.nodes, name, nodeResource)
+	if err == nil && !found {
+		return nil, apierrors.NewNotFound(nodeResource, name)
+	}
+	return node, err
+}
+
+// managerCache is the InformerCache as the Controller's Manager reads it: a pod or node
+// that is not in its store is a nil object and a nil error, which the [eviction.Cache]
+// contract allows as "does not exist", rather than a NotFound error. The Manager only
+// tests such an error and drops it; and in a zone outage it looks up every pod it evicted
+// once more, when the pod's deletion arrives, where a new error would cost five
+// allocations and the garbage collector's time, per pod.
+type managerCache struct{ InformerCache }
+
+var _ eviction.Cache = managerCache{}
+
+// Pod returns the pod from the pod store, or nil.
+func (c managerCache) Pod(namespace, name string) (*v1.Pod, error) {
+	pod, _, err := get[*v1.Pod](c.pods, podKey(namespace, name), podResource)
+	return pod, err
+}
+
+// Node returns the node from the node store, or nil.
+func (c managerCache) Node(name string) (*v1.Node, error) {
+	node, _, err := get[*v1.Node](c.nodes, name, nodeResource)
+	return node, err
 }
 
 // The resources the listers name in their NotFound errors.
@@ -76,20 +102,25 @@ var (
 	nodeResource = v1.Resource("node")
 )
 
-// get returns the object of store under key, as client-go's listers do, except that an
-// object of another type than T is an error, not a panic.
-func get[T runtime.Object](store cache.Indexer, key string, resource schema.GroupResource, name string) (T, error) {
+// podKey is the pod store's key of a pod, as cache.MetaNamespaceKeyFunc makes it.
+func podKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// get returns the object of store under key, and whether there is one, as client-go's
+// listers find it, except that an object of another type than T is an error, not a panic.
+func get[T runtime.Object](store cache.Indexer, key string, resource schema.GroupResource) (T, bool, error) {
 	var none T
 	obj, exists, err := store.GetByKey(key)
-	switch {
-	case err != nil:
-		return none, err
-	case !exists:
-		return none, apierrors.NewNotFound(resource, name)
+	if err != nil || !exists {
+		return none, false, err
 	}
 	t, ok := obj.(T)
 	if !ok {
-		return none, fmt.Errorf("clientgo: the %s store holds a %T under %q", resource.Resource, obj, key)
+		return none, false, fmt.Errorf("clientgo: the %s store holds a %T under %q", resource.Resource, obj, key)
 	}
-	return t, nil
+	return t, true, nil
 }

@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,8 +10,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // storeCache returns an InformerCache over stores that the test fills itself, without
@@ -66,5 +70,69 @@ func BenchmarkInformerCache(b *testing.B) {
 		if _, err := c.Node(pod.Spec.NodeName); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestManagerCache checks the Manager's view of the stores: the same objects and errors as
+// InformerCache, except that a missing pod or node is nil with a nil error, which
+// eviction.Cache reads as "does not exist", as it does NotFound.
+func TestManagerCache(t *testing.T) {
+	c, pods, nodes := storeCache(t)
+	m := managerCache{c}
+	pod, node := podOn("a", "p1", "node-1"), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	require.NoError(t, pods.Add(pod))
+	require.NoError(t, nodes.Add(node))
+
+	got, err := m.Pod("a", "p1")
+	require.NoError(t, err)
+	assert.Same(t, pod, got)
+	gotNode, err := m.Node("node-1")
+	require.NoError(t, err)
+	assert.Same(t, node, gotNode)
+	pods2, err := m.PodsOnNode("node-1")
+	require.NoError(t, err)
+	assert.Equal(t, []*v1.Pod{pod}, pods2)
+
+	for _, tc := range []struct {
+		name   string
+		lookup func() (runtime.Object, error)
+	}{
+		{"missing pod", func() (runtime.Object, error) { return m.Pod("a", "p2") }},
+		{"same name, other namespace", func() (runtime.Object, error) { return m.Pod("b", "p1") }},
+		{"missing node", func() (runtime.Object, error) { return m.Node("node-2") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := tc.lookup()
+			assert.NoError(t, err)
+			assert.True(t, obj == nil || reflect.ValueOf(obj).IsNil(), "got %v, want nil", obj)
+		})
+	}
+
+	plain := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	require.NoError(t, plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}))
+	_, err = managerCache{InformerCache{pods: plain, nodes: nodes}}.Pod("a", "odd")
+	assert.EqualError(t, err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
+}
+
+// BenchmarkCacheMiss looks up a pod that is not in a store of 10,000 pods, as the Manager
+// does for every pod whose deletion arrives: through InformerCache, which returns the
+// listers' NotFound error, and through the Controller's managerCache, which returns nil.
+func BenchmarkCacheMiss(b *testing.B) {
+	c, pods, _ := storeCache(b)
+	for i := range 10_000 {
+		require.NoError(b, pods.Add(podOn(fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("pod-%d", i), fmt.Sprintf("node-%d", i%100))))
+	}
+	for _, bc := range []struct {
+		name  string
+		cache eviction.Cache
+	}{{"InformerCache", c}, {"managerCache", managerCache{c}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if pod, err := bc.cache.Pod("ns-7", "pod-gone"); pod != nil || err != nil && !apierrors.IsNotFound(err) {
+					b.Fatal(pod, err)
+				}
+			}
+		})
 	}
 }

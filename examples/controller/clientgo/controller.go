@@ -141,7 +141,7 @@ func (c *Controller) build(logger klog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c.manager, err = eviction.New(deleter, NewInformerCache(c.informers), eviction.Options{
+	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, eviction.Options{
 		Clock: c.opts.Clock, Workers: c.opts.Workers, DeleteWorkers: c.opts.DeleteWorkers,
 		DeleteTimeout: c.opts.DeleteTimeout, Observer: obs, DryRun: c.opts.Mode == ModeDryRun,
 		RateLimit: c.opts.RateLimit, TaintRateLimits: c.opts.TaintRateLimits, Brake: c.opts.Brake,
