@@ -11,7 +11,7 @@ import (
 // hash. That is about 5 to 11 bytes a key, against about 56 for a map[K]int32 with string
 // keys (which keeps a second copy of every key), and nothing for the collector to scan.
 // The keys stay in the slots: a probe reads a slot only when the tag matches, which at a
-// million keys is one probe in 64 that is not the key's own.
+// million keys is one probe in 128 that is not the key's own.
 //
 // The distance gives an entry's home when a deletion shifts entries back into its hole.
 // Distances past the field's range, and homes in a larger table, are found by hashing the
