@@ -137,18 +137,3 @@ func compareItems(a, b item) int {
 	}
 	return 0
 }
-
-// filterRun keeps the run's live items, in order, passing each through keep, which may
-// change it. q.mu must be held.
-func (q *Queue[K, V]) filterRun(keep func(*item) bool) {
-	r := q.ready[:0]
-	for _, it := range q.ready {
-		if keep(&it) {
-			r = append(r, it)
-		}
-	}
-	q.ready = r
-	if len(q.ready) == 0 {
-		q.ready = nil
-	}
-}

@@ -78,24 +78,7 @@ func (q *Queue[K, V]) renumber() {
 // stale ones; a claim of replaced work gets number 0, which no slot's gen will be. The
 // slots still hold their old gens. q.mu must be held.
 func (q *Queue[K, V]) renumberItems(gens []uint32) {
-	h := q.heap[:0]
-	for _, it := range q.heap {
-		if q.live(it) {
-			it.seq = gens[it.slot]
-			h = append(h, it)
-		}
-	}
-	clear(q.heap[len(h):])
-	q.heap = h
-	q.heap.init() // the order of the kept items is unchanged; dropping items broke the shape
-	q.filterRun(func(it *item) bool {
-		if !q.live(*it) {
-			return false
-		}
-		it.seq = gens[it.slot]
-		return true
-	})
-	q.dead = 0
+	q.sweepStale(func(it *item) { it.seq = gens[it.slot] })
 	q.eachClaim(func(c *claim[K, V]) {
 		if q.slots.at(c.slot).gen == c.it.seq {
 			c.it.seq = gens[c.slot]

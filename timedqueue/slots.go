@@ -127,18 +127,40 @@ func (q *Queue[K, V]) compactHeap() {
 	if q.dead < 64 || q.dead*4 < len(q.heap)+len(q.ready) {
 		return
 	}
+	q.sweepStale(nil)
+	q.shrinkHeap()
+}
+
+// sweepStale drops every stale item from the heap and the run, passes each live one through
+// fix (nil: none) and rebuilds the heap; the run keeps its order. Items are judged live
+// before fix changes them. q.mu must be held.
+func (q *Queue[K, V]) sweepStale(fix func(*item)) {
 	h := q.heap[:0]
 	for _, it := range q.heap {
 		if q.live(it) {
+			if fix != nil {
+				fix(&it)
+			}
 			h = append(h, it)
 		}
 	}
 	clear(q.heap[len(h):])
 	q.heap = h
-	q.heap.init()
-	q.filterRun(func(it *item) bool { return q.live(*it) })
+	q.heap.init() // dropping items broke the shape
+	r := q.ready[:0]
+	for _, it := range q.ready {
+		if q.live(it) {
+			if fix != nil {
+				fix(&it)
+			}
+			r = append(r, it)
+		}
+	}
+	q.ready = r
+	if len(q.ready) == 0 {
+		q.ready = nil
+	}
 	q.dead = 0
-	q.shrinkHeap()
 }
 
 // minShrink is the capacity under which slices and maps are never rebuilt smaller.
@@ -172,24 +194,7 @@ func (q *Queue[K, V]) shrinkSlots() {
 		remap[i] = slots.add()
 		*slots.at(remap[i]) = *s
 	}
-	h := q.heap[:0]
-	for _, it := range q.heap {
-		if q.live(it) {
-			it.slot = remap[it.slot]
-			h = append(h, it)
-		}
-	}
-	clear(q.heap[len(h):])
-	q.heap = h
-	q.heap.init()
-	q.filterRun(func(it *item) bool {
-		if !q.live(*it) {
-			return false
-		}
-		it.slot = remap[it.slot] // live, so in use and kept
-		return true
-	})
-	q.dead = 0
+	q.sweepStale(func(it *item) { it.slot = remap[it.slot] }) // live, so in use and kept
 	q.remapClaims(remap)
 	q.slots, q.free = slots, nil
 	q.index.rebuild(slots.len())
