@@ -135,32 +135,32 @@ func (q *Queue[K, V]) compactHeap() {
 // fix (nil: none) and rebuilds the heap; the run keeps its order. Items are judged live
 // before fix changes them. q.mu must be held.
 func (q *Queue[K, V]) sweepStale(fix func(*item)) {
-	h := q.heap[:0]
-	for _, it := range q.heap {
-		if q.live(it) {
-			if fix != nil {
-				fix(&it)
-			}
-			h = append(h, it)
-		}
-	}
-	clear(q.heap[len(h):])
-	q.heap = h
+	n := q.keepLive(q.heap, fix)
+	clear(q.heap[n:])
+	q.heap = q.heap[:n]
 	q.heap.init() // dropping items broke the shape
-	r := q.ready[:0]
-	for _, it := range q.ready {
-		if q.live(it) {
-			if fix != nil {
-				fix(&it)
-			}
-			r = append(r, it)
-		}
-	}
-	q.ready = r
+	q.ready = q.ready[:q.keepLive(q.ready, fix)]
 	if len(q.ready) == 0 {
 		q.ready = nil
 	}
 	q.dead = 0
+}
+
+// keepLive moves the live items of s to its front, in order, passing each through fix (nil:
+// none), and returns how many there are. It works in place: taking the address of a copy
+// would move every item to the heap. q.mu must be held.
+func (q *Queue[K, V]) keepLive(s []item, fix func(*item)) int {
+	n := 0
+	for i := range s {
+		if q.live(s[i]) {
+			if fix != nil {
+				fix(&s[i])
+			}
+			s[n] = s[i]
+			n++
+		}
+	}
+	return n
 }
 
 // minShrink is the capacity under which slices and maps are never rebuilt smaller.
