@@ -3,6 +3,7 @@ package timedqueue
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -236,4 +237,44 @@ func TestShrinkWithRunningKeys(t *testing.T) {
 			t.Fatalf("calls after 3 more hours: got %d, want 7", got)
 		}
 	})
+}
+
+// TestSweepsDoNotAllocate: the sweeps that drop stale items, the compaction a run of
+// cancels causes and the renumbering when the numbers run out, move the live items in place.
+// A sweep that took the address of each item's copy moved every live item to the heap: one
+// allocation per item per sweep.
+func TestSweepsDoNotAllocate(t *testing.T) {
+	h := newBareHarness(t, Options[string]{})
+	const n = 10_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+		h.q.Schedule(keys[i], i, at(time.Hour+time.Duration(i)*time.Millisecond))
+	}
+	mallocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	// 7,000 cancels compact the heap several times, sweeping thousands of live items, and
+	// leave enough keys that the slots are not rebuilt (which allocates a new table).
+	got := mallocs(func() {
+		for _, k := range keys[:7000] {
+			if !h.q.Cancel(k) {
+				t.Fatalf("Cancel(%s): got false, want true", k)
+			}
+		}
+	})
+	if got > 64 { // a few, when the heap's array is shrunk
+		t.Errorf("7,000 cancels, with their compactions: got %d allocations, want at most 64", got)
+	}
+	// Renumbering allocates its table of new numbers, one slice, and nothing per item.
+	runOutOfNumbers(h.q)
+	got = mallocs(func() { h.q.Schedule(keys[0], 0, at(time.Hour)) })
+	if got > 8 {
+		t.Errorf("a Schedule that renumbers 3,000 keys: got %d allocations, want at most 8", got)
+	}
+	h.wantLen(3001)
 }
