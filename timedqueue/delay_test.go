@@ -44,7 +44,7 @@ func TestBackoffDelayExported(t *testing.T) {
 // 292 years since the zero time.
 func TestZeroTimeLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		h.schedule("a", 1, time.Time{})
 		synctest.Wait()

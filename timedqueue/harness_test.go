@@ -196,7 +196,7 @@ type harness struct {
 
 // newHarness makes a queue with a fake clock at epoch, a recorder as its work function and
 // an eventLog as its tracer. It must be called inside synctest.Test.
-func newHarness(t *testing.T, opts Options[string]) *harness {
+func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	h := newBareHarness(t, opts)
 	h.obs = &eventLog{}
@@ -205,7 +205,7 @@ func newHarness(t *testing.T, opts Options[string]) *harness {
 }
 
 // newBareHarness is newHarness without a tracer.
-func newBareHarness(t *testing.T, opts Options[string]) *harness {
+func newBareHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: testclock.NewFakeClock(epoch)}
 	h.rec = newRecorder(h.clk)

@@ -19,7 +19,7 @@ const (
 
 // Options configures a [Queue]. The zero value gives the real clock, [DefaultWorkers]
 // workers, and retries until cancelled with the default [Backoff].
-type Options[K comparable] struct {
+type Options struct {
 	// Clock tells the time and makes the one timer the queue uses. nil means the real clock.
 	// Tests pass a k8s.io/utils/clock/testing.FakeClock, step it, and call
 	// [Queue.WaitIdle] to wait for the work the step made due; a step right after WaitIdle

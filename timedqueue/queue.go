@@ -102,7 +102,7 @@ type Queue[K comparable, V any] struct {
 
 // New returns a Queue that calls work for each key when it is due, once [Queue.Run] runs.
 // It returns an error, and no queue, when work is nil or an option is out of range.
-func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V], error) {
+func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], error) {
 	if work == nil {
 		return nil, errors.New("timedqueue: nil work function")
 	}

@@ -16,7 +16,7 @@ import (
 
 func TestExecute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		for i := range 5 {
 			if got := h.schedule(fmt.Sprint("k", i), i, h.clk.Now()); !got {
 				t.Fatalf("Schedule(k%d): got %v, want true", i, got)
@@ -31,7 +31,7 @@ func TestExecute(t *testing.T) {
 
 func TestExecuteDelayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -50,7 +50,7 @@ func TestExecuteDelayed(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -78,7 +78,7 @@ func TestCancel(t *testing.T) {
 
 func TestCancelAndReadd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -112,7 +112,7 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
 				h.schedule("a", 1, epoch)
 				h.start()
@@ -154,7 +154,7 @@ func TestCancelWhileRunning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
 				h.schedule("a", 1, epoch)
 				h.start()
@@ -190,7 +190,7 @@ func TestReplace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{})
+				h := newHarness(t, Options{})
 				h.schedule("a", 1, at(tc.old))
 				if got := h.schedule("a", 2, at(tc.new)); !got {
 					t.Fatalf("Schedule to move: got %v, want true", got)
@@ -219,7 +219,7 @@ func TestReplace(t *testing.T) {
 func TestScheduleSameTime(t *testing.T) {
 	t.Run("keeps order", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Workers: 1})
+			h := newHarness(t, Options{Workers: 1})
 			h.schedule("a", 1, at(time.Second))
 			h.schedule("b", 1, at(time.Second))
 			if got := h.schedule("a", 2, at(time.Second)); got {
@@ -233,7 +233,7 @@ func TestScheduleSameTime(t *testing.T) {
 	})
 	t.Run("keeps retry state", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
@@ -251,7 +251,7 @@ func TestScheduleSameTime(t *testing.T) {
 	})
 	t.Run("another time resets retry state", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
@@ -266,7 +266,7 @@ func TestScheduleSameTime(t *testing.T) {
 	})
 	t.Run("running key", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
@@ -285,7 +285,7 @@ func TestScheduleSameTime(t *testing.T) {
 
 func TestScheduleReportsChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.rec.gate("r")
 		h.schedule("r", 0, epoch)
 		h.start() // r is running, for epoch
@@ -323,7 +323,7 @@ func TestScheduleReportsChange(t *testing.T) {
 // TestOrder: due work starts in deadline order, ties in the order they were scheduled.
 func TestOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		for _, s := range []struct {
 			key string
 			d   time.Duration
@@ -346,7 +346,7 @@ func TestOrder(t *testing.T) {
 // attempt, even when other workers are free.
 func TestPerKeySerialization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 4})
+		h := newHarness(t, Options{Workers: 4})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -378,7 +378,7 @@ func TestPerKeySerialization(t *testing.T) {
 // TestParkedCancel: a key that came due while running, then was cancelled, does not run.
 func TestParkedCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 2})
+		h := newHarness(t, Options{Workers: 2})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -396,7 +396,7 @@ func TestParkedCancel(t *testing.T) {
 
 func TestRetryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -433,7 +433,7 @@ func TestRetryBackoff(t *testing.T) {
 func TestRetryJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		retries := map[string][]time.Duration{}
-		h := newBareHarness(t, Options[string]{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
+		h := newBareHarness(t, Options{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
 		h.q.trace = &retryTracer{clk: h.clk, f: func(key string, attempt int, retryAt time.Time, now time.Time) {
 			retries[key] = append(retries[key], retryAt.Sub(now))
 		}}
@@ -531,7 +531,7 @@ func TestBackoffDelay(t *testing.T) {
 
 func TestMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -563,7 +563,7 @@ func TestMaxAttempts(t *testing.T) {
 // wrappers see it.
 func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setFail("f", errBoom)
 		h.schedule("a", 1, at(10*time.Second))
 		h.schedule("a", 2, at(10*time.Second)) // changes nothing but the value: no event
@@ -611,7 +611,7 @@ func TestEvents(t *testing.T) {
 
 func TestPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("a", "kaboom")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -638,7 +638,7 @@ func TestPanic(t *testing.T) {
 // pending work stays.
 func TestShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.schedule("later", 2, at(time.Hour))
@@ -690,7 +690,7 @@ func TestShutdown(t *testing.T) {
 func TestNoStartAfterCancel(t *testing.T) {
 	for i := range 50 {
 		synctest.Test(t, func(t *testing.T) {
-			h := newBareHarness(t, Options[string]{Workers: 1})
+			h := newBareHarness(t, Options{Workers: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			var lateStarts []string
 			work := func(ctx context.Context, key string, _ int) error {
@@ -722,7 +722,7 @@ func TestNoStartAfterCancel(t *testing.T) {
 
 func TestRunTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		if err := h.q.Run(context.Background()); !errors.Is(err, ErrRunTwice) {
 			t.Fatalf("second Run while the first runs: got %v, want ErrRunTwice", err)
@@ -741,19 +741,19 @@ func TestNew(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		work    WorkFunc[string, int]
-		opts    Options[string]
+		opts    Options
 		wantErr string // "" for success
 	}{
-		{"zero options", work, Options[string]{}, ""},
-		{"nil work", nil, Options[string]{}, "timedqueue: "},
-		{"negative workers", work, Options[string]{Workers: -1}, "timedqueue: "},
-		{"negative base", work, Options[string]{Backoff: Backoff{Base: -1}}, "timedqueue: "},
-		{"negative cap", work, Options[string]{Backoff: Backoff{Cap: -1}}, "timedqueue: "},
-		{"negative max attempts", work, Options[string]{Backoff: Backoff{MaxAttempts: -1}}, "timedqueue: "},
-		{"jitter above 1", work, Options[string]{Backoff: Backoff{Jitter: 1.5}}, "timedqueue: "},
-		{"jitter 1", work, Options[string]{Backoff: Backoff{Jitter: 1}}, ""},
-		{"jitter off", work, Options[string]{Backoff: Backoff{Jitter: -1}}, ""},
-		{"one worker", work, Options[string]{Workers: 1}, ""},
+		{"zero options", work, Options{}, ""},
+		{"nil work", nil, Options{}, "timedqueue: "},
+		{"negative workers", work, Options{Workers: -1}, "timedqueue: "},
+		{"negative base", work, Options{Backoff: Backoff{Base: -1}}, "timedqueue: "},
+		{"negative cap", work, Options{Backoff: Backoff{Cap: -1}}, "timedqueue: "},
+		{"negative max attempts", work, Options{Backoff: Backoff{MaxAttempts: -1}}, "timedqueue: "},
+		{"jitter above 1", work, Options{Backoff: Backoff{Jitter: 1.5}}, "timedqueue: "},
+		{"jitter 1", work, Options{Backoff: Backoff{Jitter: 1}}, ""},
+		{"jitter off", work, Options{Backoff: Backoff{Jitter: -1}}, ""},
+		{"one worker", work, Options{Workers: 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := New(tc.work, tc.opts)
@@ -771,7 +771,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	q, _ := New(work, Options[string]{})
+	q, _ := New(work, Options{})
 	if got, want := len(q.batches), DefaultWorkers; got != want {
 		t.Errorf("default workers: got %d, want %d", got, want)
 	}
@@ -797,7 +797,7 @@ func TestTimes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{})
+				h := newHarness(t, Options{})
 				h.schedule("a", 1, tc.at)
 				h.wantWhen("a", tc.wantWhen, true)
 				h.start()
@@ -809,7 +809,7 @@ func TestTimes(t *testing.T) {
 	}
 	t.Run("beyond 2262 never runs", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{})
+			h := newHarness(t, Options{})
 			h.schedule("a", 1, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 			h.start()
 			for range 20 {
@@ -827,7 +827,7 @@ func TestTimes(t *testing.T) {
 
 func TestLen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.wantLen(0)
 		h.rec.gate("run")
 		h.schedule("run", 0, epoch)
@@ -850,7 +850,7 @@ func TestLen(t *testing.T) {
 
 func TestGetAndPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Hour, Jitter: -1}})
 		if _, _, ok := h.q.Get("a"); ok {
 			t.Fatal("Get of an unknown key: got ok, want not ok")
 		}
@@ -891,7 +891,7 @@ func TestGetAndPending(t *testing.T) {
 // TestBoundedPool: with 3 workers and 10 due items that block, exactly 3 run at once.
 func TestBoundedPool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 3})
+		h := newHarness(t, Options{Workers: 3})
 		for i := range 10 {
 			k := fmt.Sprint("k", i)
 			h.rec.gate(k)
@@ -925,7 +925,7 @@ func TestBoundedPool(t *testing.T) {
 // does outside these tests).
 func TestNoTracer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newBareHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("p", "x")
 		h.rec.setFail("f", errBoom)
 		h.schedule("p", 1, epoch)
@@ -950,7 +950,7 @@ func TestTimesInClockLocation(t *testing.T) {
 	for _, loc := range []*time.Location{time.UTC, east} {
 		t.Run(loc.String(), func(t *testing.T) {
 			clk := testclock.NewFakeClock(epoch.In(loc))
-			q, err := New(func(context.Context, string, int) error { return nil }, Options[string]{Clock: clk})
+			q, err := New(func(context.Context, string, int) error { return nil }, Options{Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}
