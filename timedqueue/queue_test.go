@@ -486,49 +486,6 @@ func (o *retryTracer) finished(key string, attempt int, err error, retryAt time.
 	}
 }
 
-func TestBackoffDelay(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		b    Backoff
-		want []time.Duration // for attempts 1, 2, ...
-	}{
-		{"doubling to the cap", Backoff{Base: time.Second, Cap: 10 * time.Second, Jitter: -1},
-			[]time.Duration{1e9, 2e9, 4e9, 8e9, 10e9, 10e9}},
-		{"cap below base", Backoff{Base: 3 * time.Second, Cap: time.Second, Jitter: -1},
-			[]time.Duration{3e9, 3e9}},
-		{"defaults without jitter", Backoff{Jitter: -1},
-			[]time.Duration{100e6, 200e6, 400e6}},
-		{"default cap", Backoff{Base: time.Minute, Jitter: -1},
-			[]time.Duration{time.Minute, 2 * time.Minute, 2 * time.Minute}},
-		{"base above the default cap", Backoff{Base: time.Hour, Jitter: -1},
-			[]time.Duration{time.Hour, time.Hour}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := tc.b.normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, want := range tc.want {
-				if got := b.delay(uint32(i + 1)); got != want {
-					t.Errorf("delay(%d): got %v, want %v", i+1, got, want)
-				}
-			}
-			if got, want := b.delay(1000), b.Cap; got != want {
-				t.Errorf("delay(1000): got %v, want %v", got, want)
-			}
-		})
-	}
-	b, _ := Backoff{Base: time.Second, Cap: time.Minute, Jitter: 0.5}.normalize()
-	for n := uint32(1); n < 10; n++ {
-		nominal := min(time.Second<<(n-1), time.Minute)
-		for range 100 {
-			if d := b.delay(n); d < nominal/2 || d > nominal {
-				t.Fatalf("Jitter 0.5, delay(%d): got %v, want within [%v, %v]", n, d, nominal/2, nominal)
-			}
-		}
-	}
-}
-
 func TestMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
@@ -606,6 +563,19 @@ func TestEvents(t *testing.T) {
 		if len(ev) != 3 || ev[0] != "scheduled z zero" || !strings.HasPrefix(ev[1], "started z #1 lag=") || ev[2] != "succeeded z #1" {
 			t.Errorf("zero time: got %q, want scheduled, started, succeeded", ev)
 		}
+	})
+}
+
+// TestZeroTimeLag: work scheduled at the zero time runs at once and reports no lag, not the
+// 292 years since the zero time.
+func TestZeroTimeLag(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{})
+		h.start()
+		h.schedule("a", 1, time.Time{})
+		synctest.Wait()
+		h.wantCalls("after scheduling at the zero time", "a=1@+0s")
+		h.wantKeyEvents("after scheduling at the zero time", "a", "scheduled a zero", "started a #1 lag=0s", "succeeded a #1")
 	})
 }
 
