@@ -42,12 +42,6 @@ type claim[K comparable, V any] struct {
 	reported bool
 }
 
-// batch is a worker's claims: claims[:n] are this round's, started in order.
-type batch[K comparable, V any] struct {
-	claims [maxBatch]claim[K, V]
-	n      int
-}
-
 // claimNextDue fills b, which has been finished, with the next due items, up to maxBatch,
 // marking their keys running; when none is due it takes back unstarted claims of other
 // workers. It returns false when it found no work; then, if the dispatcher's timer is not
@@ -135,7 +129,7 @@ func (q *Queue[K, V]) steal(b *batch[K, V]) bool {
 // than on work that would start with a value or time they have replaced. The claims after
 // it in its batch go back too, so that none of them starts before it. q.mu must be held.
 func (q *Queue[K, V]) unclaim(idx int32) {
-	b, i := q.claimAt(idx)
+	b, i := q.batches.find(idx)
 	if b == nil || !b.claims[i].state.CompareAndSwap(claimed, revoked) {
 		return // not claimed, or started: then it runs, as the doc of Schedule and Cancel says
 	}
@@ -162,27 +156,10 @@ func (q *Queue[K, V]) putBack(c *claim[K, V]) {
 
 // claimOf returns the claim, claimed, started or done, of slot idx, or nil.
 func (q *Queue[K, V]) claimOf(idx int32) *claim[K, V] {
-	if b, i := q.claimAt(idx); b != nil {
+	if b, i := q.batches.find(idx); b != nil {
 		return &b.claims[i]
 	}
 	return nil
-}
-
-// claimAt returns the batch and the place in it of the claim, claimed, started or done, of
-// slot idx, or nil. A slot does not record its claim: the scan over the workers' batches is
-// cheaper than 4 bytes in every slot, and it is made only for keys that run.
-func (q *Queue[K, V]) claimAt(idx int32) (*batch[K, V], int) {
-	for w := range q.batches {
-		b := &q.batches[w]
-		for i := range b.n {
-			if c := &b.claims[i]; c.slot == idx {
-				if st := c.state.Load(); st == claimed || st == started || st == done {
-					return b, i
-				}
-			}
-		}
-	}
-	return nil, 0
 }
 
 // retryTime is when the claim's attempt will be retried, or the zero time.

@@ -520,7 +520,7 @@ func (q *Queue[K, V]) checkGens() error {
 		}
 	}
 	var err error
-	q.eachClaim(func(c *claim[K, V]) {
+	q.batches.each(func(c *claim[K, V]) {
 		if c.it.seq > q.seq && err == nil {
 			err = fmt.Errorf("claim of slot %d has number %d, after the last given, %d", c.slot, c.it.seq, q.seq)
 		}

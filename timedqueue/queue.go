@@ -83,7 +83,7 @@ type Queue[K comparable, V any] struct {
 	// seq is the last number nextSeq gave; renumbering starts when it reaches seqLimit,
 	// which only tests lower.
 	seq, seqLimit uint32
-	batches       []batch[K, V] // one per worker
+	batches       batches[K, V] // one per worker
 	active        int           // keys running (claimed or started)
 	sleepers      atomic.Int32  // workers waiting in cond; read without the lock too
 	lastClaim     int64         // the clock when a worker last claimed work
@@ -127,7 +127,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 		loc:      clk.Now().Location(),
 		backoff:  b,
 		kick:     make(chan struct{}, 1),
-		batches:  make([]batch[K, V], workers),
+		batches:  make(batches[K, V], workers),
 		armed:    maxNanos,
 		seqLimit: math.MaxUint32,
 	}

@@ -134,24 +134,11 @@ func (q *Queue[K, V]) shrinkSlots() {
 		*slots.at(remap[i]) = *s
 	}
 	q.sweepStale(func(it *item) { it.slot = remap[it.slot] }) // live, so in use and kept
-	q.remapClaims(remap)
+	q.batches.remap(remap)
 	q.slots, q.free = slots, nil
 	q.index.rebuild(slots.len())
 	for i := range q.slots.len() {
 		q.index.put(q.slots.at(int32(i)).key, int32(i))
 	}
 	q.shrinkHeap()
-}
-
-// remapClaims moves the workers' claims to the slots' new places. q.mu must be held.
-func (q *Queue[K, V]) remapClaims(remap []int32) {
-	for w := range q.batches {
-		b := &q.batches[w]
-		for i := range b.n {
-			if c := &b.claims[i]; c.slot >= 0 {
-				c.slot = remap[c.slot]
-				c.it.slot = c.slot
-			}
-		}
-	}
 }
