@@ -59,8 +59,8 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 			break
 		}
 		it := q.takeNext()
-		if s := q.slots.at(it.slot); s.state&running != 0 {
-			s.state |= parked // runs when the current attempt of this key returns
+		if s := q.slots.at(it.slot); s.isRunning() {
+			s.markParked() // runs when the current attempt of this key returns
 			continue
 		}
 		q.claimItem(b, it, now)
@@ -83,15 +83,11 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 // claimItem adds the due item it, popped off the heap, to b and marks its key running.
 func (q *Queue[K, V]) claimItem(b *batch[K, V], it item, now int64) {
 	s := q.slots.at(it.slot)
-	s.state = s.state&^pending | running
+	counted := s.markClaimed()
 	c := &b.claims[b.n]
 	b.n++
 	c.state.Store(claimed)
-	c.slot, c.due, c.it = it.slot, s.due, it
-	c.counted = s.attempts() < attemptCeiling
-	if c.counted {
-		s.state += attemptOne
-	}
+	c.slot, c.due, c.it, c.counted = it.slot, s.due, it, counted
 	c.a = attempt[K, V]{key: s.key, value: s.value, n: s.attempts()}
 	if it.at > minNanos { // no lag for the zero time and times before 1678: "at once"
 		c.a.lag = max(0, sub(now, it.at))
@@ -144,10 +140,7 @@ func (q *Queue[K, V]) unclaim(idx int32) {
 // putBack returns the revoked claim c's item to the heap. q.mu must be held.
 func (q *Queue[K, V]) putBack(c *claim[K, V]) {
 	s := q.slots.at(c.slot)
-	s.state = s.state&^running | pending
-	if c.counted {
-		s.state -= attemptOne
-	}
+	s.markPutBack(c.counted)
 	q.heap.push(c.it)
 	c.slot = -1
 	q.active--

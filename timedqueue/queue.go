@@ -162,7 +162,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 		return false
 	}
 	if ok {
-		if s := q.slots.at(idx); s.state&(pending|parked) == pending {
+		if s := q.slots.at(idx); s.hasItem() {
 			q.dead++ // its heap item goes stale
 		}
 	} else {
@@ -171,7 +171,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	s := q.slots.at(idx)
 	s.gen = seq
 	s.value, s.due = value, t
-	s.state = s.state&flagBits&^parked | pending // attempts start again
+	s.markScheduled()
 	q.heap.push(item{at: t, seq: seq, slot: idx})
 	kick := t < q.armed
 	q.compactHeap()
@@ -192,11 +192,11 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 		return idx, false, false
 	}
 	s := q.slots.at(idx)
-	if s.state&running != 0 {
+	if s.isRunning() {
 		q.unclaim(idx) // a claim not started yet must not start with what is replaced
 	}
-	same = s.state&pending != 0 && s.due == t
-	if s.state&(pending|running) == running {
+	same = s.isPending() && s.due == t
+	if s.isRunning() && !s.isPending() {
 		if c := q.claimOf(idx); c != nil {
 			same = s.gen == c.it.seq && c.due == t
 		}
@@ -221,16 +221,16 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 	}
 	seq := q.nextSeq() // before any count of stale items: it may renumber them away
 	s := q.slots.at(idx)
-	if s.state&running != 0 {
+	if s.isRunning() {
 		q.unclaim(idx) // a claim not started yet must not start after Cancel returns
 	}
-	removed := s.state&pending != 0
-	if s.state&(pending|parked) == pending {
+	removed := s.isPending()
+	if s.hasItem() {
 		q.dead++
 	}
 	s.gen = seq
-	s.state &^= pending | parked
-	if s.state&running == 0 {
+	s.markCancelled()
+	if !s.isRunning() {
 		q.release(idx)
 	}
 	q.compactHeap()
@@ -246,7 +246,7 @@ func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots.at(idx).state&pending == 0 {
+	if !ok || !q.slots.at(idx).isPending() {
 		return value, time.Time{}, false
 	}
 	s := q.slots.at(idx)
@@ -263,7 +263,7 @@ func (q *Queue[K, V]) Running(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots.at(idx).state&running == 0 {
+	if !ok || !q.slots.at(idx).isRunning() {
 		return value, time.Time{}, false
 	}
 	c := q.claimOf(idx)
@@ -303,7 +303,7 @@ func (q *Queue[K, V]) Pending() []Entry[K, V] {
 	out := make([]ordered, 0, q.index.len())
 	for i := range q.slots.len() {
 		s := q.slots.at(int32(i))
-		if s.state&pending != 0 {
+		if s.isPending() {
 			out = append(out, ordered{Entry[K, V]{Key: s.key, Value: s.value}, s.due, int32(i)})
 		}
 	}

@@ -232,14 +232,14 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 	idx := c.slot
 	c.slot = -1
 	s := q.slots.at(idx)
-	s.state &^= running
+	s.markFinished()
 	q.active--
 	q.changed()
 	switch gen := c.it.seq; {
-	case s.gen != gen && s.state&pending != 0:
+	case s.gen != gen && s.isPending():
 		// Replaced while running: the new generation runs now if it came due meanwhile.
-		if s.state&parked != 0 {
-			s.state &^= parked
+		if s.isParked() {
+			s.markUnparked()
 			q.push(idx, s.due)
 		}
 	case s.gen != gen:
@@ -248,7 +248,7 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 		q.freeFinished(idx, c.hash)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
-		s.state |= pending
+		s.markRetrying()
 		q.push(idx, at)
 		c.retryAt = at
 	}

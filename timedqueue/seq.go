@@ -62,7 +62,7 @@ func (q *Queue[K, V]) renumber() {
 		gens[it.slot] = n
 	}
 	for i := range q.slots.len() {
-		if q.slots.at(int32(i)).state&inUse != 0 && gens[i] == 0 {
+		if q.slots.at(int32(i)).isUsed() && gens[i] == 0 {
 			n++ // parked, or running with no newer work: its gen names no item
 			gens[i] = n
 		}

@@ -1,19 +1,5 @@
 package timedqueue
 
-// Slot state: flags in the low byte, the attempts made of the current generation above.
-// Packing both into one word keeps a slot at 48 bytes for 16-byte keys and values.
-const (
-	inUse   uint32 = 1 << iota // the slot belongs to a key in the index
-	pending                    // the current generation waits to run (in the heap, or parked)
-	parked                     // pending, came due while the key was running, not in the heap
-	running                    // a worker runs an attempt of this key
-	retired                    // no key's: freed, but still named by an index entry until a sweep
-
-	flagBits       = 0xff
-	attemptOne     = 1 << 8
-	attemptCeiling = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
-)
-
 // slot holds one key's state. Slots live in one slice and are found through the index, so a
 // pending item costs no allocation of its own and no pointer for the collector to chase.
 type slot[K comparable, V any] struct {
@@ -21,10 +7,8 @@ type slot[K comparable, V any] struct {
 	value V
 	due   int64  // the time the current generation was scheduled for
 	gen   uint32 // a new number (see nextSeq) at every schedule and cancel; its heap item's seq
-	state uint32 // flags | attempts<<8
+	state uint32 // flags | attempts<<8: see slotstate.go
 }
-
-func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
 
 // alloc takes a free slot for key, or appends one. q.mu must be held.
 func (q *Queue[K, V]) alloc(key K) int32 {
@@ -126,7 +110,7 @@ func (q *Queue[K, V]) shrinkSlots() {
 	var slots slotTable[K, V]
 	for i := range q.slots.len() {
 		s := q.slots.at(int32(i))
-		if s.state&inUse == 0 {
+		if !s.isUsed() {
 			remap[i] = -1
 			continue
 		}

@@ -10,7 +10,7 @@ package timedqueue
 // live reports whether it is the current, pending, generation of its slot.
 func (q *Queue[K, V]) live(it item) bool {
 	s := q.slots.at(it.slot)
-	return s.gen == it.seq && s.state&(pending|parked) == pending
+	return s.gen == it.seq && s.hasItem()
 }
 
 // dropStale drops stale items off the top of the heap and the head of the run. q.mu must
