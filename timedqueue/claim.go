@@ -1,9 +1,6 @@
 package timedqueue
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // maxBatch is the most due items a worker claims in one hold of the lock. A burst of due
 // work then costs one lock hold, one clock reading and one wake-up per batch rather than
@@ -34,12 +31,8 @@ type claim[K comparable, V any] struct {
 	a       attempt[K, V]
 
 	// Set by the worker before done: the call's outcome and the key's hash for the index.
-	// Set when finished: the retry time (maxNanos: none). Set by the worker's report:
-	// whether the tracer was told.
-	err      error
-	hash     uint64
-	retryAt  int64
-	reported bool
+	err  error
+	hash uint64
 }
 
 // claimNextDue fills b, which has been finished, with the next due items, up to maxBatch,
@@ -92,7 +85,7 @@ func (q *Queue[K, V]) claimItem(b *batch[K, V], it item, now int64) {
 	if it.at > minNanos { // no lag for the zero time and times before 1678: "at once"
 		c.a.lag = max(0, sub(now, it.at))
 	}
-	c.err, c.reported, c.retryAt = nil, false, maxNanos
+	c.err = nil
 	q.active++
 }
 
@@ -113,7 +106,7 @@ func (q *Queue[K, V]) steal(b *batch[K, V]) bool {
 			b.n++
 			n.state.Store(claimed)
 			n.slot, n.due, n.it, n.counted, n.a = c.slot, c.due, c.it, c.counted, c.a
-			n.err, n.reported, n.retryAt = nil, false, maxNanos
+			n.err = nil
 			c.slot = -1
 		}
 	}
@@ -153,12 +146,4 @@ func (q *Queue[K, V]) claimOf(idx int32) *claim[K, V] {
 		return &b.claims[i]
 	}
 	return nil
-}
-
-// retryTime is when the claim's attempt will be retried, or the zero time.
-func (q *Queue[K, V]) retryTime(c *claim[K, V]) time.Time {
-	if c.retryAt == maxNanos {
-		return time.Time{}
-	}
-	return q.timeOf(c.retryAt)
 }

@@ -66,7 +66,6 @@ type Queue[K comparable, V any] struct {
 	clock   clock.Clock
 	loc     *time.Location // of the clock's times, for the times the queue returns
 	backoff Backoff
-	trace   tracer[K] // only tests set it
 	kick    chan struct{}
 
 	mu    sync.Mutex

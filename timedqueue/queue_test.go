@@ -108,7 +108,7 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 		wantEvents []string
 	}{
 		{"first attempt succeeds", nil, []string{"succeeded a #1"}},
-		{"first attempt fails", errBoom, []string{"failed a #1 boom retry=zero"}},
+		{"first attempt fails", errBoom, []string{"failed a #1 boom"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -122,10 +122,11 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 					t.Fatalf("Schedule while running: got %v, want true", got)
 				}
 				h.wantWhen("a", at(10*time.Second), true)
-				h.obs.take()
+				h.events.take()
 
 				h.release("a", tc.firstErr)
 				h.wantEvents("first attempt returns", tc.wantEvents...)
+				h.wantNextAttempt("first attempt returns", "a", at(10*time.Second), true) // no retry
 				h.wantLen(1)
 				h.wantWhen("a", at(10*time.Second), true)
 
@@ -150,7 +151,7 @@ func TestCancelWhileRunning(t *testing.T) {
 		wantLast string
 	}{
 		{"attempt succeeds", nil, "succeeded a #1"},
-		{"attempt fails", errBoom, "failed a #1 boom retry=zero"},
+		{"attempt fails", errBoom, "failed a #1 boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -164,9 +165,10 @@ func TestCancelWhileRunning(t *testing.T) {
 				}
 				h.wantWhen("a", time.Time{}, false)
 				h.wantLen(1) // still running
-				h.obs.take()
+				h.events.take()
 				h.release("a", tc.err)
 				h.wantEvents("attempt returns", tc.wantLast)
+				h.wantNextAttempt("attempt returns", "a", time.Time{}, false) // no retry
 				h.wantLen(0)
 				h.step(time.Hour)
 				h.wantCalls("an hour later", "a=1@+0s")
@@ -237,16 +239,19 @@ func TestScheduleSameTime(t *testing.T) {
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
-			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom retry=+1s")
+			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom")
+			h.wantNextAttempt("first attempt", "a", at(time.Second), true)
 			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule at the same time while waiting to retry: got %v, want false", got)
 			}
 			h.wantWhen("a", epoch, true)
+			h.wantNextAttempt("after Schedule", "a", at(time.Second), true)
 			synctest.Wait()
 			h.wantCalls("no new attempt before the retry time", "a=1@+0s")
 			h.step(time.Second)
 			h.wantCalls("at the retry time", "a=1@+0s", "a=2@+1s")
-			h.wantEvents("second attempt", "started a #2 lag=0s", "failed a #2 boom retry=+3s")
+			h.wantEvents("second attempt", "started a #2 lag=0s", "failed a #2 boom")
+			h.wantNextAttempt("second attempt", "a", at(3*time.Second), true)
 		})
 	})
 	t.Run("another time resets retry state", func(t *testing.T) {
@@ -255,13 +260,14 @@ func TestScheduleSameTime(t *testing.T) {
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
-			h.obs.take()
+			h.events.take()
 			if got := h.schedule("a", 2, at(time.Nanosecond)); !got {
 				t.Fatalf("Schedule at another time while waiting to retry: got %v, want true", got)
 			}
 			h.step(time.Nanosecond)
 			h.wantCalls("at the new time", "a=1@+0s", "a=2@+1ns")
-			h.wantEvents("new scheduling", "scheduled a +1ns", "started a #1 lag=0s", "failed a #1 boom retry=+1.000000001s")
+			h.wantEvents("new scheduling", "scheduled a +1ns", "started a #1 lag=0s", "failed a #1 boom")
+			h.wantNextAttempt("new scheduling", "a", at(time.Second+time.Nanosecond), true)
 		})
 	})
 	t.Run("running key", func(t *testing.T) {
@@ -400,6 +406,12 @@ func TestRetryBackoff(t *testing.T) {
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
+		var gotRetry []string // the retry time after each failed attempt
+		retryAt := func() {
+			next, _ := h.q.nextAttempt("a")
+			gotRetry = append(gotRetry, rel(next))
+		}
+		retryAt()
 		now := time.Duration(0)
 		want := []string{"a=1@+0s"}
 		for i, d := range []time.Duration{1, 2, 4, 5, 5, 5} {
@@ -410,16 +422,10 @@ func TestRetryBackoff(t *testing.T) {
 			now += d
 			want = append(want, fmt.Sprintf("a=1@%s", rel(at(now))))
 			h.wantCalls(fmt.Sprintf("retry %d", i+1), want...)
+			retryAt()
 		}
 		h.wantWhen("a", epoch, true) // retries keep the scheduled time
-		ev := h.obs.take()
 		wantRetry := []string{"+1s", "+3s", "+7s", "+12s", "+17s", "+22s", "+27s"}
-		var gotRetry []string
-		for _, e := range ev {
-			if strings.HasPrefix(e, "failed") {
-				gotRetry = append(gotRetry, e[strings.LastIndex(e, "=")+1:])
-			}
-		}
 		if fmt.Sprint(gotRetry) != fmt.Sprint(wantRetry) {
 			t.Fatalf("retry times: got %v, want %v", gotRetry, wantRetry)
 		}
@@ -432,20 +438,33 @@ func TestRetryBackoff(t *testing.T) {
 // TestRetryJitter: with the default jitter, a retry waits d·(1−0.2) to d.
 func TestRetryJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		retries := map[string][]time.Duration{}
 		h := newBareHarness(t, Options{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
-		h.q.trace = &retryTracer{clk: h.clk, f: func(key string, attempt int, retryAt time.Time, now time.Time) {
-			retries[key] = append(retries[key], retryAt.Sub(now))
-		}}
 		const keys = 50
 		for i := range keys {
 			k := fmt.Sprint("k", i)
 			h.rec.setFail(k, errBoom)
 			h.schedule(k, i, epoch)
 		}
+		// Each attempt fails at the fake clock's time of the step that ran it, and a key
+		// fails at most once a step (a retry waits at least 0.8 s): a key's next attempt
+		// that has changed since the last step is the retry of a failure at this one.
+		retries := map[string][]time.Duration{}
+		last := map[string]time.Time{}
+		collect := func() {
+			now := h.clk.Now()
+			for i := range keys {
+				k := fmt.Sprint("k", i)
+				if next, ok := h.q.nextAttempt(k); ok && !next.Equal(last[k]) {
+					retries[k] = append(retries[k], next.Sub(now))
+					last[k] = next
+				}
+			}
+		}
 		h.start()
+		collect()
 		for range 60 {
 			h.step(time.Second)
+			collect()
 		}
 		distinct := map[time.Duration]bool{}
 		for k, ds := range retries {
@@ -472,34 +491,23 @@ func TestRetryJitter(t *testing.T) {
 	})
 }
 
-// retryTracer calls f with the retry time of every failed attempt and the time it failed.
-type retryTracer struct {
-	clk interface{ Now() time.Time }
-	f   func(key string, attempt int, retryAt, now time.Time)
-}
-
-func (*retryTracer) started(string, int, time.Duration) {}
-
-func (o *retryTracer) finished(key string, attempt int, err error, retryAt time.Time) {
-	if err != nil {
-		o.f(key, attempt, retryAt, o.clk.Now())
-	}
-}
-
 func TestMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
+		h.wantNextAttempt("after attempt 1", "a", at(time.Second), true)
 		h.step(time.Second)
+		h.wantNextAttempt("after attempt 2", "a", at(3*time.Second), true)
 		h.step(2 * time.Second)
+		h.wantNextAttempt("after attempt 3", "a", time.Time{}, false) // no retry
 		h.wantCalls("three attempts", "a=1@+0s", "a=1@+1s", "a=1@+3s")
 		h.wantEvents("all",
 			"scheduled a +0s",
-			"started a #1 lag=0s", "failed a #1 boom retry=+1s",
-			"started a #2 lag=0s", "failed a #2 boom retry=+3s",
-			"started a #3 lag=0s", "failed a #3 boom retry=zero")
+			"started a #1 lag=0s", "failed a #1 boom",
+			"started a #2 lag=0s", "failed a #2 boom",
+			"started a #3 lag=0s", "failed a #3 boom")
 		h.wantLen(0)
 		h.wantWhen("a", time.Time{}, false)
 		h.step(time.Hour)
@@ -516,8 +524,8 @@ func TestMaxAttempts(t *testing.T) {
 	})
 }
 
-// TestEvents: what the queue does, as its tracer and the harness's Schedule and Cancel
-// wrappers see it.
+// TestEvents: what the queue does, as the harness's wrappers of Schedule, Cancel and the
+// work function see it, and the retry times it sets.
 func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
@@ -533,11 +541,12 @@ func TestEvents(t *testing.T) {
 			"scheduled a +10s", "scheduled b +5s", "cancelled b", "scheduled f +10s")
 		h.start()
 		h.step(12 * time.Second)
-		got := h.obs.take()
+		h.wantNextAttempt("after f's first attempt", "f", at(13*time.Second), true)
+		got := h.events.take()
 		// a and f may run on two workers in either order; check each key's sequence.
 		want := map[string][]string{
 			"a": {"started a #1 lag=2s", "succeeded a #1"},
-			"f": {"started f #1 lag=2s", "failed f #1 boom retry=+13s"},
+			"f": {"started f #1 lag=2s", "failed f #1 boom"},
 		}
 		for k, w := range want {
 			var g []string
@@ -554,12 +563,13 @@ func TestEvents(t *testing.T) {
 			t.Errorf("events: got %q, want 4", got)
 		}
 		h.step(3 * time.Second) // the retry is 2s late
-		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom retry=+17s")
+		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom")
+		h.wantNextAttempt("after f's retry", "f", at(17*time.Second), true)
 		h.unschedule("f")
 		h.wantEvents("cancel of a key waiting to retry", "cancelled f")
 		h.schedule("z", 0, time.Time{})
 		synctest.Wait()
-		ev := h.obs.take()
+		ev := h.events.take()
 		if len(ev) != 3 || ev[0] != "scheduled z zero" || !strings.HasPrefix(ev[1], "started z #1 lag=") || ev[2] != "succeeded z #1" {
 			t.Errorf("zero time: got %q, want scheduled, started, succeeded", ev)
 		}
@@ -585,14 +595,28 @@ func TestPanic(t *testing.T) {
 		h.rec.setPanic("a", "kaboom")
 		h.schedule("a", 1, epoch)
 		h.start()
+		h.wantNextAttempt("after the panic", "a", at(time.Second), true)
 		h.step(time.Second)
 		h.wantCalls("panic, then retry", "a=1@+0s", "a=1@+1s")
 		h.wantEvents("all", "scheduled a +0s",
-			"started a #1 lag=0s", "failed a #1 timedqueue: work panicked: kaboom retry=+1s",
+			"started a #1 lag=0s", "panicked a #1",
 			"started a #2 lag=0s", "succeeded a #2")
+		h.wantLen(0)
+
+		// The error a worker records for the attempt is what call returns.
+		rec := newRecorder(h.clk)
+		rec.setPanic("b", "kaboom")
+		q, err := New(rec.work, Options{Clock: h.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = q.call(context.Background(), "b", 1)
 		var pe *PanicError
-		if len(h.obs.errs) != 1 || !errors.As(h.obs.errs[0], &pe) {
-			t.Fatalf("Failed's error: got %v, want a *PanicError", h.obs.errs)
+		if !errors.As(err, &pe) {
+			t.Fatalf("call's error: got %v, want a *PanicError", err)
+		}
+		if got, want := err.Error(), "timedqueue: work panicked: kaboom"; got != want {
+			t.Errorf("call's error: got %q, want %q", got, want)
 		}
 		if pe.Value != "kaboom" {
 			t.Errorf("PanicError.Value: got %v, want kaboom", pe.Value)
@@ -600,7 +624,6 @@ func TestPanic(t *testing.T) {
 		if !strings.Contains(string(pe.Stack), "(*recorder).work") {
 			t.Errorf("PanicError.Stack: got %q, want the work function's frame", pe.Stack)
 		}
-		h.wantLen(0)
 	})
 }
 
@@ -891,9 +914,9 @@ func TestBoundedPool(t *testing.T) {
 	})
 }
 
-// TestNoTracer: the queue runs, fails, panics and retries without a tracer (as it always
-// does outside these tests).
-func TestNoTracer(t *testing.T) {
+// TestBareWork: the queue runs, fails, panics and retries work that the harness does not
+// wrap, whose calls do not look into the queue (as work outside these tests does not).
+func TestBareWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBareHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("p", "x")
