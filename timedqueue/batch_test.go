@@ -35,7 +35,7 @@ func TestBatchCancelAndReschedule(t *testing.T) {
 		if got := h.schedule("moved", 3, at(time.Minute)); !got {
 			t.Fatal("Schedule of a claimed key at another time: got false, want true")
 		}
-		h.wantWhen("same", epoch, true)
+		h.wantGet("same", epoch, true)
 		h.wantLen(4) // a running; same, moved and last pending
 		h.release("a", nil)
 		h.wantCalls("after a", "a=1@+0s", "same=2@+0s", "last=1@+0s")

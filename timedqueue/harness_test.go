@@ -393,8 +393,8 @@ func (h *harness) wantEvents(when string, want ...string) {
 	}
 }
 
-// wantWhen checks the time Get returns for key.
-func (h *harness) wantWhen(key string, want time.Time, wantOK bool) {
+// wantGet checks the time and the ok that Get returns for key.
+func (h *harness) wantGet(key string, want time.Time, wantOK bool) {
 	h.t.Helper()
 	_, got, ok := h.q.Get(key)
 	if ok != wantOK || !got.Equal(want) {

@@ -62,7 +62,7 @@ func TestCancel(t *testing.T) {
 			if got := h.unschedule(k); got {
 				t.Fatalf("second Cancel(%s): got %v, want false", k, got)
 			}
-			h.wantWhen(k, time.Time{}, false)
+			h.wantGet(k, time.Time{}, false)
 		}
 		if got := h.unschedule("never-scheduled"); got {
 			t.Fatalf("Cancel of an unknown key: got %v, want false", got)
@@ -88,7 +88,7 @@ func TestCancelAndReadd(t *testing.T) {
 		if got := h.schedule("k1", 11, at(20*time.Second)); !got {
 			t.Fatalf("Schedule after Cancel: got %v, want true", got)
 		}
-		h.wantWhen("k1", at(20*time.Second), true)
+		h.wantGet("k1", at(20*time.Second), true)
 		h.step(10 * time.Second)
 		h.wantCallsAnyOrder("at +10s", "k0=0@+10s", "k2=2@+10s", "k4=4@+10s")
 		h.step(10 * time.Second)
@@ -117,18 +117,18 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 				h.schedule("a", 1, epoch)
 				h.start()
 				h.wantCalls("after Run", "a=1@+0s")
-				h.wantWhen("a", time.Time{}, false)
+				h.wantGet("a", time.Time{}, false)
 				if got := h.schedule("a", 2, at(10*time.Second)); !got {
 					t.Fatalf("Schedule while running: got %v, want true", got)
 				}
-				h.wantWhen("a", at(10*time.Second), true)
+				h.wantGet("a", at(10*time.Second), true)
 				h.events.take()
 
 				h.release("a", tc.firstErr)
 				h.wantEvents("first attempt returns", tc.wantEvents...)
 				h.wantNextAttempt("first attempt returns", "a", at(10*time.Second), true) // no retry
 				h.wantLen(1)
-				h.wantWhen("a", at(10*time.Second), true)
+				h.wantGet("a", at(10*time.Second), true)
 
 				h.step(5 * time.Second) // past any retry of the first attempt
 				h.wantCalls("at +5s", "a=1@+0s")
@@ -163,7 +163,7 @@ func TestCancelWhileRunning(t *testing.T) {
 				if got := h.unschedule("a"); got {
 					t.Fatalf("Cancel while running: got %v, want false", got)
 				}
-				h.wantWhen("a", time.Time{}, false)
+				h.wantGet("a", time.Time{}, false)
 				h.wantLen(1) // still running
 				h.events.take()
 				h.release("a", tc.err)
@@ -197,7 +197,7 @@ func TestReplace(t *testing.T) {
 				if got := h.schedule("a", 2, at(tc.new)); !got {
 					t.Fatalf("Schedule to move: got %v, want true", got)
 				}
-				h.wantWhen("a", at(tc.new), true)
+				h.wantGet("a", at(tc.new), true)
 				h.wantLen(1)
 				h.start()
 				if tc.new > 0 {
@@ -244,7 +244,7 @@ func TestScheduleSameTime(t *testing.T) {
 			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule at the same time while waiting to retry: got %v, want false", got)
 			}
-			h.wantWhen("a", epoch, true)
+			h.wantGet("a", epoch, true)
 			h.wantNextAttempt("after Schedule", "a", at(time.Second), true)
 			synctest.Wait()
 			h.wantCalls("no new attempt before the retry time", "a=1@+0s")
@@ -279,7 +279,7 @@ func TestScheduleSameTime(t *testing.T) {
 			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule of a running key at its time: got %v, want false", got)
 			}
-			h.wantWhen("a", time.Time{}, false)
+			h.wantGet("a", time.Time{}, false)
 			h.release("a", errBoom) // retried, with the new value
 			h.step(time.Second)
 			h.wantCalls("after the retry", "a=1@+0s", "a=2@+1s")
@@ -361,7 +361,7 @@ func TestPerKeySerialization(t *testing.T) {
 		h.schedule("b", 1, at(time.Second))
 		synctest.Wait()
 		h.wantCalls("while a runs", "a=1@+0s", "b=1@+1s")
-		h.wantWhen("a", at(time.Second), true)
+		h.wantGet("a", at(time.Second), true)
 		h.wantLen(1) // a: running and pending
 		if err := h.q.checkInvariants(); err != nil {
 			t.Fatal(err)
@@ -424,7 +424,7 @@ func TestRetryBackoff(t *testing.T) {
 			h.wantCalls(fmt.Sprintf("retry %d", i+1), want...)
 			retryAt()
 		}
-		h.wantWhen("a", epoch, true) // retries keep the scheduled time
+		h.wantGet("a", epoch, true) // retries keep the scheduled time
 		wantRetry := []string{"+1s", "+3s", "+7s", "+12s", "+17s", "+22s", "+27s"}
 		if fmt.Sprint(gotRetry) != fmt.Sprint(wantRetry) {
 			t.Fatalf("retry times: got %v, want %v", gotRetry, wantRetry)
@@ -509,7 +509,7 @@ func TestMaxAttempts(t *testing.T) {
 			"started a #2 lag=0s", "failed a #2 boom",
 			"started a #3 lag=0s", "failed a #3 boom")
 		h.wantLen(0)
-		h.wantWhen("a", time.Time{}, false)
+		h.wantGet("a", time.Time{}, false)
 		h.step(time.Hour)
 		h.wantCalls("an hour later", "a=1@+0s", "a=1@+1s", "a=1@+3s")
 		// A new scheduling starts a new count.
@@ -662,10 +662,10 @@ func TestShutdown(t *testing.T) {
 			t.Error("work's ctx: got not done when it returned, want done")
 		}
 		h.wantLen(1)
-		h.wantWhen("later", at(time.Hour), true)
+		h.wantGet("later", at(time.Hour), true)
 		h.step(2 * time.Hour)
 		h.wantCalls("after Run returned", "a=1@+0s")
-		// Schedule, Cancel and When still work after Run.
+		// Schedule, Cancel, Len and Get still work after Run.
 		h.schedule("x", 1, epoch)
 		h.wantLen(2)
 		if !h.unschedule("later") {
@@ -775,10 +775,10 @@ func TestNew(t *testing.T) {
 
 func TestTimes(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		at       time.Time
-		wantWhen time.Time
-		wantRun  bool // at Run, before any step
+		name    string
+		at      time.Time
+		wantAt  time.Time // what Get returns
+		wantRun bool      // at Run, before any step
 	}{
 		{"zero time", time.Time{}, time.Time{}, true},
 		{"year 1000", time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), minTime, true},
@@ -792,7 +792,7 @@ func TestTimes(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, Options{})
 				h.schedule("a", 1, tc.at)
-				h.wantWhen("a", tc.wantWhen, true)
+				h.wantGet("a", tc.wantAt, true)
 				h.start()
 				if got := len(h.rec.got()) == 1; got != tc.wantRun {
 					t.Fatalf("ran at once: got %v, want %v", got, tc.wantRun)
@@ -809,7 +809,7 @@ func TestTimes(t *testing.T) {
 				h.step(10 * 365 * 24 * time.Hour) // to 2229
 			}
 			h.wantCalls("200 years later")
-			h.wantWhen("a", maxTime, true)
+			h.wantGet("a", maxTime, true)
 			h.unschedule("a")
 		})
 	})

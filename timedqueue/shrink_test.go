@@ -127,7 +127,7 @@ func TestLargeDrainCancel(t *testing.T) {
 			t.Errorf("after the drain: %d slots (from %d), heap capacity %d, %d stale: want them rebuilt small", slots, slotsBefore, heapCap, dead)
 		}
 		for k, d := range due {
-			h.wantWhen(k, at(d), true)
+			h.wantGet(k, at(d), true)
 		}
 		stepThrough(t, h, due, values, 0)
 		h.wantLen(0)
@@ -168,7 +168,7 @@ func TestLargeDrainRun(t *testing.T) {
 			t.Errorf("after the burst: %d slots, heap capacity %d, want them rebuilt small", slots, heapCap)
 		}
 		for k, d := range due {
-			h.wantWhen(k, at(d), true)
+			h.wantGet(k, at(d), true)
 		}
 		stepThrough(t, h, due, values, time.Second)
 		h.wantLen(0)
@@ -213,9 +213,9 @@ func TestShrinkWithRunningKeys(t *testing.T) {
 			t.Errorf("slots after cancelling %d: got %d, want them rebuilt", n, slots)
 		}
 		h.wantLen(4)
-		h.wantWhen("moved", at(30*time.Minute), true)
-		h.wantWhen("parked", epoch.Add(1), true)
-		h.wantWhen("cancelled", time.Time{}, false)
+		h.wantGet("moved", at(30*time.Minute), true)
+		h.wantGet("parked", epoch.Add(1), true)
+		h.wantGet("cancelled", time.Time{}, false)
 
 		h.release("moved", errBoom) // replaced while running: not retried
 		h.release("cancelled", errBoom)
