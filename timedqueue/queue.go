@@ -52,11 +52,12 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // falls due at once (a quarter or more, as when a zone goes down), the worker that sees it
 // first takes the due work out of the heap in one pass under the lock, and the workers
 // then hand it out in order at no cost per item. A Schedule or Cancel that comes during
-// the pass waits for it: about 5 ms for a million due items scheduled in deadline order,
-// at most about 10 ms more when they must be sorted (more than 65,536 due items out of
-// order are popped one by one instead, as smaller bursts are, until fewer are left). Once
-// in about four billion Schedule and Cancel calls, one of them also renumbers the pending
-// work, a sort of it under the lock: about 0.2 s at a million pending keys.
+// the pass waits for it: a pass reads the whole heap, and sorts the due items when they
+// were not scheduled in deadline order (up to 65,536 of them; more due items out of order
+// are popped one by one instead, as smaller bursts are, until fewer are left). Once in
+// about four billion Schedule and Cancel calls, one of them also renumbers the pending
+// work, a sort of all of it under the lock. How long these holds of the lock take is in
+// BENCHMARKS.md, at the repository's root (timedqueue, "Holds of the lock").
 //
 // All methods are safe for concurrent use, and none of them blocks on running work, but
 // [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
