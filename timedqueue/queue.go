@@ -196,7 +196,7 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 		q.unclaim(idx) // a claim not started yet must not start with what is replaced
 	}
 	same = s.isPending() && s.due == t
-	if s.isRunning() && !s.isPending() {
+	if s.isRunningOnly() {
 		if c := q.claimOf(idx); c != nil {
 			same = s.gen == c.it.seq && c.due == t
 		}

@@ -33,6 +33,9 @@ func (s *slot[K, V]) isPending() bool { return s.state&pending != 0 }
 func (s *slot[K, V]) isRunning() bool { return s.state&running != 0 }
 func (s *slot[K, V]) isParked() bool  { return s.state&parked != 0 }
 
+// isRunningOnly reports whether an attempt runs and no newer work is pending.
+func (s *slot[K, V]) isRunningOnly() bool { return s.state&(pending|running) == running }
+
 // hasItem reports whether the current generation has an item in the heap or the ready
 // run: it is pending and not parked.
 func (s *slot[K, V]) hasItem() bool { return s.state&(pending|parked) == pending }
