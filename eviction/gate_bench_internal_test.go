@@ -26,7 +26,7 @@ func BenchmarkGateAdmit(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			q, err := timedqueue.New(func(context.Context, types.NamespacedName, pending) error { return nil },
-				timedqueue.Options[types.NamespacedName]{})
+				timedqueue.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -29,7 +29,7 @@ func newLookupRetries(clk clock.Clock, backoff Backoff) (*lookupRetries, error) 
 	q, err := timedqueue.New(func(_ context.Context, _ string, requeue func()) error {
 		requeue()
 		return nil
-	}, timedqueue.Options[string]{Clock: clk, Workers: 1})
+	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		return nil, err
 	}

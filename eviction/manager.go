@@ -85,7 +85,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	for i := range m.shards {
 		m.shards[i] = newShard()
 	}
-	m.queue, err = timedqueue.New(m.evict, timedqueue.Options[types.NamespacedName]{
+	m.queue, err = timedqueue.New(m.evict, timedqueue.Options{
 		Clock:   opts.Clock,
 		Workers: opts.DeleteWorkers,
 		Backoff: opts.Backoff.queue(),

@@ -16,7 +16,7 @@ import (
 // a key moved to later runs then.
 func TestBatchCancelAndReschedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		h.rec.gate("a")
 		for _, k := range []string{"a", "cancelled", "same", "moved", "last"} {
 			h.schedule(k, 1, epoch)
@@ -35,7 +35,7 @@ func TestBatchCancelAndReschedule(t *testing.T) {
 		if got := h.schedule("moved", 3, at(time.Minute)); !got {
 			t.Fatal("Schedule of a claimed key at another time: got false, want true")
 		}
-		h.wantWhen("same", epoch, true)
+		h.wantGet("same", epoch, true)
 		h.wantLen(4) // a running; same, moved and last pending
 		h.release("a", nil)
 		h.wantCalls("after a", "a=1@+0s", "same=2@+0s", "last=1@+0s")
@@ -65,7 +65,7 @@ func claimedKeys(q *Queue[string, int]) []string {
 // an idle worker, so that it does not wait for that call.
 func TestBatchNoHeadOfLineBlocking(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 2})
+		h := newHarness(t, Options{Workers: 2})
 		h.rec.gate("a")
 		h.rec.gate("b")
 		keys := []string{"a", "b", "c", "d", "e"}
@@ -86,7 +86,7 @@ func TestBatchNoHeadOfLineBlocking(t *testing.T) {
 // not keep the keys before it counted as running.
 func TestBatchFinishesBeforeASlowCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		h.rec.gate("slow")
 		h.schedule("fast", 1, epoch)
 		h.schedule("slow", 1, epoch)
@@ -103,7 +103,7 @@ func TestBatchFinishesBeforeASlowCall(t *testing.T) {
 // TestBatchSize: a burst of due work is claimed in batches of maxBatch.
 func TestBatchSize(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{Workers: 1})
+		h := newBareHarness(t, Options{Workers: 1})
 		h.rec.gate("k0")
 		for i := range 2 * maxBatch {
 			h.schedule(fmt.Sprint("k", i), i, epoch)
@@ -124,7 +124,7 @@ func TestBatchSize(t *testing.T) {
 // or it has returned.
 func TestRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.schedule("b", 2, epoch)

@@ -1,9 +1,6 @@
 package timedqueue
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // maxBatch is the most due items a worker claims in one hold of the lock. A burst of due
 // work then costs one lock hold, one clock reading and one wake-up per batch rather than
@@ -34,18 +31,8 @@ type claim[K comparable, V any] struct {
 	a       attempt[K, V]
 
 	// Set by the worker before done: the call's outcome and the key's hash for the index.
-	// Set when finished: the retry time (maxNanos: none). Set by the worker's report:
-	// whether the tracer was told.
-	err      error
-	hash     uint64
-	retryAt  int64
-	reported bool
-}
-
-// batch is a worker's claims: claims[:n] are this round's, started in order.
-type batch[K comparable, V any] struct {
-	claims [maxBatch]claim[K, V]
-	n      int
+	err  error
+	hash uint64
 }
 
 // claimNextDue fills b, which has been finished, with the next due items, up to maxBatch,
@@ -65,8 +52,8 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 			break
 		}
 		it := q.takeNext()
-		if s := q.slots.at(it.slot); s.state&running != 0 {
-			s.state |= parked // runs when the current attempt of this key returns
+		if s := q.slots.at(it.slot); s.isRunning() {
+			s.markParked() // runs when the current attempt of this key returns
 			continue
 		}
 		q.claimItem(b, it, now)
@@ -89,20 +76,16 @@ func (q *Queue[K, V]) claimNextDue(b *batch[K, V]) bool {
 // claimItem adds the due item it, popped off the heap, to b and marks its key running.
 func (q *Queue[K, V]) claimItem(b *batch[K, V], it item, now int64) {
 	s := q.slots.at(it.slot)
-	s.state = s.state&^pending | running
+	counted := s.markClaimed()
 	c := &b.claims[b.n]
 	b.n++
 	c.state.Store(claimed)
-	c.slot, c.due, c.it = it.slot, s.due, it
-	c.counted = s.attempts() < attemptCeiling
-	if c.counted {
-		s.state += attemptOne
-	}
+	c.slot, c.due, c.it, c.counted = it.slot, s.due, it, counted
 	c.a = attempt[K, V]{key: s.key, value: s.value, n: s.attempts()}
 	if it.at > minNanos { // no lag for the zero time and times before 1678: "at once"
 		c.a.lag = max(0, sub(now, it.at))
 	}
-	c.err, c.reported, c.retryAt = nil, false, maxNanos
+	c.err = nil
 	q.active++
 }
 
@@ -123,7 +106,7 @@ func (q *Queue[K, V]) steal(b *batch[K, V]) bool {
 			b.n++
 			n.state.Store(claimed)
 			n.slot, n.due, n.it, n.counted, n.a = c.slot, c.due, c.it, c.counted, c.a
-			n.err, n.reported, n.retryAt = nil, false, maxNanos
+			n.err = nil
 			c.slot = -1
 		}
 	}
@@ -135,7 +118,7 @@ func (q *Queue[K, V]) steal(b *batch[K, V]) bool {
 // than on work that would start with a value or time they have replaced. The claims after
 // it in its batch go back too, so that none of them starts before it. q.mu must be held.
 func (q *Queue[K, V]) unclaim(idx int32) {
-	b, i := q.claimAt(idx)
+	b, i := q.batches.find(idx)
 	if b == nil || !b.claims[i].state.CompareAndSwap(claimed, revoked) {
 		return // not claimed, or started: then it runs, as the doc of Schedule and Cancel says
 	}
@@ -150,10 +133,7 @@ func (q *Queue[K, V]) unclaim(idx int32) {
 // putBack returns the revoked claim c's item to the heap. q.mu must be held.
 func (q *Queue[K, V]) putBack(c *claim[K, V]) {
 	s := q.slots.at(c.slot)
-	s.state = s.state&^running | pending
-	if c.counted {
-		s.state -= attemptOne
-	}
+	s.markPutBack(c.counted)
 	q.heap.push(c.it)
 	c.slot = -1
 	q.active--
@@ -162,33 +142,8 @@ func (q *Queue[K, V]) putBack(c *claim[K, V]) {
 
 // claimOf returns the claim, claimed, started or done, of slot idx, or nil.
 func (q *Queue[K, V]) claimOf(idx int32) *claim[K, V] {
-	if b, i := q.claimAt(idx); b != nil {
+	if b, i := q.batches.find(idx); b != nil {
 		return &b.claims[i]
 	}
 	return nil
-}
-
-// claimAt returns the batch and the place in it of the claim, claimed, started or done, of
-// slot idx, or nil. A slot does not record its claim: the scan over the workers' batches is
-// cheaper than 4 bytes in every slot, and it is made only for keys that run.
-func (q *Queue[K, V]) claimAt(idx int32) (*batch[K, V], int) {
-	for w := range q.batches {
-		b := &q.batches[w]
-		for i := range b.n {
-			if c := &b.claims[i]; c.slot == idx {
-				if st := c.state.Load(); st == claimed || st == started || st == done {
-					return b, i
-				}
-			}
-		}
-	}
-	return nil, 0
-}
-
-// retryTime is when the claim's attempt will be retried, or the zero time.
-func (q *Queue[K, V]) retryTime(c *claim[K, V]) time.Time {
-	if c.retryAt == maxNanos {
-		return time.Time{}
-	}
-	return q.timeOf(c.retryAt)
 }

@@ -18,7 +18,7 @@ func ExampleQueue() {
 	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
 		evicted <- fmt.Sprintf("evict %s from %s", pod, node)
 		return nil
-	}, timedqueue.Options[string]{Clock: clk, Workers: 1})
+	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +51,7 @@ func ExampleQueue() {
 // Scheduling a key again moves its deadline, earlier or later; scheduling it for the time it
 // already has only replaces its value.
 func ExampleQueue_Schedule() {
-	q, err := timedqueue.New(func(context.Context, string, int) error { return nil }, timedqueue.Options[string]{})
+	q, err := timedqueue.New(func(context.Context, string, int) error { return nil }, timedqueue.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -84,7 +84,7 @@ func ExampleQueue_Schedule() {
 
 // Pending lists the work waiting to run, by deadline.
 func ExampleQueue_Pending() {
-	q, err := timedqueue.New(func(context.Context, string, string) error { return nil }, timedqueue.Options[string]{})
+	q, err := timedqueue.New(func(context.Context, string, string) error { return nil }, timedqueue.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -109,7 +109,7 @@ func ExampleQueue_WaitIdle() {
 	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
 		ran = append(ran, pod)
 		return nil
-	}, timedqueue.Options[string]{Clock: clk, Workers: 1})
+	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -143,42 +143,26 @@ func (r *recorder) gotFrom(i int) []string {
 	return out
 }
 
-// eventLog records every event as a string: the starts and outcomes of attempts, as the
-// queue's tracer, and the Schedule and Cancel calls that changed something, through
-// harness.schedule and harness.unschedule.
+// eventLog records events as strings: the Schedule and Cancel calls that changed
+// something, through harness.schedule and harness.unschedule, and the start and the end of
+// every attempt, through harness.loggedWork.
 type eventLog struct {
-	mu     sync.Mutex
-	events []string
-	errs   []error
+	mu   sync.Mutex
+	list []string
 }
 
 func (l *eventLog) add(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.events = append(l.events, fmt.Sprintf(format, args...))
-}
-
-func (l *eventLog) started(key string, attempt int, lag time.Duration) {
-	l.add("started %s #%d lag=%v", key, attempt, lag)
-}
-
-func (l *eventLog) finished(key string, attempt int, err error, retryAt time.Time) {
-	if err == nil {
-		l.add("succeeded %s #%d", key, attempt)
-		return
-	}
-	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
-	l.add("failed %s #%d %v retry=%s", key, attempt, err, rel(retryAt))
+	l.list = append(l.list, fmt.Sprintf(format, args...))
 }
 
 // take returns the events recorded since the last take.
 func (l *eventLog) take() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ev := l.events
-	l.events = nil
+	ev := l.list
+	l.list = nil
 	return ev
 }
 
@@ -188,29 +172,42 @@ type harness struct {
 	clk    *testclock.FakeClock
 	q      *Queue[string, int]
 	rec    *recorder
-	obs    *eventLog // nil for a bare harness
+	events *eventLog // nil for a bare harness
 	cancel context.CancelFunc
 	done   chan error
 	runErr error
 }
 
-// newHarness makes a queue with a fake clock at epoch, a recorder as its work function and
-// an eventLog as its tracer. It must be called inside synctest.Test.
-func newHarness(t *testing.T, opts Options[string]) *harness {
+// newHarness makes a queue with a fake clock at epoch and a recorder as its work function,
+// with an eventLog: the work function is wrapped in loggedWork. It must be called inside
+// synctest.Test.
+func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := newBareHarness(t, opts)
-	h.obs = &eventLog{}
-	h.q.trace = h.obs
+	h := &harness{events: &eventLog{}}
+	h.init(t, opts, h.loggedWork)
 	return h
 }
 
-// newBareHarness is newHarness without a tracer.
-func newBareHarness(t *testing.T, opts Options[string]) *harness {
+// newBareHarness is newHarness without the eventLog: the work function is the recorder's,
+// which does not look into the queue, as work outside these tests does not.
+func newBareHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, clk: testclock.NewFakeClock(epoch)}
+	h := &harness{}
+	h.init(t, opts, nil)
+	return h
+}
+
+// init makes h's fake clock, recorder and queue, whose work function is work, or the
+// recorder's when work is nil.
+func (h *harness) init(t *testing.T, opts Options, work WorkFunc[string, int]) {
+	t.Helper()
+	h.t, h.clk = t, testclock.NewFakeClock(epoch)
 	h.rec = newRecorder(h.clk)
+	if work == nil {
+		work = h.rec.work
+	}
 	opts.Clock = h.clk
-	q, err := New(h.rec.work, opts)
+	q, err := New(work, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -226,35 +223,95 @@ func newBareHarness(t *testing.T, opts Options[string]) *harness {
 			t.Errorf("keys ran twice at once: %v", h.rec.overlaps)
 		}
 	})
-	return h
+}
+
+// loggedWork is the recorder's work function, with its start and its end logged: "started
+// KEY #N lag=L" before it, with the attempt number and the lag that the worker's claim
+// holds, and "succeeded KEY #N", "failed KEY #N ERR" or "panicked KEY #N" after it. It
+// reads the claim through the work function, which the queue calls anyway, so that the
+// worker's loop has no hook for the tests. Of what the queue does after the attempt, the
+// tests see the retry time through nextAttempt.
+func (h *harness) loggedWork(ctx context.Context, key string, value int) error {
+	n, lag := h.q.attemptOf(key)
+	h.events.add("started %s #%d lag=%v", key, n, lag)
+	returned := false
+	defer func() {
+		if !returned {
+			h.events.add("panicked %s #%d", key, n) // the queue recovers the panic
+		}
+	}()
+	err := h.rec.work(ctx, key, value)
+	returned = true
+	if err != nil {
+		h.events.add("failed %s #%d %v", key, n, err)
+	} else {
+		h.events.add("succeeded %s #%d", key, n)
+	}
+	return err
+}
+
+// attemptOf returns the number and the lag of the attempt of key that a worker has claimed,
+// from its claim; 0 and 0 when no worker has. The work function of key calls it while the
+// attempt runs.
+func (q *Queue[K, V]) attemptOf(key K) (n int, lag time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	idx, ok := q.index.get(key)
+	if !ok {
+		return 0, 0
+	}
+	c := q.claimOf(idx)
+	if c == nil {
+		return 0, 0
+	}
+	return int(c.a.n), c.a.lag
+}
+
+// nextAttempt returns when the pending work of key is to start next: the time of its live
+// item, which for work waiting to retry is the retry time (Get returns the time the work
+// was scheduled for). It returns false when key has no live item: no pending work, or work
+// parked behind its running attempt.
+func (q *Queue[K, V]) nextAttempt(key K) (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	idx, ok := q.index.get(key)
+	if !ok {
+		return time.Time{}, false
+	}
+	for _, it := range slices.Concat([]item(q.heap), q.ready) {
+		if it.slot == idx && q.live(it) {
+			return q.timeOf(it.at), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // schedule calls Schedule and, when it changed something, logs "scheduled KEY TIME". The
 // log's lock is held across the call, so that the entry comes before the start of the work,
 // which may begin before Schedule returns.
 func (h *harness) schedule(key string, value int, t time.Time) bool {
-	if h.obs == nil {
+	if h.events == nil {
 		return h.q.Schedule(key, value, t)
 	}
-	h.obs.mu.Lock()
-	defer h.obs.mu.Unlock()
+	h.events.mu.Lock()
+	defer h.events.mu.Unlock()
 	changed := h.q.Schedule(key, value, t)
 	if changed {
-		h.obs.events = append(h.obs.events, fmt.Sprintf("scheduled %s %s", key, rel(t)))
+		h.events.list = append(h.events.list, fmt.Sprintf("scheduled %s %s", key, rel(t)))
 	}
 	return changed
 }
 
 // unschedule calls Cancel and, when it removed work, logs "cancelled KEY".
 func (h *harness) unschedule(key string) bool {
-	if h.obs == nil {
+	if h.events == nil {
 		return h.q.Cancel(key)
 	}
-	h.obs.mu.Lock()
-	defer h.obs.mu.Unlock()
+	h.events.mu.Lock()
+	defer h.events.mu.Unlock()
 	removed := h.q.Cancel(key)
 	if removed {
-		h.obs.events = append(h.obs.events, "cancelled "+key)
+		h.events.list = append(h.events.list, "cancelled "+key)
 	}
 	return removed
 }
@@ -318,30 +375,39 @@ func (h *harness) wantCallsAnyOrder(when string, want ...string) {
 func (h *harness) wantKeyEvents(when, key string, want ...string) {
 	h.t.Helper()
 	var got []string
-	for _, e := range h.obs.take() {
+	for _, e := range h.events.take() {
 		if strings.Fields(e)[1] == key {
 			got = append(got, e)
 		}
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		h.t.Fatalf("%s: observer events of %s:\n got %q\nwant %q", when, key, got, want)
+		h.t.Fatalf("%s: events of %s:\n got %q\nwant %q", when, key, got, want)
 	}
 }
 
 func (h *harness) wantEvents(when string, want ...string) {
 	h.t.Helper()
-	got := h.obs.take()
+	got := h.events.take()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		h.t.Fatalf("%s: observer events:\n got %q\nwant %q", when, got, want)
+		h.t.Fatalf("%s: events:\n got %q\nwant %q", when, got, want)
 	}
 }
 
-// wantWhen checks the time Get returns for key.
-func (h *harness) wantWhen(key string, want time.Time, wantOK bool) {
+// wantGet checks the time and the ok that Get returns for key.
+func (h *harness) wantGet(key string, want time.Time, wantOK bool) {
 	h.t.Helper()
 	_, got, ok := h.q.Get(key)
 	if ok != wantOK || !got.Equal(want) {
 		h.t.Fatalf("Get(%q): got time %s, %v, want %s, %v", key, rel(got), ok, rel(want), wantOK)
+	}
+}
+
+// wantNextAttempt checks the time nextAttempt returns for key.
+func (h *harness) wantNextAttempt(when, key string, want time.Time, wantOK bool) {
+	h.t.Helper()
+	got, ok := h.q.nextAttempt(key)
+	if ok != wantOK || !got.Equal(want) {
+		h.t.Fatalf("%s: next attempt of %s: got %s, %v, want %s, %v", when, key, rel(got), ok, rel(want), wantOK)
 	}
 }
 
@@ -520,7 +586,7 @@ func (q *Queue[K, V]) checkGens() error {
 		}
 	}
 	var err error
-	q.eachClaim(func(c *claim[K, V]) {
+	q.batches.each(func(c *claim[K, V]) {
 		if c.it.seq > q.seq && err == nil {
 			err = fmt.Errorf("claim of slot %d has number %d, after the last given, %d", c.slot, c.it.seq, q.seq)
 		}

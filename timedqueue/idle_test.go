@@ -49,7 +49,7 @@ func wantReturned(t *testing.T, when string, done chan error, want error) {
 func TestWaitIdle(t *testing.T) {
 	t.Run("waits for running work", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{})
+			h := newHarness(t, Options{})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.schedule("later", 2, at(time.Minute))
@@ -63,7 +63,7 @@ func TestWaitIdle(t *testing.T) {
 	})
 	t.Run("waits for retries due now, not for later ones", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
@@ -81,7 +81,7 @@ func TestWaitIdle(t *testing.T) {
 	})
 	t.Run("returns at once when nothing is due", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{})
+			h := newHarness(t, Options{})
 			h.start()
 			if err := h.q.WaitIdle(t.Context()); err != nil {
 				t.Fatalf("empty queue: WaitIdle: got %v, want nil", err)
@@ -94,7 +94,7 @@ func TestWaitIdle(t *testing.T) {
 	})
 	t.Run("ctx done", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{})
+			h := newHarness(t, Options{})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
@@ -112,7 +112,7 @@ func TestWaitIdle(t *testing.T) {
 // otherwise waits for Run to run the due work, or for ctx.
 func TestWaitIdleBeforeRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.schedule("later", 1, at(time.Hour))
 		if err := h.q.WaitIdle(t.Context()); err != nil {
 			t.Fatalf("nothing due, no Run: WaitIdle: got %v, want nil", err)
@@ -135,7 +135,7 @@ func TestWaitIdleBeforeRun(t *testing.T) {
 // TestWaitIdleAfterRun: once Run has returned, WaitIdle returns nil or ErrStopped at once.
 func TestWaitIdleAfterRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.schedule("later", 2, at(time.Hour))
@@ -258,7 +258,7 @@ func TestWaitIdleThenStep(t *testing.T) {
 	for _, workers := range []int{1, 3, 8} {
 		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newBareHarness(t, Options[string]{Workers: workers})
+				h := newBareHarness(t, Options{Workers: workers})
 				m := &idleModel{t: t, r: rand.New(rand.NewPCG(uint64(workers), 7)), q: h.q, clk: h.clk, ahead: map[string]idleEntry{}}
 				h.start()
 				ran := func() []string {
@@ -305,7 +305,7 @@ func TestWaitIdleThenStepRealGoroutines(t *testing.T) {
 				mu.Unlock()
 				ranCh <- struct{}{}
 				return nil
-			}, Options[string]{Clock: clk, Workers: workers})
+			}, Options{Clock: clk, Workers: workers})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -386,7 +386,7 @@ func TestArmingRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := &racyClock{FakeClock: testclock.NewFakeClock(epoch)}
 		rec := newRecorder(clk)
-		q, err := New(rec.work, Options[string]{Clock: clk})
+		q, err := New(rec.work, Options{Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}

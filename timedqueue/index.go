@@ -109,7 +109,7 @@ func (x *index[K, V]) lookup(key K, h uint64) (bucket uint64, ok bool) {
 			return i, false
 		}
 		if e>>tagShift == tag {
-			if s := x.slots.at(int32(e&slotMask) - 1); s.state&inUse != 0 && s.key == key {
+			if s := x.slots.at(int32(e&slotMask) - 1); s.isUsed() && s.key == key {
 				return i, true
 			}
 		}
@@ -238,7 +238,7 @@ func (x *index[K, V]) sweep(freed func(slot int32)) {
 	i := (z + 1) & x.mask
 	for left := len(x.table); left > 0; {
 		e := x.table[i]
-		if e != 0 && x.slots.at(x.slotOf(e)).state&retired != 0 {
+		if e != 0 && x.slots.at(x.slotOf(e)).isRetired() {
 			x.deleteAt(i) // a later entry may have moved to i: look at it again
 			x.retired--
 			freed(x.slotOf(e))

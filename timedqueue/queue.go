@@ -52,11 +52,12 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // falls due at once (a quarter or more, as when a zone goes down), the worker that sees it
 // first takes the due work out of the heap in one pass under the lock, and the workers
 // then hand it out in order at no cost per item. A Schedule or Cancel that comes during
-// the pass waits for it: about 5 ms for a million due items scheduled in deadline order,
-// at most about 10 ms more when they must be sorted (more than 65,536 due items out of
-// order are popped one by one instead, as smaller bursts are, until fewer are left). Once
-// in about four billion Schedule and Cancel calls, one of them also renumbers the pending
-// work, a sort of it under the lock: about 0.2 s at a million pending keys.
+// the pass waits for it: a pass reads the whole heap, and sorts the due items when they
+// were not scheduled in deadline order (up to 65,536 of them; more due items out of order
+// are popped one by one instead, as smaller bursts are, until fewer are left). Once in
+// about four billion Schedule and Cancel calls, one of them also renumbers the pending
+// work, a sort of all of it under the lock. How long these holds of the lock take is in
+// BENCHMARKS.md, at the repository's root (timedqueue, "Holds of the lock").
 //
 // All methods are safe for concurrent use, and none of them blocks on running work, but
 // [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
@@ -66,7 +67,6 @@ type Queue[K comparable, V any] struct {
 	clock   clock.Clock
 	loc     *time.Location // of the clock's times, for the times the queue returns
 	backoff Backoff
-	trace   tracer[K] // only tests set it
 	kick    chan struct{}
 
 	mu    sync.Mutex
@@ -83,7 +83,7 @@ type Queue[K comparable, V any] struct {
 	// seq is the last number nextSeq gave; renumbering starts when it reaches seqLimit,
 	// which only tests lower.
 	seq, seqLimit uint32
-	batches       []batch[K, V] // one per worker
+	batches       batches[K, V] // one per worker
 	active        int           // keys running (claimed or started)
 	sleepers      atomic.Int32  // workers waiting in cond; read without the lock too
 	lastClaim     int64         // the clock when a worker last claimed work
@@ -102,7 +102,7 @@ type Queue[K comparable, V any] struct {
 
 // New returns a Queue that calls work for each key when it is due, once [Queue.Run] runs.
 // It returns an error, and no queue, when work is nil or an option is out of range.
-func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V], error) {
+func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], error) {
 	if work == nil {
 		return nil, errors.New("timedqueue: nil work function")
 	}
@@ -127,7 +127,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options[K]) (*Queue[K, V
 		loc:      clk.Now().Location(),
 		backoff:  b,
 		kick:     make(chan struct{}, 1),
-		batches:  make([]batch[K, V], workers),
+		batches:  make(batches[K, V], workers),
 		armed:    maxNanos,
 		seqLimit: math.MaxUint32,
 	}
@@ -162,7 +162,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 		return false
 	}
 	if ok {
-		if s := q.slots.at(idx); s.state&(pending|parked) == pending {
+		if s := q.slots.at(idx); s.hasItem() {
 			q.dead++ // its heap item goes stale
 		}
 	} else {
@@ -171,7 +171,7 @@ func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
 	s := q.slots.at(idx)
 	s.gen = seq
 	s.value, s.due = value, t
-	s.state = s.state&flagBits&^parked | pending // attempts start again
+	s.markScheduled()
 	q.heap.push(item{at: t, seq: seq, slot: idx})
 	kick := t < q.armed
 	q.compactHeap()
@@ -192,11 +192,11 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 		return idx, false, false
 	}
 	s := q.slots.at(idx)
-	if s.state&running != 0 {
+	if s.isRunning() {
 		q.unclaim(idx) // a claim not started yet must not start with what is replaced
 	}
-	same = s.state&pending != 0 && s.due == t
-	if s.state&(pending|running) == running {
+	same = s.isPending() && s.due == t
+	if s.isRunningOnly() {
 		if c := q.claimOf(idx); c != nil {
 			same = s.gen == c.it.seq && c.due == t
 		}
@@ -221,16 +221,16 @@ func (q *Queue[K, V]) Cancel(key K) bool {
 	}
 	seq := q.nextSeq() // before any count of stale items: it may renumber them away
 	s := q.slots.at(idx)
-	if s.state&running != 0 {
+	if s.isRunning() {
 		q.unclaim(idx) // a claim not started yet must not start after Cancel returns
 	}
-	removed := s.state&pending != 0
-	if s.state&(pending|parked) == pending {
+	removed := s.isPending()
+	if s.hasItem() {
 		q.dead++
 	}
 	s.gen = seq
-	s.state &^= pending | parked
-	if s.state&running == 0 {
+	s.markCancelled()
+	if !s.isRunning() {
 		q.release(idx)
 	}
 	q.compactHeap()
@@ -246,7 +246,7 @@ func (q *Queue[K, V]) Get(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots.at(idx).state&pending == 0 {
+	if !ok || !q.slots.at(idx).isPending() {
 		return value, time.Time{}, false
 	}
 	s := q.slots.at(idx)
@@ -263,7 +263,7 @@ func (q *Queue[K, V]) Running(key K) (value V, at time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	idx, ok := q.index.get(key)
-	if !ok || q.slots.at(idx).state&running == 0 {
+	if !ok || !q.slots.at(idx).isRunning() {
 		return value, time.Time{}, false
 	}
 	c := q.claimOf(idx)
@@ -303,7 +303,7 @@ func (q *Queue[K, V]) Pending() []Entry[K, V] {
 	out := make([]ordered, 0, q.index.len())
 	for i := range q.slots.len() {
 		s := q.slots.at(int32(i))
-		if s.state&pending != 0 {
+		if s.isPending() {
 			out = append(out, ordered{Entry[K, V]{Key: s.key, Value: s.value}, s.due, int32(i)})
 		}
 	}

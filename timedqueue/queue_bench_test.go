@@ -47,7 +47,7 @@ func (t *tqBench) stop()                                           { t.cancel();
 
 // newTQBench returns a running Queue whose work does nothing.
 func newTQBench(b *testing.B) *tqBench {
-	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options[string]{})
+	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func BenchmarkFireLag(b *testing.B) {
 				var stop func()
 				switch impl {
 				case "timedqueue":
-					q, err := New(func(_ context.Context, _ int, i int) error { record(i); return nil }, Options[int]{})
+					q, err := New(func(_ context.Context, _ int, i int) error { record(i); return nil }, Options{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -473,7 +473,7 @@ func BenchmarkReadyRunPass(b *testing.B) {
 		{"random/n=1M", 1_000_000, true, 0},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			q, err := New(func(context.Context, string, benchValue) error { return nil }, Options[string]{})
+			q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -510,7 +510,7 @@ func BenchmarkReadyRunPass(b *testing.B) {
 func BenchmarkRenumber(b *testing.B) {
 	makeBenchKeys()
 	const n = 1_000_000
-	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options[string]{})
+	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 func TestExecute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		for i := range 5 {
 			if got := h.schedule(fmt.Sprint("k", i), i, h.clk.Now()); !got {
 				t.Fatalf("Schedule(k%d): got %v, want true", i, got)
@@ -31,7 +31,7 @@ func TestExecute(t *testing.T) {
 
 func TestExecuteDelayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -50,7 +50,7 @@ func TestExecuteDelayed(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -62,7 +62,7 @@ func TestCancel(t *testing.T) {
 			if got := h.unschedule(k); got {
 				t.Fatalf("second Cancel(%s): got %v, want false", k, got)
 			}
-			h.wantWhen(k, time.Time{}, false)
+			h.wantGet(k, time.Time{}, false)
 		}
 		if got := h.unschedule("never-scheduled"); got {
 			t.Fatalf("Cancel of an unknown key: got %v, want false", got)
@@ -78,7 +78,7 @@ func TestCancel(t *testing.T) {
 
 func TestCancelAndReadd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		for i := range 5 {
 			h.schedule(fmt.Sprint("k", i), i, at(10*time.Second))
@@ -88,7 +88,7 @@ func TestCancelAndReadd(t *testing.T) {
 		if got := h.schedule("k1", 11, at(20*time.Second)); !got {
 			t.Fatalf("Schedule after Cancel: got %v, want true", got)
 		}
-		h.wantWhen("k1", at(20*time.Second), true)
+		h.wantGet("k1", at(20*time.Second), true)
 		h.step(10 * time.Second)
 		h.wantCallsAnyOrder("at +10s", "k0=0@+10s", "k2=2@+10s", "k4=4@+10s")
 		h.step(10 * time.Second)
@@ -108,26 +108,27 @@ func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
 		wantEvents []string
 	}{
 		{"first attempt succeeds", nil, []string{"succeeded a #1"}},
-		{"first attempt fails", errBoom, []string{"failed a #1 boom retry=zero"}},
+		{"first attempt fails", errBoom, []string{"failed a #1 boom"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
 				h.schedule("a", 1, epoch)
 				h.start()
 				h.wantCalls("after Run", "a=1@+0s")
-				h.wantWhen("a", time.Time{}, false)
+				h.wantGet("a", time.Time{}, false)
 				if got := h.schedule("a", 2, at(10*time.Second)); !got {
 					t.Fatalf("Schedule while running: got %v, want true", got)
 				}
-				h.wantWhen("a", at(10*time.Second), true)
-				h.obs.take()
+				h.wantGet("a", at(10*time.Second), true)
+				h.events.take()
 
 				h.release("a", tc.firstErr)
 				h.wantEvents("first attempt returns", tc.wantEvents...)
+				h.wantNextAttempt("first attempt returns", "a", at(10*time.Second), true) // no retry
 				h.wantLen(1)
-				h.wantWhen("a", at(10*time.Second), true)
+				h.wantGet("a", at(10*time.Second), true)
 
 				h.step(5 * time.Second) // past any retry of the first attempt
 				h.wantCalls("at +5s", "a=1@+0s")
@@ -150,11 +151,11 @@ func TestCancelWhileRunning(t *testing.T) {
 		wantLast string
 	}{
 		{"attempt succeeds", nil, "succeeded a #1"},
-		{"attempt fails", errBoom, "failed a #1 boom retry=zero"},
+		{"attempt fails", errBoom, "failed a #1 boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 				h.rec.gate("a")
 				h.schedule("a", 1, epoch)
 				h.start()
@@ -162,11 +163,12 @@ func TestCancelWhileRunning(t *testing.T) {
 				if got := h.unschedule("a"); got {
 					t.Fatalf("Cancel while running: got %v, want false", got)
 				}
-				h.wantWhen("a", time.Time{}, false)
+				h.wantGet("a", time.Time{}, false)
 				h.wantLen(1) // still running
-				h.obs.take()
+				h.events.take()
 				h.release("a", tc.err)
 				h.wantEvents("attempt returns", tc.wantLast)
+				h.wantNextAttempt("attempt returns", "a", time.Time{}, false) // no retry
 				h.wantLen(0)
 				h.step(time.Hour)
 				h.wantCalls("an hour later", "a=1@+0s")
@@ -190,12 +192,12 @@ func TestReplace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{})
+				h := newHarness(t, Options{})
 				h.schedule("a", 1, at(tc.old))
 				if got := h.schedule("a", 2, at(tc.new)); !got {
 					t.Fatalf("Schedule to move: got %v, want true", got)
 				}
-				h.wantWhen("a", at(tc.new), true)
+				h.wantGet("a", at(tc.new), true)
 				h.wantLen(1)
 				h.start()
 				if tc.new > 0 {
@@ -219,7 +221,7 @@ func TestReplace(t *testing.T) {
 func TestScheduleSameTime(t *testing.T) {
 	t.Run("keeps order", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Workers: 1})
+			h := newHarness(t, Options{Workers: 1})
 			h.schedule("a", 1, at(time.Second))
 			h.schedule("b", 1, at(time.Second))
 			if got := h.schedule("a", 2, at(time.Second)); got {
@@ -233,47 +235,51 @@ func TestScheduleSameTime(t *testing.T) {
 	})
 	t.Run("keeps retry state", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
-			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom retry=+1s")
+			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom")
+			h.wantNextAttempt("first attempt", "a", at(time.Second), true)
 			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule at the same time while waiting to retry: got %v, want false", got)
 			}
-			h.wantWhen("a", epoch, true)
+			h.wantGet("a", epoch, true)
+			h.wantNextAttempt("after Schedule", "a", at(time.Second), true)
 			synctest.Wait()
 			h.wantCalls("no new attempt before the retry time", "a=1@+0s")
 			h.step(time.Second)
 			h.wantCalls("at the retry time", "a=1@+0s", "a=2@+1s")
-			h.wantEvents("second attempt", "started a #2 lag=0s", "failed a #2 boom retry=+3s")
+			h.wantEvents("second attempt", "started a #2 lag=0s", "failed a #2 boom")
+			h.wantNextAttempt("second attempt", "a", at(3*time.Second), true)
 		})
 	})
 	t.Run("another time resets retry state", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.setFail("a", errBoom)
 			h.schedule("a", 1, epoch)
 			h.start()
-			h.obs.take()
+			h.events.take()
 			if got := h.schedule("a", 2, at(time.Nanosecond)); !got {
 				t.Fatalf("Schedule at another time while waiting to retry: got %v, want true", got)
 			}
 			h.step(time.Nanosecond)
 			h.wantCalls("at the new time", "a=1@+0s", "a=2@+1ns")
-			h.wantEvents("new scheduling", "scheduled a +1ns", "started a #1 lag=0s", "failed a #1 boom retry=+1.000000001s")
+			h.wantEvents("new scheduling", "scheduled a +1ns", "started a #1 lag=0s", "failed a #1 boom")
+			h.wantNextAttempt("new scheduling", "a", at(time.Second+time.Nanosecond), true)
 		})
 	})
 	t.Run("running key", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
 			if got := h.schedule("a", 2, epoch); got {
 				t.Fatalf("Schedule of a running key at its time: got %v, want false", got)
 			}
-			h.wantWhen("a", time.Time{}, false)
+			h.wantGet("a", time.Time{}, false)
 			h.release("a", errBoom) // retried, with the new value
 			h.step(time.Second)
 			h.wantCalls("after the retry", "a=1@+0s", "a=2@+1s")
@@ -285,7 +291,7 @@ func TestScheduleSameTime(t *testing.T) {
 
 func TestScheduleReportsChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.rec.gate("r")
 		h.schedule("r", 0, epoch)
 		h.start() // r is running, for epoch
@@ -323,7 +329,7 @@ func TestScheduleReportsChange(t *testing.T) {
 // TestOrder: due work starts in deadline order, ties in the order they were scheduled.
 func TestOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		for _, s := range []struct {
 			key string
 			d   time.Duration
@@ -346,7 +352,7 @@ func TestOrder(t *testing.T) {
 // attempt, even when other workers are free.
 func TestPerKeySerialization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 4})
+		h := newHarness(t, Options{Workers: 4})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -355,7 +361,7 @@ func TestPerKeySerialization(t *testing.T) {
 		h.schedule("b", 1, at(time.Second))
 		synctest.Wait()
 		h.wantCalls("while a runs", "a=1@+0s", "b=1@+1s")
-		h.wantWhen("a", at(time.Second), true)
+		h.wantGet("a", at(time.Second), true)
 		h.wantLen(1) // a: running and pending
 		if err := h.q.checkInvariants(); err != nil {
 			t.Fatal(err)
@@ -378,7 +384,7 @@ func TestPerKeySerialization(t *testing.T) {
 // TestParkedCancel: a key that came due while running, then was cancelled, does not run.
 func TestParkedCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 2})
+		h := newHarness(t, Options{Workers: 2})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -396,10 +402,16 @@ func TestParkedCancel(t *testing.T) {
 
 func TestRetryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
+		var gotRetry []string // the retry time after each failed attempt
+		retryAt := func() {
+			next, _ := h.q.nextAttempt("a")
+			gotRetry = append(gotRetry, rel(next))
+		}
+		retryAt()
 		now := time.Duration(0)
 		want := []string{"a=1@+0s"}
 		for i, d := range []time.Duration{1, 2, 4, 5, 5, 5} {
@@ -410,16 +422,10 @@ func TestRetryBackoff(t *testing.T) {
 			now += d
 			want = append(want, fmt.Sprintf("a=1@%s", rel(at(now))))
 			h.wantCalls(fmt.Sprintf("retry %d", i+1), want...)
+			retryAt()
 		}
-		h.wantWhen("a", epoch, true) // retries keep the scheduled time
-		ev := h.obs.take()
+		h.wantGet("a", epoch, true) // retries keep the scheduled time
 		wantRetry := []string{"+1s", "+3s", "+7s", "+12s", "+17s", "+22s", "+27s"}
-		var gotRetry []string
-		for _, e := range ev {
-			if strings.HasPrefix(e, "failed") {
-				gotRetry = append(gotRetry, e[strings.LastIndex(e, "=")+1:])
-			}
-		}
 		if fmt.Sprint(gotRetry) != fmt.Sprint(wantRetry) {
 			t.Fatalf("retry times: got %v, want %v", gotRetry, wantRetry)
 		}
@@ -432,20 +438,33 @@ func TestRetryBackoff(t *testing.T) {
 // TestRetryJitter: with the default jitter, a retry waits d·(1−0.2) to d.
 func TestRetryJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		retries := map[string][]time.Duration{}
-		h := newBareHarness(t, Options[string]{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
-		h.q.trace = &retryTracer{clk: h.clk, f: func(key string, attempt int, retryAt time.Time, now time.Time) {
-			retries[key] = append(retries[key], retryAt.Sub(now))
-		}}
+		h := newBareHarness(t, Options{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
 		const keys = 50
 		for i := range keys {
 			k := fmt.Sprint("k", i)
 			h.rec.setFail(k, errBoom)
 			h.schedule(k, i, epoch)
 		}
+		// Each attempt fails at the fake clock's time of the step that ran it, and a key
+		// fails at most once a step (a retry waits at least 0.8 s): a key's next attempt
+		// that has changed since the last step is the retry of a failure at this one.
+		retries := map[string][]time.Duration{}
+		last := map[string]time.Time{}
+		collect := func() {
+			now := h.clk.Now()
+			for i := range keys {
+				k := fmt.Sprint("k", i)
+				if next, ok := h.q.nextAttempt(k); ok && !next.Equal(last[k]) {
+					retries[k] = append(retries[k], next.Sub(now))
+					last[k] = next
+				}
+			}
+		}
 		h.start()
+		collect()
 		for range 60 {
 			h.step(time.Second)
+			collect()
 		}
 		distinct := map[time.Duration]bool{}
 		for k, ds := range retries {
@@ -472,79 +491,25 @@ func TestRetryJitter(t *testing.T) {
 	})
 }
 
-// retryTracer calls f with the retry time of every failed attempt and the time it failed.
-type retryTracer struct {
-	clk interface{ Now() time.Time }
-	f   func(key string, attempt int, retryAt, now time.Time)
-}
-
-func (*retryTracer) started(string, int, time.Duration) {}
-
-func (o *retryTracer) finished(key string, attempt int, err error, retryAt time.Time) {
-	if err != nil {
-		o.f(key, attempt, retryAt, o.clk.Now())
-	}
-}
-
-func TestBackoffDelay(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		b    Backoff
-		want []time.Duration // for attempts 1, 2, ...
-	}{
-		{"doubling to the cap", Backoff{Base: time.Second, Cap: 10 * time.Second, Jitter: -1},
-			[]time.Duration{1e9, 2e9, 4e9, 8e9, 10e9, 10e9}},
-		{"cap below base", Backoff{Base: 3 * time.Second, Cap: time.Second, Jitter: -1},
-			[]time.Duration{3e9, 3e9}},
-		{"defaults without jitter", Backoff{Jitter: -1},
-			[]time.Duration{100e6, 200e6, 400e6}},
-		{"default cap", Backoff{Base: time.Minute, Jitter: -1},
-			[]time.Duration{time.Minute, 2 * time.Minute, 2 * time.Minute}},
-		{"base above the default cap", Backoff{Base: time.Hour, Jitter: -1},
-			[]time.Duration{time.Hour, time.Hour}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := tc.b.normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, want := range tc.want {
-				if got := b.delay(uint32(i + 1)); got != want {
-					t.Errorf("delay(%d): got %v, want %v", i+1, got, want)
-				}
-			}
-			if got, want := b.delay(1000), b.Cap; got != want {
-				t.Errorf("delay(1000): got %v, want %v", got, want)
-			}
-		})
-	}
-	b, _ := Backoff{Base: time.Second, Cap: time.Minute, Jitter: 0.5}.normalize()
-	for n := uint32(1); n < 10; n++ {
-		nominal := min(time.Second<<(n-1), time.Minute)
-		for range 100 {
-			if d := b.delay(n); d < nominal/2 || d > nominal {
-				t.Fatalf("Jitter 0.5, delay(%d): got %v, want within [%v, %v]", n, d, nominal/2, nominal)
-			}
-		}
-	}
-}
-
 func TestMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
 		h.rec.setFail("a", errBoom)
 		h.schedule("a", 1, epoch)
 		h.start()
+		h.wantNextAttempt("after attempt 1", "a", at(time.Second), true)
 		h.step(time.Second)
+		h.wantNextAttempt("after attempt 2", "a", at(3*time.Second), true)
 		h.step(2 * time.Second)
+		h.wantNextAttempt("after attempt 3", "a", time.Time{}, false) // no retry
 		h.wantCalls("three attempts", "a=1@+0s", "a=1@+1s", "a=1@+3s")
 		h.wantEvents("all",
 			"scheduled a +0s",
-			"started a #1 lag=0s", "failed a #1 boom retry=+1s",
-			"started a #2 lag=0s", "failed a #2 boom retry=+3s",
-			"started a #3 lag=0s", "failed a #3 boom retry=zero")
+			"started a #1 lag=0s", "failed a #1 boom",
+			"started a #2 lag=0s", "failed a #2 boom",
+			"started a #3 lag=0s", "failed a #3 boom")
 		h.wantLen(0)
-		h.wantWhen("a", time.Time{}, false)
+		h.wantGet("a", time.Time{}, false)
 		h.step(time.Hour)
 		h.wantCalls("an hour later", "a=1@+0s", "a=1@+1s", "a=1@+3s")
 		// A new scheduling starts a new count.
@@ -559,11 +524,11 @@ func TestMaxAttempts(t *testing.T) {
 	})
 }
 
-// TestEvents: what the queue does, as its tracer and the harness's Schedule and Cancel
-// wrappers see it.
+// TestEvents: what the queue does, as the harness's wrappers of Schedule, Cancel and the
+// work function see it, and the retry times it sets.
 func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setFail("f", errBoom)
 		h.schedule("a", 1, at(10*time.Second))
 		h.schedule("a", 2, at(10*time.Second)) // changes nothing but the value: no event
@@ -576,11 +541,12 @@ func TestEvents(t *testing.T) {
 			"scheduled a +10s", "scheduled b +5s", "cancelled b", "scheduled f +10s")
 		h.start()
 		h.step(12 * time.Second)
-		got := h.obs.take()
+		h.wantNextAttempt("after f's first attempt", "f", at(13*time.Second), true)
+		got := h.events.take()
 		// a and f may run on two workers in either order; check each key's sequence.
 		want := map[string][]string{
 			"a": {"started a #1 lag=2s", "succeeded a #1"},
-			"f": {"started f #1 lag=2s", "failed f #1 boom retry=+13s"},
+			"f": {"started f #1 lag=2s", "failed f #1 boom"},
 		}
 		for k, w := range want {
 			var g []string
@@ -597,32 +563,60 @@ func TestEvents(t *testing.T) {
 			t.Errorf("events: got %q, want 4", got)
 		}
 		h.step(3 * time.Second) // the retry is 2s late
-		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom retry=+17s")
+		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom")
+		h.wantNextAttempt("after f's retry", "f", at(17*time.Second), true)
 		h.unschedule("f")
 		h.wantEvents("cancel of a key waiting to retry", "cancelled f")
 		h.schedule("z", 0, time.Time{})
 		synctest.Wait()
-		ev := h.obs.take()
+		ev := h.events.take()
 		if len(ev) != 3 || ev[0] != "scheduled z zero" || !strings.HasPrefix(ev[1], "started z #1 lag=") || ev[2] != "succeeded z #1" {
 			t.Errorf("zero time: got %q, want scheduled, started, succeeded", ev)
 		}
 	})
 }
 
+// TestZeroTimeLag: work scheduled at the zero time runs at once and reports no lag, not the
+// 292 years since the zero time.
+func TestZeroTimeLag(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{})
+		h.start()
+		h.schedule("a", 1, time.Time{})
+		synctest.Wait()
+		h.wantCalls("after scheduling at the zero time", "a=1@+0s")
+		h.wantKeyEvents("after scheduling at the zero time", "a", "scheduled a zero", "started a #1 lag=0s", "succeeded a #1")
+	})
+}
+
 func TestPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("a", "kaboom")
 		h.schedule("a", 1, epoch)
 		h.start()
+		h.wantNextAttempt("after the panic", "a", at(time.Second), true)
 		h.step(time.Second)
 		h.wantCalls("panic, then retry", "a=1@+0s", "a=1@+1s")
 		h.wantEvents("all", "scheduled a +0s",
-			"started a #1 lag=0s", "failed a #1 timedqueue: work panicked: kaboom retry=+1s",
+			"started a #1 lag=0s", "panicked a #1",
 			"started a #2 lag=0s", "succeeded a #2")
+		h.wantLen(0)
+
+		// The error a worker records for the attempt is what call returns.
+		rec := newRecorder(h.clk)
+		rec.setPanic("b", "kaboom")
+		q, err := New(rec.work, Options{Clock: h.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = q.call(context.Background(), "b", 1)
 		var pe *PanicError
-		if len(h.obs.errs) != 1 || !errors.As(h.obs.errs[0], &pe) {
-			t.Fatalf("Failed's error: got %v, want a *PanicError", h.obs.errs)
+		if !errors.As(err, &pe) {
+			t.Fatalf("call's error: got %v, want a *PanicError", err)
+		}
+		if got, want := err.Error(), "timedqueue: work panicked: kaboom"; got != want {
+			t.Errorf("call's error: got %q, want %q", got, want)
 		}
 		if pe.Value != "kaboom" {
 			t.Errorf("PanicError.Value: got %v, want kaboom", pe.Value)
@@ -630,7 +624,6 @@ func TestPanic(t *testing.T) {
 		if !strings.Contains(string(pe.Stack), "(*recorder).work") {
 			t.Errorf("PanicError.Stack: got %q, want the work function's frame", pe.Stack)
 		}
-		h.wantLen(0)
 	})
 }
 
@@ -638,7 +631,7 @@ func TestPanic(t *testing.T) {
 // pending work stays.
 func TestShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.schedule("later", 2, at(time.Hour))
@@ -669,10 +662,10 @@ func TestShutdown(t *testing.T) {
 			t.Error("work's ctx: got not done when it returned, want done")
 		}
 		h.wantLen(1)
-		h.wantWhen("later", at(time.Hour), true)
+		h.wantGet("later", at(time.Hour), true)
 		h.step(2 * time.Hour)
 		h.wantCalls("after Run returned", "a=1@+0s")
-		// Schedule, Cancel and When still work after Run.
+		// Schedule, Cancel, Len and Get still work after Run.
 		h.schedule("x", 1, epoch)
 		h.wantLen(2)
 		if !h.unschedule("later") {
@@ -690,7 +683,7 @@ func TestShutdown(t *testing.T) {
 func TestNoStartAfterCancel(t *testing.T) {
 	for i := range 50 {
 		synctest.Test(t, func(t *testing.T) {
-			h := newBareHarness(t, Options[string]{Workers: 1})
+			h := newBareHarness(t, Options{Workers: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			var lateStarts []string
 			work := func(ctx context.Context, key string, _ int) error {
@@ -722,7 +715,7 @@ func TestNoStartAfterCancel(t *testing.T) {
 
 func TestRunTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.start()
 		if err := h.q.Run(context.Background()); !errors.Is(err, ErrRunTwice) {
 			t.Fatalf("second Run while the first runs: got %v, want ErrRunTwice", err)
@@ -741,19 +734,19 @@ func TestNew(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		work    WorkFunc[string, int]
-		opts    Options[string]
+		opts    Options
 		wantErr string // "" for success
 	}{
-		{"zero options", work, Options[string]{}, ""},
-		{"nil work", nil, Options[string]{}, "timedqueue: "},
-		{"negative workers", work, Options[string]{Workers: -1}, "timedqueue: "},
-		{"negative base", work, Options[string]{Backoff: Backoff{Base: -1}}, "timedqueue: "},
-		{"negative cap", work, Options[string]{Backoff: Backoff{Cap: -1}}, "timedqueue: "},
-		{"negative max attempts", work, Options[string]{Backoff: Backoff{MaxAttempts: -1}}, "timedqueue: "},
-		{"jitter above 1", work, Options[string]{Backoff: Backoff{Jitter: 1.5}}, "timedqueue: "},
-		{"jitter 1", work, Options[string]{Backoff: Backoff{Jitter: 1}}, ""},
-		{"jitter off", work, Options[string]{Backoff: Backoff{Jitter: -1}}, ""},
-		{"one worker", work, Options[string]{Workers: 1}, ""},
+		{"zero options", work, Options{}, ""},
+		{"nil work", nil, Options{}, "timedqueue: "},
+		{"negative workers", work, Options{Workers: -1}, "timedqueue: "},
+		{"negative base", work, Options{Backoff: Backoff{Base: -1}}, "timedqueue: "},
+		{"negative cap", work, Options{Backoff: Backoff{Cap: -1}}, "timedqueue: "},
+		{"negative max attempts", work, Options{Backoff: Backoff{MaxAttempts: -1}}, "timedqueue: "},
+		{"jitter above 1", work, Options{Backoff: Backoff{Jitter: 1.5}}, "timedqueue: "},
+		{"jitter 1", work, Options{Backoff: Backoff{Jitter: 1}}, ""},
+		{"jitter off", work, Options{Backoff: Backoff{Jitter: -1}}, ""},
+		{"one worker", work, Options{Workers: 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := New(tc.work, tc.opts)
@@ -771,7 +764,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	q, _ := New(work, Options[string]{})
+	q, _ := New(work, Options{})
 	if got, want := len(q.batches), DefaultWorkers; got != want {
 		t.Errorf("default workers: got %d, want %d", got, want)
 	}
@@ -782,10 +775,10 @@ func TestNew(t *testing.T) {
 
 func TestTimes(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		at       time.Time
-		wantWhen time.Time
-		wantRun  bool // at Run, before any step
+		name    string
+		at      time.Time
+		wantAt  time.Time // what Get returns
+		wantRun bool      // at Run, before any step
 	}{
 		{"zero time", time.Time{}, time.Time{}, true},
 		{"year 1000", time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), minTime, true},
@@ -797,9 +790,9 @@ func TestTimes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options[string]{})
+				h := newHarness(t, Options{})
 				h.schedule("a", 1, tc.at)
-				h.wantWhen("a", tc.wantWhen, true)
+				h.wantGet("a", tc.wantAt, true)
 				h.start()
 				if got := len(h.rec.got()) == 1; got != tc.wantRun {
 					t.Fatalf("ran at once: got %v, want %v", got, tc.wantRun)
@@ -809,14 +802,14 @@ func TestTimes(t *testing.T) {
 	}
 	t.Run("beyond 2262 never runs", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options[string]{})
+			h := newHarness(t, Options{})
 			h.schedule("a", 1, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 			h.start()
 			for range 20 {
 				h.step(10 * 365 * 24 * time.Hour) // to 2229
 			}
 			h.wantCalls("200 years later")
-			h.wantWhen("a", maxTime, true)
+			h.wantGet("a", maxTime, true)
 			h.unschedule("a")
 		})
 	})
@@ -827,7 +820,7 @@ func TestTimes(t *testing.T) {
 
 func TestLen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{})
+		h := newHarness(t, Options{})
 		h.wantLen(0)
 		h.rec.gate("run")
 		h.schedule("run", 0, epoch)
@@ -850,7 +843,7 @@ func TestLen(t *testing.T) {
 
 func TestGetAndPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h := newHarness(t, Options{Backoff: Backoff{Base: time.Hour, Jitter: -1}})
 		if _, _, ok := h.q.Get("a"); ok {
 			t.Fatal("Get of an unknown key: got ok, want not ok")
 		}
@@ -891,7 +884,7 @@ func TestGetAndPending(t *testing.T) {
 // TestBoundedPool: with 3 workers and 10 due items that block, exactly 3 run at once.
 func TestBoundedPool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 3})
+		h := newHarness(t, Options{Workers: 3})
 		for i := range 10 {
 			k := fmt.Sprint("k", i)
 			h.rec.gate(k)
@@ -921,11 +914,11 @@ func TestBoundedPool(t *testing.T) {
 	})
 }
 
-// TestNoTracer: the queue runs, fails, panics and retries without a tracer (as it always
-// does outside these tests).
-func TestNoTracer(t *testing.T) {
+// TestBareWork: the queue runs, fails, panics and retries work that the harness does not
+// wrap, whose calls do not look into the queue (as work outside these tests does not).
+func TestBareWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+		h := newBareHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
 		h.rec.setPanic("p", "x")
 		h.rec.setFail("f", errBoom)
 		h.schedule("p", 1, epoch)
@@ -950,7 +943,7 @@ func TestTimesInClockLocation(t *testing.T) {
 	for _, loc := range []*time.Location{time.UTC, east} {
 		t.Run(loc.String(), func(t *testing.T) {
 			clk := testclock.NewFakeClock(epoch.In(loc))
-			q, err := New(func(context.Context, string, int) error { return nil }, Options[string]{Clock: clk})
+			q, err := New(func(context.Context, string, int) error { return nil }, Options{Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}

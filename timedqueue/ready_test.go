@@ -38,7 +38,7 @@ func TestReadyRunTakesABurst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const n = 3000
-				h := newBareHarness(t, Options[string]{Workers: 1})
+				h := newBareHarness(t, Options{Workers: 1})
 				h.rec.gate(burstKey(0))
 				var want, later []string
 				for i := range n {
@@ -78,7 +78,7 @@ func TestReadyRunTakesABurst(t *testing.T) {
 // startBurst schedules n keys due at once, with the first one's work blocking until the
 // test releases it, and starts one worker: it takes a batch, and the rest wait in the run.
 func startBurst(t *testing.T, n int) *harness {
-	h := newBareHarness(t, Options[string]{Workers: 1})
+	h := newBareHarness(t, Options{Workers: 1})
 	h.rec.gate(burstKey(0))
 	for i := range n {
 		h.schedule(burstKey(i), 1, epoch)
@@ -103,7 +103,7 @@ func firstDiff(a, b []string) int {
 func TestReadyRunSortsScattered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 3000
-		h := newBareHarness(t, Options[string]{Workers: 1})
+		h := newBareHarness(t, Options{Workers: 1})
 		rng := rand.New(rand.NewPCG(7, 11))
 		type sched struct {
 			key string
@@ -214,7 +214,7 @@ func TestReadyRunCompaction(t *testing.T) {
 func TestReadyRunRefusesLargeSort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := maxSortRun*5/4 + 2000
-		h := newBareHarness(t, Options[string]{Workers: 1})
+		h := newBareHarness(t, Options{Workers: 1})
 		var later []string
 		rng := rand.New(rand.NewPCG(9, 10))
 		type sched struct {
@@ -269,7 +269,7 @@ func TestReadyRunRefusesLargeSort(t *testing.T) {
 func TestReadyRunRetiresSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const due, later = 3000, 2000
-		h := newBareHarness(t, Options[string]{Workers: 1})
+		h := newBareHarness(t, Options{Workers: 1})
 		for i := range due + later {
 			when := epoch
 			if i >= due {

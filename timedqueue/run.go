@@ -17,14 +17,6 @@ type attempt[K comparable, V any] struct {
 	lag   time.Duration // how late it starts: from the time it was due to the claim
 }
 
-// tracer is told of the start and the outcome of every attempt, outside the lock, by the
-// worker that runs it. Only this package's tests set one (Queue.trace), to see attempt
-// numbers, lags and retry times, which the API does not show.
-type tracer[K comparable] interface {
-	started(key K, attempt int, lag time.Duration)
-	finished(key K, attempt int, err error, retryAt time.Time)
-}
-
 // Run runs due work until ctx is done. Then it stops starting work, waits for every running
 // attempt to return (their ctx, which is ctx, is done too) and returns ctx's error. Work
 // still pending stays in the queue, where Len and Get see it. Every goroutine Run starts
@@ -122,8 +114,8 @@ func stopTimer(t clock.Timer) {
 }
 
 // worker runs due work until the queue closes. Each round claims the next due items under
-// the lock (a batch), calls the work function for each of them outside it, finishes the
-// attempts (records their outcomes) under the lock again, and reports them.
+// the lock (a batch), calls the work function for each of them outside it, and finishes the
+// attempts (records their outcomes) under the lock again.
 func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 	b := &q.batches[w]
 	q.mu.Lock()
@@ -144,7 +136,6 @@ func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 
 		q.finishDone(b)
 		q.putBackUnstarted(b) // when ctx ended the round
-		q.report(b)
 	}
 }
 
@@ -162,15 +153,11 @@ func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
 		}
 		if unfinished && int(q.sleepers.Load()) >= len(q.batches)-1 && q.mu.TryLock() {
 			q.finishDone(b)
-			q.report(b)
 			q.mu.Unlock()
 			unfinished = false
 		}
 		if !c.state.CompareAndSwap(claimed, started) {
 			continue // taken back by Cancel, Schedule or an idle worker
-		}
-		if q.trace != nil {
-			q.trace.started(c.a.key, int(c.a.n), c.a.lag)
 		}
 		c.err = q.call(ctx, c.a.key, c.a.value)
 		c.hash = q.index.hash(c.a.key) // here, outside the lock, for finish's release
@@ -199,23 +186,6 @@ func (q *Queue[K, V]) putBackUnstarted(b *batch[K, V]) {
 	}
 }
 
-// report tells the tracer, if any, of the attempts of b finished since the last report,
-// outside the lock. q.mu must be held; it is released and taken again.
-func (q *Queue[K, V]) report(b *batch[K, V]) {
-	if q.trace == nil {
-		return
-	}
-	q.mu.Unlock()
-	defer q.mu.Lock()
-	for i := range b.n {
-		c := &b.claims[i]
-		if c.state.Load() == finished && !c.reported {
-			c.reported = true
-			q.trace.finished(c.a.key, int(c.a.n), c.err, q.retryTime(c))
-		}
-	}
-}
-
 // call runs the work function, turning a panic into a *PanicError.
 func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
 	defer func() {
@@ -226,20 +196,20 @@ func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
 	return q.work(ctx, key, value)
 }
 
-// finish records the outcome of the started claim c, and when it will be retried. q.mu
-// must be held.
+// finish records the outcome of the started claim c, and schedules its retry if it failed.
+// q.mu must be held.
 func (q *Queue[K, V]) finish(c *claim[K, V]) {
 	idx := c.slot
 	c.slot = -1
 	s := q.slots.at(idx)
-	s.state &^= running
+	s.markFinished()
 	q.active--
 	q.changed()
 	switch gen := c.it.seq; {
-	case s.gen != gen && s.state&pending != 0:
+	case s.gen != gen && s.isPending():
 		// Replaced while running: the new generation runs now if it came due meanwhile.
-		if s.state&parked != 0 {
-			s.state &^= parked
+		if s.isParked() {
+			s.markUnparked()
 			q.push(idx, s.due)
 		}
 	case s.gen != gen:
@@ -248,8 +218,7 @@ func (q *Queue[K, V]) finish(c *claim[K, V]) {
 		q.freeFinished(idx, c.hash)
 	default:
 		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
-		s.state |= pending
+		s.markRetrying()
 		q.push(idx, at)
-		c.retryAt = at
 	}
 }

@@ -49,7 +49,7 @@ func (q *Queue[K, V]) renumber() {
 			live = append(live, it)
 		}
 	}
-	q.eachClaim(func(c *claim[K, V]) {
+	q.batches.each(func(c *claim[K, V]) {
 		if q.slots.at(c.slot).gen == c.it.seq {
 			live = append(live, c.it)
 		}
@@ -62,7 +62,7 @@ func (q *Queue[K, V]) renumber() {
 		gens[it.slot] = n
 	}
 	for i := range q.slots.len() {
-		if q.slots.at(int32(i)).state&inUse != 0 && gens[i] == 0 {
+		if q.slots.at(int32(i)).isUsed() && gens[i] == 0 {
 			n++ // parked, or running with no newer work: its gen names no item
 			gens[i] = n
 		}
@@ -79,24 +79,11 @@ func (q *Queue[K, V]) renumber() {
 // slots still hold their old gens. q.mu must be held.
 func (q *Queue[K, V]) renumberItems(gens []uint32) {
 	q.sweepStale(func(it *item) { it.seq = gens[it.slot] })
-	q.eachClaim(func(c *claim[K, V]) {
+	q.batches.each(func(c *claim[K, V]) {
 		if q.slots.at(c.slot).gen == c.it.seq {
 			c.it.seq = gens[c.slot]
 		} else {
 			c.it.seq = 0
 		}
 	})
-}
-
-// eachClaim calls f with every claim that still names a slot: claimed, started, or done
-// and not yet finished. q.mu must be held.
-func (q *Queue[K, V]) eachClaim(f func(c *claim[K, V])) {
-	for w := range q.batches {
-		b := &q.batches[w]
-		for i := range b.n {
-			if c := &b.claims[i]; c.slot >= 0 {
-				f(c)
-			}
-		}
-	}
 }

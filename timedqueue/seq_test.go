@@ -21,7 +21,7 @@ func runOutOfNumbers(q *Queue[string, int]) {
 // attempt returns, the parked generation runs, with its value.
 func TestRenumberWhileRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 2})
+		h := newHarness(t, Options{Workers: 2})
 		h.rec.gate("a")
 		h.schedule("a", 1, epoch)
 		h.start()
@@ -60,7 +60,7 @@ func slotState(q *Queue[string, int], key string) uint32 {
 // its value, a Cancel of a claimed key removes it, and the others run in their order.
 func TestRenumberKeepsClaims(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options[string]{Workers: 1})
+		h := newHarness(t, Options{Workers: 1})
 		h.rec.gate("a")
 		for _, k := range []string{"a", "x", "y", "z"} {
 			h.schedule(k, 1, epoch)

@@ -17,7 +17,7 @@ func TestCancelAllPending(t *testing.T) {
 		for _, running := range []bool{false, true} {
 			t.Run(fmt.Sprintf("n=%d/running=%v", n, running), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					h := newBareHarness(t, Options[string]{})
+					h := newBareHarness(t, Options{})
 					if running {
 						h.start()
 					}
@@ -89,7 +89,7 @@ func stepThrough(t *testing.T, h *harness, want map[string]time.Duration, values
 // smaller, and the 1k that remain keep their times and values.
 func TestLargeDrainCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{})
+		h := newBareHarness(t, Options{})
 		h.start()
 		r := rand.New(rand.NewPCG(7, 7))
 		const n, keep = 20000, 1000
@@ -127,7 +127,7 @@ func TestLargeDrainCancel(t *testing.T) {
 			t.Errorf("after the drain: %d slots (from %d), heap capacity %d, %d stale: want them rebuilt small", slots, slotsBefore, heapCap, dead)
 		}
 		for k, d := range due {
-			h.wantWhen(k, at(d), true)
+			h.wantGet(k, at(d), true)
 		}
 		stepThrough(t, h, due, values, 0)
 		h.wantLen(0)
@@ -137,7 +137,7 @@ func TestLargeDrainCancel(t *testing.T) {
 // TestLargeDrainRun: 20k keys, 19k of them run at once; the rest run at their times.
 func TestLargeDrainRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{})
+		h := newBareHarness(t, Options{})
 		r := rand.New(rand.NewPCG(8, 8))
 		const n, keep = 20000, 1000
 		due := map[string]time.Duration{}
@@ -168,7 +168,7 @@ func TestLargeDrainRun(t *testing.T) {
 			t.Errorf("after the burst: %d slots, heap capacity %d, want them rebuilt small", slots, heapCap)
 		}
 		for k, d := range due {
-			h.wantWhen(k, at(d), true)
+			h.wantGet(k, at(d), true)
 		}
 		stepThrough(t, h, due, values, time.Second)
 		h.wantLen(0)
@@ -179,7 +179,7 @@ func TestLargeDrainRun(t *testing.T) {
 // what was done to the running keys meanwhile (moved, parked, cancelled) survives.
 func TestShrinkWithRunningKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{Workers: 5, Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h := newBareHarness(t, Options{Workers: 5, Backoff: Backoff{Base: time.Hour, Jitter: -1}})
 		h.start()
 		const n = 20000
 		// Fill first, so that the running keys sit at high slot indexes.
@@ -213,9 +213,9 @@ func TestShrinkWithRunningKeys(t *testing.T) {
 			t.Errorf("slots after cancelling %d: got %d, want them rebuilt", n, slots)
 		}
 		h.wantLen(4)
-		h.wantWhen("moved", at(30*time.Minute), true)
-		h.wantWhen("parked", epoch.Add(1), true)
-		h.wantWhen("cancelled", time.Time{}, false)
+		h.wantGet("moved", at(30*time.Minute), true)
+		h.wantGet("parked", epoch.Add(1), true)
+		h.wantGet("cancelled", time.Time{}, false)
 
 		h.release("moved", errBoom) // replaced while running: not retried
 		h.release("cancelled", errBoom)
@@ -244,7 +244,7 @@ func TestShrinkWithRunningKeys(t *testing.T) {
 // A sweep that took the address of each item's copy moved every live item to the heap: one
 // allocation per item per sweep.
 func TestSweepsDoNotAllocate(t *testing.T) {
-	h := newBareHarness(t, Options[string]{})
+	h := newBareHarness(t, Options{})
 	const n = 10_000
 	keys := make([]string, n)
 	for i := range keys {

@@ -1,19 +1,5 @@
 package timedqueue
 
-// Slot state: flags in the low byte, the attempts made of the current generation above.
-// Packing both into one word keeps a slot at 48 bytes for 16-byte keys and values.
-const (
-	inUse   uint32 = 1 << iota // the slot belongs to a key in the index
-	pending                    // the current generation waits to run (in the heap, or parked)
-	parked                     // pending, came due while the key was running, not in the heap
-	running                    // a worker runs an attempt of this key
-	retired                    // no key's: freed, but still named by an index entry until a sweep
-
-	flagBits       = 0xff
-	attemptOne     = 1 << 8
-	attemptCeiling = 1<<24 - 1 // attempt numbers stop growing there (decades of retries)
-)
-
 // slot holds one key's state. Slots live in one slice and are found through the index, so a
 // pending item costs no allocation of its own and no pointer for the collector to chase.
 type slot[K comparable, V any] struct {
@@ -21,10 +7,8 @@ type slot[K comparable, V any] struct {
 	value V
 	due   int64  // the time the current generation was scheduled for
 	gen   uint32 // a new number (see nextSeq) at every schedule and cancel; its heap item's seq
-	state uint32 // flags | attempts<<8
+	state uint32 // flags | attempts<<8: see slotstate.go
 }
-
-func (s *slot[K, V]) attempts() uint32 { return s.state >> 8 }
 
 // alloc takes a free slot for key, or appends one. q.mu must be held.
 func (q *Queue[K, V]) alloc(key K) int32 {
@@ -102,67 +86,6 @@ func (q *Queue[K, V]) sweep() {
 	})
 }
 
-// live reports whether it is the current, pending, generation of its slot.
-func (q *Queue[K, V]) live(it item) bool {
-	s := q.slots.at(it.slot)
-	return s.gen == it.seq && s.state&(pending|parked) == pending
-}
-
-// dropStale drops stale items off the top of the heap and the head of the run. q.mu must
-// be held.
-func (q *Queue[K, V]) dropStale() {
-	for len(q.heap) > 0 && !q.live(q.heap[0]) {
-		q.heap.pop()
-		q.dead--
-	}
-	for len(q.ready) > 0 && !q.live(q.ready[0]) {
-		q.takeRunHead()
-		q.dead--
-	}
-}
-
-// compactHeap drops every stale item once they are a quarter of the heap, so that lazy
-// cancellation costs O(1) amortized and bounded memory. q.mu must be held.
-func (q *Queue[K, V]) compactHeap() {
-	if q.dead < 64 || q.dead*4 < len(q.heap)+len(q.ready) {
-		return
-	}
-	q.sweepStale(nil)
-	q.shrinkHeap()
-}
-
-// sweepStale drops every stale item from the heap and the run, passes each live one through
-// fix (nil: none) and rebuilds the heap; the run keeps its order. Items are judged live
-// before fix changes them. q.mu must be held.
-func (q *Queue[K, V]) sweepStale(fix func(*item)) {
-	n := q.keepLive(q.heap, fix)
-	clear(q.heap[n:])
-	q.heap = q.heap[:n]
-	q.heap.init() // dropping items broke the shape
-	q.ready = q.ready[:q.keepLive(q.ready, fix)]
-	if len(q.ready) == 0 {
-		q.ready = nil
-	}
-	q.dead = 0
-}
-
-// keepLive moves the live items of s to its front, in order, passing each through fix (nil:
-// none), and returns how many there are. It works in place: taking the address of a copy
-// would move every item to the heap. q.mu must be held.
-func (q *Queue[K, V]) keepLive(s []item, fix func(*item)) int {
-	n := 0
-	for i := range s {
-		if q.live(s[i]) {
-			if fix != nil {
-				fix(&s[i])
-			}
-			s[n] = s[i]
-			n++
-		}
-	}
-	return n
-}
-
 // minShrink is the capacity under which slices and maps are never rebuilt smaller.
 const minShrink = 4096
 
@@ -187,7 +110,7 @@ func (q *Queue[K, V]) shrinkSlots() {
 	var slots slotTable[K, V]
 	for i := range q.slots.len() {
 		s := q.slots.at(int32(i))
-		if s.state&inUse == 0 {
+		if !s.isUsed() {
 			remap[i] = -1
 			continue
 		}
@@ -195,24 +118,11 @@ func (q *Queue[K, V]) shrinkSlots() {
 		*slots.at(remap[i]) = *s
 	}
 	q.sweepStale(func(it *item) { it.slot = remap[it.slot] }) // live, so in use and kept
-	q.remapClaims(remap)
+	q.batches.remap(remap)
 	q.slots, q.free = slots, nil
 	q.index.rebuild(slots.len())
 	for i := range q.slots.len() {
 		q.index.put(q.slots.at(int32(i)).key, int32(i))
 	}
 	q.shrinkHeap()
-}
-
-// remapClaims moves the workers' claims to the slots' new places. q.mu must be held.
-func (q *Queue[K, V]) remapClaims(remap []int32) {
-	for w := range q.batches {
-		b := &q.batches[w]
-		for i := range b.n {
-			if c := &b.claims[i]; c.slot >= 0 {
-				c.slot = remap[c.slot]
-				c.it.slot = c.slot
-			}
-		}
-	}
 }

@@ -76,7 +76,7 @@ func stress(t *testing.T, ops int, seqLimit uint32) {
 		mu.Unlock()
 		return nil
 	}
-	q, err := New(work, Options[string]{})
+	q, err := New(work, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestModel(t *testing.T) {
 
 func modelRun(t *testing.T, seed uint64, seqLimit uint32) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options[string]{Workers: 1})
+		h := newBareHarness(t, Options{Workers: 1})
 		h.q.seqLimit = seqLimit
 		h.start()
 		type entry struct {

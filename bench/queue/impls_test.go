@@ -126,7 +126,7 @@ func newTQ(b *testing.B, work func()) *tqQueue {
 	q, err := timedqueue.New(func(context.Context, types.NamespacedName, types.UID) error {
 		work()
 		return nil
-	}, timedqueue.Options[types.NamespacedName]{})
+	}, timedqueue.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
