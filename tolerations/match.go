@@ -133,6 +133,9 @@ func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) int {
 		if device && tol.Effect != v1.TaintEffectNoExecute {
 			continue // kube's device controller counts only NoExecute tolerations
 		}
+		if tol.Effect != "" && tol.Effect != taint.Effect {
+			continue // Tolerates' first test, made here to save the call on the hot path
+		}
 		if !Tolerates(tol, taint, opts) {
 			continue
 		}
