@@ -132,11 +132,10 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 		if taint.Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		j := deciding(tolerations, taint, opts)
-		if j < 0 {
+		tol := deciding(tolerations, taint, opts)
+		if tol == nil {
 			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
 		}
-		tol := &tolerations[j]
 		if tol.TolerationSeconds == nil {
 			continue
 		}
@@ -184,11 +183,10 @@ func ObservedDeadline(taints []v1.Taint, tolerations []v1.Toleration, since, now
 			continue
 		}
 		anyTaint = true
-		j := deciding(tolerations, taint, opts)
-		if j < 0 {
+		tol := deciding(tolerations, taint, opts)
+		if tol == nil {
 			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
 		}
-		tol := &tolerations[j]
 		if tol.TolerationSeconds == nil {
 			continue
 		}

@@ -46,13 +46,7 @@ func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
 // the toleration's effect against the rules: which tolerations count for a taint is decided
 // by [Match] and [Deadline].
 func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
-	if toleration == nil || taint == nil {
-		return false
-	}
-	if toleration.Effect != "" && toleration.Effect != taint.Effect {
-		return false
-	}
-	if toleration.Key != "" && toleration.Key != taint.Key {
+	if toleration == nil || taint == nil || !effectAndKeyMatch(toleration, taint) {
 		return false
 	}
 	switch toleration.Operator {
@@ -79,6 +73,14 @@ func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	default:
 		return false
 	}
+}
+
+// effectAndKeyMatch reports whether toleration passes the first two tests of Tolerates:
+// its effect is empty or the taint's, and its key is empty or the taint's. It is small
+// enough to inline, so that deciding skips most tolerations without calling Tolerates.
+func effectAndKeyMatch(toleration *v1.Toleration, taint *v1.Taint) bool {
+	return (toleration.Effect == "" || toleration.Effect == taint.Effect) &&
+		(toleration.Key == "" || toleration.Key == taint.Key)
 }
 
 // parseCanonicalInt parses s as kube's comparison operators do: a decimal int64 with an
@@ -116,8 +118,8 @@ func parseCanonicalInt(s string) (int64, bool) {
 	return -n, true
 }
 
-// deciding returns the index of the toleration in tolerations that decides how long taint
-// is tolerated under opts.Rules, or -1 when none counts:
+// deciding returns the toleration in tolerations that decides how long taint is tolerated
+// under opts.Rules, or nil when none counts:
 //
 //   - NodeRules: the first toleration, in list order, that tolerates taint;
 //   - DeviceRules: among the tolerations whose effect is exactly NoExecute and that tolerate
@@ -125,25 +127,24 @@ func parseCanonicalInt(s string) (int64, bool) {
 //     the smallest tolerationSeconds, values <= 0 counting as 0.
 //
 // It is the one per-taint step of Match, Deadline and ObservedDeadline.
-func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) int {
-	device := opts.Rules == DeviceRules
-	best, bestSecs := -1, int64(0)
+func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.Toleration {
+	var best *v1.Toleration
 	for j := range tolerations {
 		tol := &tolerations[j]
-		if device && tol.Effect != v1.TaintEffectNoExecute {
-			continue // kube's device controller counts only NoExecute tolerations
-		}
-		if tol.Effect != "" && tol.Effect != taint.Effect {
-			continue // Tolerates' first test, made here to save the call on the hot path
-		}
-		if !Tolerates(tol, taint, opts) {
+		if !effectAndKeyMatch(tol, taint) || !Tolerates(tol, taint, opts) {
 			continue
 		}
-		if !device || tol.TolerationSeconds == nil {
-			return j
+		if opts.Rules != DeviceRules {
+			return tol
 		}
-		if s := max(*tol.TolerationSeconds, 0); best < 0 || s < bestSecs {
-			best, bestSecs = j, s
+		if tol.Effect != v1.TaintEffectNoExecute {
+			continue // kube's device controller counts only NoExecute tolerations
+		}
+		if tol.TolerationSeconds == nil {
+			return tol // forever wins, wherever it stands
+		}
+		if best == nil || max(*tol.TolerationSeconds, 0) < max(*best.TolerationSeconds, 0) {
+			best = tol
 		}
 	}
 	return best
@@ -173,11 +174,11 @@ func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used [
 		if taints[i].Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		j := deciding(tolerations, &taints[i], opts)
-		if j < 0 {
+		tol := deciding(tolerations, &taints[i], opts)
+		if tol == nil {
 			return nil, false
 		}
-		used = append(used, tolerations[j])
+		used = append(used, *tol)
 	}
 	return used, true
 }
