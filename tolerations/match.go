@@ -42,9 +42,9 @@ func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
 //     or > toleration value); a value that is not such an integer never matches;
 //   - any other operator never matches.
 //
-// A nil toleration or taint tolerates, and is tolerated by, nothing. Tolerates does not read
-// the toleration's effect against the rules: which tolerations count for a taint is decided
-// by [Match] and [Deadline].
+// A nil toleration or taint tolerates, and is tolerated by, nothing. Tolerates only matches:
+// under [DeviceRules] a toleration with an empty effect tolerates a NoExecute taint here, but
+// [Match], [Deadline] and [ObservedDeadline] do not count it for eviction.
 func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	if toleration == nil || taint == nil || !effectAndKeyMatch(toleration, taint) {
 		return false
