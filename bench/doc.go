@@ -13,6 +13,8 @@
 //     cmd/sidebyside runs each side in a process of its own, at several sizes and several
 //     times, prints the medians and ratios, and draws the picture (outage.svg).
 //   - compat: one scenario table played against both controllers, outcome by outcome.
+//   - devicetol: taintevict's device tolerations against kube's resourceclaim.ToleratesTaint
+//     and device eviction rule, on random cases (tests only).
 //
 // The commands that produced the figures are in BENCHMARKS.md.
 package bench

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/taintevict/taintevict/tolerations"
 )
@@ -84,5 +86,71 @@ func BenchmarkMatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sinkUsed, _ = tolerations.Match(taints, tols, opts)
+	}
+}
+
+// The DeviceRules benchmarks run on the same taints and tolerations as the ones above, so
+// that the figures compare: under DeviceRules every toleration is read for every NoExecute
+// taint, where NodeRules stop at the first that tolerates it.
+
+func BenchmarkDeadlineDeviceRules(b *testing.B) {
+	taints, tols := benchNode(), benchPod()
+	fallback := benchNow.Add(-time.Minute)
+	opts := tolerations.Options{Rules: tolerations.DeviceRules}
+	want := benchNow.Add(255 * time.Second) // not-ready: added 45 s ago, tolerated 300 s
+	if got := tolerations.Deadline(taints, tols, benchNow, fallback, opts); got.Verdict != tolerations.EvictAt || !got.At.Equal(want) {
+		b.Fatalf("got %v at %v, want EvictAt at %v", got.Verdict, got.At, want)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkEviction = tolerations.Deadline(taints, tols, benchNow, fallback, opts)
+	}
+}
+
+func BenchmarkObservedDeadlineDeviceRules(b *testing.B) {
+	taints, tols := benchNode(), benchPod()
+	since := benchNow.Add(-30 * time.Second)
+	opts := tolerations.Options{Rules: tolerations.DeviceRules}
+	want := since.Add(300 * time.Second)
+	if got := tolerations.ObservedDeadline(taints, tols, since, benchNow, opts); got.Verdict != tolerations.EvictAt || !got.At.Equal(want) {
+		b.Fatalf("got %v at %v, want EvictAt at %v", got.Verdict, got.At, want)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkEviction = tolerations.ObservedDeadline(taints, tols, since, benchNow, opts)
+	}
+}
+
+// benchDevice is a GPU during a health incident: the driver's NoExecute taint, a
+// DeviceTaintRule's maintenance taint, and an informational None taint; and the tolerations
+// of the claim's request.
+func benchDevice() ([]resourcev1.DeviceTaint, []resourcev1.DeviceToleration) {
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: benchNow.Add(d)} }
+	taints := []resourcev1.DeviceTaint{
+		{Key: "gpu.example.com/unhealthy", Value: "ecc", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: at(-40 * time.Second)},
+		{Key: "gpu.example.com/firmware", Value: "outdated", Effect: resourcev1.DeviceTaintEffectNone, TimeAdded: at(-time.Hour)},
+		{Key: "example.com/maintenance", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: at(-10 * time.Second)},
+	}
+	tols := []resourcev1.DeviceToleration{
+		{Key: "gpu.example.com/firmware", Operator: resourcev1.DeviceTolerationOpExists},
+		{Key: "example.com/maintenance", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: secs(3600)},
+		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpEqual, Value: "ecc", Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: secs(600)},
+		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: secs(300)},
+	}
+	return taints, tols
+}
+
+// BenchmarkDeviceDeadline is what a caller holding device objects pays per device: the two
+// conversions (one allocation each) and Deadline under DeviceRules.
+func BenchmarkDeviceDeadline(b *testing.B) {
+	dt, dtol := benchDevice()
+	opts := tolerations.Options{Rules: tolerations.DeviceRules}
+	want := benchNow.Add(260 * time.Second) // unhealthy: added 40 s ago, shortest toleration 300 s
+	if got := tolerations.Deadline(tolerations.DeviceTaints(dt), tolerations.DeviceTolerations(dtol), benchNow, time.Time{}, opts); got.Verdict != tolerations.EvictAt || !got.At.Equal(want) {
+		b.Fatalf("got %v at %v, want EvictAt at %v", got.Verdict, got.At, want)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkEviction = tolerations.Deadline(tolerations.DeviceTaints(dt), tolerations.DeviceTolerations(dtol), benchNow, time.Time{}, opts)
 	}
 }

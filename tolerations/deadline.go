@@ -93,15 +93,19 @@ type Eviction struct {
 	// tolerated or whose toleration ran out first, for EvictAt the taint whose toleration
 	// runs out first, for Stay nil. It points into the taints the caller passed.
 	Taint *v1.Taint
-	// Toleration is the toleration that tolerates Taint, nil when Taint is not tolerated or
-	// for Stay. It points into the tolerations the caller passed.
+	// Toleration is the toleration that decides how long Taint is tolerated (see [Match]),
+	// nil when Taint is not tolerated or for Stay. It points into the tolerations the caller
+	// passed.
 	Toleration *v1.Toleration
 }
 
 // Deadline returns when a pod with tolerations must leave a node with taints, by the rule
 // that makes evictions survive a controller restart: for every NoExecute taint, the time the
-// taint was added plus the tolerationSeconds of the first toleration that tolerates it (see
-// [Match]); the pod's deadline is the earliest of these.
+// taint was added plus the tolerationSeconds of the toleration that decides it under
+// opts.Rules (see [Match]: under [NodeRules] the first that tolerates it); the pod's deadline
+// is the earliest of these. Under [DeviceRules] it is kube's device taint eviction time for
+// one allocated device (its taints and the tolerations of the request that allocated it); a
+// pod or claim using several devices leaves at the earliest over them.
 //
 //   - A taint's countdown starts at the earlier of its TimeAdded and the time the taint was
 //     first seen on that node: a TimeAdded in the future (clock skew) counts from first
@@ -110,9 +114,13 @@ type Eviction struct {
 //     zero too), and counts a TimeAdded later than now as now. A caller that asks again
 //     later must pass, as TimeAdded, the earlier of the two, as eviction.Manager does;
 //     otherwise a TimeAdded in the future slides with the clock.
-//   - A NoExecute taint that no toleration tolerates gives EvictNow.
+//   - A NoExecute taint that no toleration tolerates gives EvictNow. Under DeviceRules only
+//     tolerations of effect NoExecute count; kube's device controller then evicts at the
+//     taint's TimeAdded, which here is at most now. (For a TimeAdded in the future, kube
+//     waits until it; Deadline, as for nodes, counts it as now.)
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
-//     Kubernetes; one with nil tolerationSeconds never runs out.
+//     Kubernetes; one with nil tolerationSeconds never runs out. Seconds too large for a
+//     time.Duration are clamped, where kube's arithmetic overflows.
 //   - A deadline at or before now gives EvictNow; no deadline at all gives Stay.
 //   - Taints of other effects are ignored, so a node's whole taint list may be passed.
 //
@@ -124,11 +132,10 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 		if taint.Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		j := firstTolerating(tolerations, taint, opts)
-		if j < 0 {
+		tol := deciding(tolerations, taint, opts)
+		if tol == nil {
 			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
 		}
-		tol := &tolerations[j]
 		if tol.TolerationSeconds == nil {
 			continue
 		}
@@ -153,7 +160,9 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 // ObservedDeadline returns when a pod with tolerations must leave a node with taints by
 // kube-controller-manager's own rule: since plus [MinTolerationTime] of the tolerations
 // that [Match] uses, where since is when the caller first scheduled this eviction (now, the
-// first time). A zero since, or one later than now, counts as now.
+// first time). A zero since, or one later than now, counts as now. Under [DeviceRules] the
+// tolerations that count are those of the device rules, but the countdown still starts at
+// since; kube's device controller starts it at TimeAdded, as [Deadline] does.
 //
 // Unlike [Deadline], the taints' TimeAdded is never read, so a caller that restarts and
 // forgets since restarts every countdown: a pod that tolerates a taint for 300 s can stay
@@ -174,11 +183,10 @@ func ObservedDeadline(taints []v1.Taint, tolerations []v1.Toleration, since, now
 			continue
 		}
 		anyTaint = true
-		j := firstTolerating(tolerations, taint, opts)
-		if j < 0 {
+		tol := deciding(tolerations, taint, opts)
+		if tol == nil {
 			return Eviction{Verdict: EvictNow, At: now, Taint: taint}
 		}
-		tol := &tolerations[j]
 		if tol.TolerationSeconds == nil {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/taintevict/taintevict/tolerations"
@@ -453,6 +454,7 @@ func TestNoAllocations(t *testing.T) {
 	// This also holds under -race (checked with go test -race), which CI uses.
 	taints, tols := benchNode(), benchPod()
 	opts := tolerations.Options{}
+	dev := tolerations.Options{Rules: tolerations.DeviceRules}
 	now, fallback := benchNow, benchNow.Add(-time.Minute)
 	var sink tolerations.Eviction
 	var ok bool
@@ -463,6 +465,13 @@ func TestNoAllocations(t *testing.T) {
 		{"Deadline", func() { sink = tolerations.Deadline(taints, tols, now, fallback, opts) }},
 		{"Deadline untolerated", func() { sink = tolerations.Deadline(taints, tols[:3], now, fallback, opts) }},
 		{"ObservedDeadline", func() { sink = tolerations.ObservedDeadline(taints, tols, fallback, now, opts) }},
+		{"Deadline, DeviceRules", func() { sink = tolerations.Deadline(taints, tols, now, fallback, dev) }},
+		{"Deadline, DeviceRules, untolerated", func() { sink = tolerations.Deadline(taints, tols[:3], now, fallback, dev) }},
+		{"ObservedDeadline, DeviceRules", func() { sink = tolerations.ObservedDeadline(taints, tols, fallback, now, dev) }},
+		{"ToleratesDevice", func() {
+			ok = tolerations.ToleratesDevice(&resourcev1.DeviceToleration{Key: "k", Operator: resourcev1.DeviceTolerationOpEqual, Value: "v"},
+				&resourcev1.DeviceTaint{Key: "k", Value: "v", Effect: resourcev1.DeviceTaintEffectNoExecute})
+		}},
 		{"Tolerates with Lt", func() {
 			ok = tolerations.Tolerates(&v1.Toleration{Key: "n", Operator: v1.TolerationOpLt, Value: "-9223372036854775808"},
 				&v1.Taint{Key: "n", Value: "12345", Effect: v1.TaintEffectNoExecute}, tolerations.Options{ComparisonOperators: true})

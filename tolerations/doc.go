@@ -1,6 +1,7 @@
 // Package tolerations computes, without side effects, how a pod's tolerations meet a node's
 // NoExecute taints: which taints a pod tolerates, with which toleration, for how long, and
-// when the pod must leave the node.
+// when the pod must leave the node. The same functions serve other taint carriers, such as
+// DRA devices (see Devices).
 //
 // Every function is pure: none starts a goroutine, reads a clock or keeps state, so all are
 // safe for concurrent use. Time is a parameter.
@@ -9,7 +10,8 @@
 //
 // [Tolerates] decides whether one toleration tolerates one taint, exactly as the API types
 // in k8s.io/api do. [Match] pairs every NoExecute taint of a node with the first toleration,
-// in list order, that tolerates it, as kube-controller-manager does. The result therefore
+// in list order, that tolerates it, as kube-controller-manager does for nodes (the default,
+// [NodeRules]). The result therefore
 // depends on the order of the tolerations: when a finite toleration is listed before a
 // toleration that tolerates the same taint forever, the finite one is used and the pod is
 // evicted when it runs out.
@@ -25,6 +27,26 @@
 // taint's TimeAdded, so the answer does not change when the controller that asks restarts.
 // [ObservedDeadline] is kube's own rule, where the countdown starts when a controller first
 // scheduled the eviction; it is offered for callers that must match kube exactly.
+//
+// # Devices
+//
+// Devices allocated through Dynamic Resource Allocation carry taints too (DeviceTaint in
+// k8s.io/api/resource/v1), and a claim tolerates them with the DeviceTolerations of the
+// request that allocated the device. [DeviceTaints] and [DeviceTolerations] convert them to
+// the core types, and [Options.Rules] set to [DeviceRules] makes [Deadline], [Match] and
+// [ObservedDeadline] follow kube's device taint eviction controller, which differs from the
+// node rules in two ways:
+//
+//   - only tolerations whose effect is exactly NoExecute count for eviction, so a toleration
+//     with no effect, which tolerates a taint for scheduling, does not keep a pod running;
+//   - the order of the tolerations does not matter: a toleration with nil tolerationSeconds
+//     tolerates the taint forever, otherwise the shortest tolerationSeconds counts.
+//
+// Devices have no Lt and Gt operators: under DeviceRules they never match, and the
+// conversions turn any operator but "", Equal and Exists into one that matches nothing, as
+// [ToleratesDevice], kube's matching of device tolerations, does. [Deadline] then gives the
+// time for one allocated device, counted from the taints' TimeAdded; a pod using several
+// devices leaves at the earliest over them.
 //
 // # Validation
 //

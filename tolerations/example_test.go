@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/taintevict/taintevict/tolerations"
@@ -67,6 +68,35 @@ func ExampleDeadline() {
 	// Output:
 	// EvictAt 12:05:00 true
 	// EvictAt 12:05:00
+}
+
+func ExampleDeviceTaints() {
+	// A GPU was tainted NoExecute at 12:00. The claim's request tolerates that for 600 s and,
+	// with a second toleration, for 120 s: under kube's device rules the shortest counts,
+	// whatever the order. A toleration with no effect does not count for eviction.
+	added := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	device := []resourcev1.DeviceTaint{
+		{Key: "gpu.example.com/unhealthy", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}},
+		{Key: "gpu.example.com/firmware", Effect: resourcev1.DeviceTaintEffectNone, TimeAdded: &metav1.Time{Time: added}}, // informational
+	}
+	long, short := int64(600), int64(120)
+	claim := []resourcev1.DeviceToleration{
+		{Operator: resourcev1.DeviceTolerationOpExists}, // any effect: ignored for eviction
+		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &long},
+		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &short},
+	}
+
+	taints, tols := tolerations.DeviceTaints(device), tolerations.DeviceTolerations(claim)
+	now := added.Add(time.Minute)
+	e := tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{Rules: tolerations.DeviceRules})
+	fmt.Println(e.Verdict, e.At.Format(time.TimeOnly), e.Toleration == &tols[2])
+
+	// Under the node rules the first toleration, which tolerates every taint forever, decides.
+	e = tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{})
+	fmt.Println(e.Verdict)
+	// Output:
+	// EvictAt 12:02:00 true
+	// Stay
 }
 
 func ExampleObservedDeadline() {

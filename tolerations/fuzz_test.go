@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/taintevict/taintevict/tolerations"
@@ -51,6 +52,57 @@ func FuzzTolerates(f *testing.F) {
 			t.Fatalf("Tolerates(%+v, %+v, cmp %v): got %v, want %v (k8s.io/api)", tol, taint, cmp, got, want)
 		}
 	})
+}
+
+// FuzzDeviceTolerates checks, on arbitrary strings, that ToleratesDevice agrees with the
+// reference for device matching, and that Tolerates on the conversions agrees with
+// ToleratesDevice under every Options.
+func FuzzDeviceTolerates(f *testing.F) {
+	for _, s := range [][7]string{
+		{"k", "Equal", "v", "NoExecute", "k", "v", "NoExecute"},
+		{"k", "", "v", "", "k", "v", "NoSchedule"},
+		{"", "Exists", "", "", "gpu.example.com/unhealthy", "", "NoExecute"},
+		{"", "Equal", "v", "NoExecute", "any", "v", "NoExecute"},
+		{"k", "Exists", "", "NoSchedule", "k", "", "NoExecute"},
+		{"k", "Exists", "", "None", "k", "", "None"},
+		{"k", "Exists", "", "", "k", "", "SomeFutureEffect"},
+		{"n", "Lt", "10", "", "n", "5", "NoExecute"},
+		{"n", "Gt", "-10", "", "n", "-5", "NoExecute"},
+		{"k", "In", "v", "", "k", "v", "NoExecute"},
+		{"k", "exists", "", "", "k", "", "NoExecute"},
+		{"k", "device:Exists", "", "", "k", "", "NoExecute"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6])
+	}
+	f.Fuzz(func(t *testing.T, tolKey, op, tolValue, tolEffect, taintKey, taintValue, taintEffect string) {
+		tol := resourcev1.DeviceToleration{Key: tolKey, Operator: resourcev1.DeviceTolerationOperator(op), Value: tolValue, Effect: resourcev1.DeviceTaintEffect(tolEffect)}
+		taint := resourcev1.DeviceTaint{Key: taintKey, Value: taintValue, Effect: resourcev1.DeviceTaintEffect(taintEffect)}
+		want := tolerations.ToleratesDevice(&tol, &taint)
+		if ref := kubeDeviceTolerates(&tol, &taint); want != ref {
+			t.Fatalf("ToleratesDevice(%+v, %+v): got %v, want %v (reference)", tol, taint, want, ref)
+		}
+		ctol := tolerations.DeviceTolerations([]resourcev1.DeviceToleration{tol})
+		ctaint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{taint})
+		for _, opts := range allOptions() {
+			if got := tolerations.Tolerates(&ctol[0], &ctaint[0], opts); got != want {
+				t.Fatalf("Tolerates(%+v, %+v, %+v) on the conversions: got %v, want %v (ToleratesDevice)", ctol[0], ctaint[0], opts, got, want)
+			}
+		}
+	})
+}
+
+// asDevice casts a scenario's node taints and tolerations to device ones, strings as they
+// are.
+func asDevice(taints []v1.Taint, tols []v1.Toleration) ([]resourcev1.DeviceTaint, []resourcev1.DeviceToleration) {
+	dt := make([]resourcev1.DeviceTaint, len(taints))
+	for i, x := range taints {
+		dt[i] = resourcev1.DeviceTaint{Key: x.Key, Value: x.Value, Effect: resourcev1.DeviceTaintEffect(x.Effect), TimeAdded: x.TimeAdded}
+	}
+	dtol := make([]resourcev1.DeviceToleration, len(tols))
+	for i, t := range tols {
+		dtol[i] = resourcev1.DeviceToleration{Key: t.Key, Operator: resourcev1.DeviceTolerationOperator(t.Operator), Value: t.Value, Effect: resourcev1.DeviceTaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds}
+	}
+	return dt, dtol
 }
 
 // scenarioReader decodes fuzzer bytes into taints and tolerations drawn mostly from the
@@ -115,13 +167,14 @@ func decodeScenario(data []byte, now time.Time) ([]v1.Taint, []v1.Toleration) {
 
 // Indexes into the generator's pools and kinds of decodeScenario, to write the seeds below.
 const (
-	kEmpty, kA, kUnreachable           = 0, 2, 4 // genKeys
-	vEmpty, vOne, vTen                 = 0, 2, 5 // genValues
-	eEmpty, eNoSched, eNoExec          = 0, 1, 3 // genEffects
-	opExists, opLt                     = 2, 3    // genOperators
-	tNil, tZero, tRel, tAbs            = 0, 1, 2, 3
-	sNil, sPool, sInt16, sInt64        = 0, 1, 2, 3
-	pZero, pMinusOne, p300, pMax, pMin = 0, 1, 5, 7, 8 // genSeconds
+	kEmpty, kA, kUnreachable    = 0, 2, 4 // genKeys
+	vEmpty, vOne, vTen          = 0, 2, 5 // genValues
+	eEmpty, eNoSched, eNoExec   = 0, 1, 3 // genEffects
+	opExists, opLt              = 2, 3    // genOperators
+	tNil, tZero, tRel, tAbs     = 0, 1, 2, 3
+	sNil, sPool, sInt16, sInt64 = 0, 1, 2, 3
+	pZero, pMinusOne, p60, p300 = 0, 1, 4, 5 // genSeconds
+	pMax, pMin                  = 7, 8
 )
 
 func FuzzDeadline(f *testing.F) {
@@ -148,6 +201,8 @@ func FuzzDeadline(f *testing.F) {
 		// TimeAdded far in the past and far in the future, with huge seconds
 		{1, kA, vEmpty, eNoExec, tAbs, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, kA, opExists, vEmpty, eNoExec, sInt64, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 		{1, kA, vEmpty, eNoExec, tAbs, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, kA, opExists, vEmpty, eNoExec, sInt16, 0, 60},
+		// DeviceRules: the shortest of two matching NoExecute tolerations, neither first
+		{1, kA, vEmpty, eNoExec, tNil, 3, kA, opExists, vEmpty, eNoSched, sNil, kA, opExists, vEmpty, eNoExec, sPool, p300, kEmpty, opExists, vEmpty, eNoExec, sPool, p60},
 		// Lt on a numeric taint; several taints with an earliest deadline
 		{1, kA, vOne, eNoExec, tNil, 1, kA, opLt, vTen, eNoExec, sPool, p300},
 		{3, kA, vEmpty, eNoExec, tRel, 0xff, 0x00, kUnreachable, vEmpty, eNoExec, tRel, 0xff, 0x00, kA, vEmpty, eNoSched, tNil,
@@ -182,6 +237,21 @@ func FuzzDeadline(f *testing.F) {
 				t.Fatalf("Deadline at %v: got %+v, want %+v as at %v", later, again, got, now)
 			}
 		}
+
+		// DeviceRules on the same lists, and on their device casts through the conversions.
+		devOpts := tolerations.Options{ComparisonOperators: cmp, Rules: tolerations.DeviceRules}
+		dev := tolerations.Deadline(taints, tols, now, ref, devOpts)
+		if want := bruteDeviceDeadline(taints, tols, now, ref); dev != want {
+			t.Fatalf("Deadline, DeviceRules: got %+v, want brute force %+v\ntaints %+v\ntolerations %+v", dev, want, taints, tols)
+		}
+		if dev.Verdict == tolerations.EvictAt && startsKnown(taints, ref, now) {
+			later := now.Add(dev.At.Sub(now) / 2)
+			if again := tolerations.Deadline(taints, tols, later, ref, devOpts); again != dev {
+				t.Fatalf("Deadline, DeviceRules, at %v: got %+v, want %+v as at %v", later, again, dev, now)
+			}
+		}
+		dt, dtol := asDevice(taints, tols)
+		checkDeviceDeadline(t, dt, dtol, now, ref)
 
 		used, ok := tolerations.Match(taints, tols, opts)
 		wantOK, wantUsed := kubeMatchingTolerations(taints, tols, opts)

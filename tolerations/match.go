@@ -37,20 +37,16 @@ func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
 //   - an empty toleration key matches every key, otherwise the keys must be equal;
 //   - the operator Equal, or an empty operator, requires equal values;
 //   - Exists matches every value;
-//   - Lt and Gt, when [Options.ComparisonOperators] is set, compare the values as decimal
-//     integers in canonical form (taint value < or > toleration value); a value that is not
-//     such an integer never matches;
+//   - Lt and Gt, when [Options.ComparisonOperators] is set and [Options.Rules] is not
+//     [DeviceRules], compare the values as decimal integers in canonical form (taint value <
+//     or > toleration value); a value that is not such an integer never matches;
 //   - any other operator never matches.
 //
-// A nil toleration or taint tolerates, and is tolerated by, nothing.
+// A nil toleration or taint tolerates, and is tolerated by, nothing. Tolerates only matches:
+// under [DeviceRules] a toleration with an empty effect tolerates a NoExecute taint here, but
+// [Match], [Deadline] and [ObservedDeadline] do not count it for eviction.
 func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
-	if toleration == nil || taint == nil {
-		return false
-	}
-	if toleration.Effect != "" && toleration.Effect != taint.Effect {
-		return false
-	}
-	if toleration.Key != "" && toleration.Key != taint.Key {
+	if toleration == nil || taint == nil || !effectAndKeyMatch(toleration, taint) {
 		return false
 	}
 	switch toleration.Operator {
@@ -59,7 +55,7 @@ func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	case v1.TolerationOpExists:
 		return true
 	case v1.TolerationOpLt, v1.TolerationOpGt:
-		if !opts.ComparisonOperators {
+		if !opts.ComparisonOperators || opts.Rules == DeviceRules {
 			return false
 		}
 		tol, ok := parseCanonicalInt(toleration.Value)
@@ -77,6 +73,14 @@ func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	default:
 		return false
 	}
+}
+
+// effectAndKeyMatch reports whether toleration passes the first two tests of Tolerates:
+// its effect is empty or the taint's, and its key is empty or the taint's. It is small
+// enough to inline, so that deciding skips most tolerations without calling Tolerates.
+func effectAndKeyMatch(toleration *v1.Toleration, taint *v1.Taint) bool {
+	return (toleration.Effect == "" || toleration.Effect == taint.Effect) &&
+		(toleration.Key == "" || toleration.Key == taint.Key)
 }
 
 // parseCanonicalInt parses s as kube's comparison operators do: a decimal int64 with an
@@ -114,26 +118,50 @@ func parseCanonicalInt(s string) (int64, bool) {
 	return -n, true
 }
 
-// firstTolerating returns the index of the first toleration in tolerations that tolerates
-// taint, or -1.
-func firstTolerating(tolerations []v1.Toleration, taint *v1.Taint, opts Options) int {
+// deciding returns the toleration in tolerations that decides how long taint is tolerated
+// under opts.Rules, or nil when none counts:
+//
+//   - NodeRules: the first toleration, in list order, that tolerates taint;
+//   - DeviceRules: among the tolerations whose effect is exactly NoExecute and that tolerate
+//     taint, the first with nil tolerationSeconds (forever) if any, otherwise the first with
+//     the smallest tolerationSeconds, values <= 0 counting as 0.
+//
+// It is the one per-taint step of Match, Deadline and ObservedDeadline.
+func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.Toleration {
+	var best *v1.Toleration
 	for j := range tolerations {
-		if Tolerates(&tolerations[j], taint, opts) {
-			return j
+		tol := &tolerations[j]
+		if !effectAndKeyMatch(tol, taint) || !Tolerates(tol, taint, opts) {
+			continue
+		}
+		if opts.Rules != DeviceRules {
+			return tol
+		}
+		if tol.Effect != v1.TaintEffectNoExecute {
+			continue // kube's device controller counts only NoExecute tolerations
+		}
+		if tol.TolerationSeconds == nil {
+			return tol // forever wins, wherever it stands
+		}
+		if best == nil || max(*tol.TolerationSeconds, 0) < max(*best.TolerationSeconds, 0) {
+			best = tol
 		}
 	}
-	return -1
+	return best
 }
 
-// Match pairs every NoExecute taint in taints with the first toleration, in list order, that
-// tolerates it, as kube-controller-manager does. Taints of other effects are ignored.
+// Match pairs every NoExecute taint in taints with the toleration that decides how long it
+// is tolerated. Under [NodeRules] that is the first toleration, in list order, that
+// tolerates it, as kube-controller-manager does, and the result depends on the order of
+// tolerations (see the package documentation). Under [DeviceRules] it is, among the
+// tolerations of effect NoExecute that tolerate it, one with nil tolerationSeconds if any,
+// otherwise one with the smallest tolerationSeconds (the first in list order of either), so
+// that the order does not matter. Taints of other effects are ignored.
 //
-// It returns ok true and, for each NoExecute taint in order, the toleration that tolerates it
+// It returns ok true and, for each NoExecute taint in order, the toleration that decides it
 // (the same toleration may stand more than once). When there is no NoExecute taint it returns
-// ok true and no tolerations. When any NoExecute taint is not tolerated it returns ok false
-// and nil, as kube does.
-//
-// The result depends on the order of tolerations; see the package documentation.
+// ok true and no tolerations. When any NoExecute taint has no such toleration it returns ok
+// false and nil, as kube does.
 func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used []v1.Toleration, ok bool) {
 	n := 0
 	for i := range taints {
@@ -146,11 +174,11 @@ func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used [
 		if taints[i].Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		j := firstTolerating(tolerations, &taints[i], opts)
-		if j < 0 {
+		tol := deciding(tolerations, &taints[i], opts)
+		if tol == nil {
 			return nil, false
 		}
-		used = append(used, tolerations[j])
+		used = append(used, *tol)
 	}
 	return used, true
 }
