@@ -62,7 +62,7 @@ func TestBadInput(t *testing.T) {
 		h.expectEvents("web", "Scheduled default/web at +1m0s", "Cancelled default/web: PodDeleted")
 	})
 
-	synctestRun(t, "update with no change does nothing", func(t *testing.T) {
+	synctestRunManager(t, "update with no change does nothing", func(t *testing.T) {
 		h := run(t, eviction.Options{})
 		n1 := newNode("n1", noExecute("a", t0))
 		web := newPod("web", "n1", withTolerations(tolFor("a", 300)))
@@ -228,7 +228,7 @@ func TestRunTwice(t *testing.T) {
 	})
 
 	synctestRun(t, "Run with a cancelled context returns at once", func(t *testing.T) {
-		m, err := eviction.New(&evictiontest.Deleter{}, &evictiontest.Cache{}, eviction.Options{Clock: newFakeClock()})
+		m, err := newManager(t, &evictiontest.Deleter{}, &evictiontest.Cache{}, eviction.Options{Clock: newFakeClock()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestOddCache(t *testing.T) {
 		del   *evictiontest.Deleter
 		obs   *evictiontest.Observer
 		clk   *testclock.FakeClock
-		m     *eviction.Manager
+		m     manager
 	}
 	newOdd := func(t *testing.T) odd {
 		o := odd{
@@ -285,7 +285,7 @@ func TestOddCache(t *testing.T) {
 			obs:   &evictiontest.Observer{},
 			clk:   newFakeClock(),
 		}
-		m, err := eviction.New(o.del, o.cache, eviction.Options{Clock: o.clk, Observer: o.obs, Backoff: exactBackoff})
+		m, err := newManager(t, o.del, o.cache, eviction.Options{Clock: o.clk, Observer: o.obs, Backoff: exactBackoff})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +346,7 @@ func TestOddCache(t *testing.T) {
 		m.NodeUpdated(nil, n1)
 		synctest.Wait()
 		failed := obs.Of(evictiontest.Failed)
-		if len(failed) != 1 || !strings.HasPrefix(failed[0].Err.Error(), "eviction: recheck node n1: ") {
+		if len(failed) != 1 || !strings.HasPrefix(failed[0].Err.Error(), "engine: recheck holder n1: ") {
 			t.Fatalf("got Failed %v, want the node recheck failing", failed)
 		}
 		if del.Count() != 0 {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -18,7 +17,7 @@ import (
 // time they fell due, and are reported once. Once released they go under the rate limit,
 // earliest due first, none dropped.
 func TestBrakePausesAndResumes(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{
 			Brake:     eviction.Brake{Fraction: 0.55},
 			RateLimit: eviction.Limit{PerSecond: 10, Burst: 1},
@@ -70,7 +69,7 @@ func TestBrakePausesAndResumes(t *testing.T) {
 // pods tolerate the taint for a minute, as most do (300 s by default): the brake counts each
 // node as its taint arrives, and can only hold back what falls due after it has tripped.
 func TestBrakeZone(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Brake: eviction.Brake{ZoneFraction: 0.5}})
 		h.removeOnDelete()
 		h.cluster("a", 10, 60)
@@ -96,7 +95,7 @@ func TestBrakeZone(t *testing.T) {
 // whose node recovers while paused, are never deleted; the token goes to the next pod that
 // asks for one.
 func TestCancelledWhileWaitingNeverRuns(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{RateLimit: eviction.Limit{PerSecond: 1, Burst: 1}})
 		h.removeOnDelete()
 		h.cluster("a", 3, -1)
@@ -126,7 +125,7 @@ func TestCancelledWhileWaitingNeverRuns(t *testing.T) {
 			"Delayed default/"+victim+": RateLimited",
 			"Cancelled default/"+victim+": PodDeleted")
 	})
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Brake: eviction.Brake{Fraction: 0.5}})
 		h.cluster("a", 3, 10)
 		h.taint("a", 0, 2, unreachable) // 2 of 3: paused once due
@@ -207,7 +206,7 @@ func TestBudgetsRestart(t *testing.T) {
 // clock and Deleter, fed the cluster as an informer's initial list. It replaces the
 // harness's Manager.
 type second struct {
-	m    *eviction.Manager
+	m    manager
 	obs  *evictiontest.Observer
 	stop func()
 }
@@ -216,7 +215,7 @@ func newSecondManager(t *testing.T, h *harness, opts eviction.Options) *second {
 	t.Helper()
 	s := &second{obs: &evictiontest.Observer{}}
 	opts.Clock, opts.Observer = h.clk, s.obs
-	m, err := eviction.New(h.del, h.cache, opts)
+	m, err := newManager(h.t, h.del, h.cache, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,11 +241,11 @@ func TestNewRejectsBadBudgets(t *testing.T) {
 		opts eviction.Options
 		want string
 	}{
-		{"negative rate", eviction.Options{RateLimit: eviction.Limit{PerSecond: -1, Burst: 1}}, "eviction: RateLimit.PerSecond"},
-		{"burst 0 with a rate", eviction.Options{RateLimit: eviction.Limit{PerSecond: 5}}, "eviction: RateLimit.Burst"},
-		{"taint rate without burst", eviction.Options{TaintRateLimits: map[string]eviction.Limit{unreachable: {PerSecond: 1}}}, `eviction: TaintRateLimits["node.kubernetes.io/unreachable"].Burst`},
-		{"fraction above 1", eviction.Options{Brake: eviction.Brake{Fraction: 1.2}}, "eviction: Brake.Fraction"},
-		{"zone fraction 0 < F fails the other way", eviction.Options{Brake: eviction.Brake{ZoneFraction: -0.5}}, "eviction: Brake.ZoneFraction"},
+		{"negative rate", eviction.Options{RateLimit: eviction.Limit{PerSecond: -1, Burst: 1}}, "eviction: engine: RateLimit.PerSecond"},
+		{"burst 0 with a rate", eviction.Options{RateLimit: eviction.Limit{PerSecond: 5}}, "eviction: engine: RateLimit.Burst"},
+		{"taint rate without burst", eviction.Options{TaintRateLimits: map[string]eviction.Limit{unreachable: {PerSecond: 1}}}, `eviction: engine: TaintRateLimits["node.kubernetes.io/unreachable"].Burst`},
+		{"fraction above 1", eviction.Options{Brake: eviction.Brake{Fraction: 1.2}}, "eviction: engine: Brake.Fraction"},
+		{"zone fraction 0 < F fails the other way", eviction.Options{Brake: eviction.Brake{ZoneFraction: -0.5}}, "eviction: engine: Brake.ZoneFraction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := eviction.New(&evictiontest.Deleter{}, &evictiontest.Cache{}, tc.opts)
@@ -260,7 +259,7 @@ func TestNewRejectsBadBudgets(t *testing.T) {
 // TestBrakeReleasesInDeadlineOrder: evictions that fell due at different times while paused
 // go, once released, earliest due first, under the rate limit.
 func TestBrakeReleasesInDeadlineOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{
 			Brake:         eviction.Brake{Fraction: 0.5},
 			RateLimit:     eviction.Limit{PerSecond: 1, Burst: 1},

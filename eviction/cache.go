@@ -2,6 +2,10 @@ package eviction
 
 import (
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // Cache is the caller's view of the cluster, usually informer listers. The [Manager] reads
@@ -13,10 +17,91 @@ import (
 //
 // Its methods are called from several goroutines at once.
 type Cache interface {
-	// PodsOnNode returns the pods bound to the node (spec.nodeName == node).
+	// PodsOnNode returns the pods bound to the node (spec.nodeName == node), for the
+	// Manager to decide again about each when the node's taints change.
 	PodsOnNode(node string) ([]*v1.Pod, error)
-	// Pod returns the pod, for the recheck right before a delete.
+	// Pod returns the pod: its state when an update of it is processed, and right before a
+	// delete.
 	Pod(namespace, name string) (*v1.Pod, error)
 	// Node returns the node, for the recheck right before a delete.
 	Node(name string) (*v1.Node, error)
+}
+
+// podSource is the engine's view of pods bound to nodes, read from a Cache: each pod is a
+// target with one binding, to its node, with spec.tolerations.
+type podSource struct{ c Cache }
+
+var _ engine.Source[*v1.Pod] = podSource{}
+
+func (s podSource) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
+	pod, err := s.c.Pod(key.Namespace, key.Name)
+	switch {
+	case err != nil && apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return pod, pod != nil, nil
+}
+
+// TargetsOn leaves out nil pods and pods bound to another node, which a Cache that lags
+// behind may list; it copies the list only when it has such a pod.
+func (s podSource) TargetsOn(node string) ([]*v1.Pod, error) {
+	pods, err := s.c.PodsOnNode(node)
+	if err != nil {
+		return nil, err
+	}
+	stray := func(p *v1.Pod) bool { return p == nil || p.Spec.NodeName != node }
+	for i, p := range pods {
+		if !stray(p) {
+			continue
+		}
+		out := append([]*v1.Pod(nil), pods[:i]...)
+		for _, q := range pods[i+1:] {
+			if !stray(q) {
+				out = append(out, q)
+			}
+		}
+		return out, nil
+	}
+	return pods, nil
+}
+
+func (s podSource) Holder(name string) (engine.Holder, bool, error) {
+	node, err := s.c.Node(name)
+	switch {
+	case err != nil && apierrors.IsNotFound(err):
+		return engine.Holder{}, false, nil
+	case err != nil:
+		return engine.Holder{}, false, err
+	case node == nil:
+		return engine.Holder{}, false, nil
+	}
+	return nodeHolder(node), true, nil
+}
+
+func (podSource) Locate(pod *v1.Pod) (types.NamespacedName, string) {
+	return podKey(pod), pod.Spec.NodeName
+}
+
+func (podSource) Describe(pod *v1.Pod, d *engine.Target) {
+	d.Key, d.UID, d.Leaving = podKey(pod), pod.UID, leavingReason(pod)
+	d.Bindings = d.Bindings[:0]
+	if pod.Spec.NodeName != "" {
+		d.Bindings = append(d.Bindings, engine.Binding{Holder: pod.Spec.NodeName, Tolerations: pod.Spec.Tolerations})
+	}
+}
+
+// nodeHolder returns node as a holder: its name, its taints, and its zone as its group,
+// for [Brake.ZoneFraction]. Nodes without a zone label form one group, as in the node
+// lifecycle controller.
+func nodeHolder(node *v1.Node) engine.Holder {
+	return engine.Holder{Name: node.Name, Taints: node.Spec.Taints, Group: zoneOf(node)}
+}
+
+// zoneOf returns the node's topology.kubernetes.io/zone label, "" when it has none.
+func zoneOf(node *v1.Node) string { return node.Labels[v1.LabelTopologyZone] }
+
+func podKey(pod *v1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 }

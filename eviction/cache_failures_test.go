@@ -108,7 +108,7 @@ func TestCacheFailures(t *testing.T) {
 		h.expectDeleted("web@+5m3s")
 		failed := h.obs.Of(evictiontest.Failed)
 		if len(failed) != 2 || failed[0].Attempt != 1 || failed[1].Attempt != 2 ||
-			!errors.Is(failed[0].Err, errAPI) || !strings.HasPrefix(failed[0].Err.Error(), "eviction: recheck pod") {
+			!errors.Is(failed[0].Err, errAPI) || !strings.HasPrefix(failed[0].Err.Error(), "engine: recheck target default/web") {
 			t.Errorf("got Failed %v, want attempts 1 and 2 failing the recheck", failed)
 		}
 		if got := h.obs.Of(evictiontest.Started); len(got) != 1 || got[0].Attempt != 3 {

@@ -30,8 +30,8 @@ func TestNoDeletionRecordLeaks(t *testing.T) {
 			if got, want := len(h.deleted()), 500; got != want {
 				t.Fatalf("deletions: got %d, want %d", got, want)
 			}
-			if got := h.m.DeletedRecords(); got != 0 {
-				t.Errorf("deletion records left after every removal was seen: got %d, want 0", got)
+			if got := h.m.Records(); got != 0 {
+				t.Errorf("records left after every removal was seen: got %d, want 0", got)
 			}
 		})
 	}

@@ -3,9 +3,12 @@ package eviction
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // PodRef names the pod to evict and the node it is evicted from.
@@ -22,7 +25,13 @@ type PodRef struct {
 // String returns "namespace/name".
 func (p PodRef) String() string { return p.Namespace + "/" + p.Name }
 
-// Deleter removes a pod whose time is up. The [Manager] calls it from its delete workers,
+// podRef returns the PodRef of the engine's ref of a pod bound to its node.
+func podRef(r engine.Ref) PodRef {
+	return PodRef{Namespace: r.Namespace, Name: r.Name, UID: r.UID, Node: r.Holder}
+}
+
+// Deleter removes a pod whose time is up. The [Manager] calls it (as its engine's
+// [engine.Actuator], see [PodActuator]) from its delete workers,
 // at most once at a time for a pod, with a context that is cancelled after
 // Options.DeleteTimeout and when the Manager stops; Delete must return when it is.
 //
@@ -58,4 +67,28 @@ var ErrPodGone = errors.New("eviction: pod is already gone")
 // is a Kubernetes NotFound API error.
 func IsGone(err error) bool {
 	return errors.Is(err, ErrPodGone) || apierrors.IsNotFound(err)
+}
+
+// PodActuator returns d as the [engine.Actuator] of an engine whose targets are pods and
+// whose holders name the node (or other holder) in [PodRef.Node]: the Manager's own, and
+// the one to give an engine of pods on other holders, such as devices, to reuse a Deleter.
+// A Deleter's error for a pod that is gone ([IsGone]) ends the eviction; any other error is
+// wrapped as "eviction: delete pod NAMESPACE/NAME: ..." (with [engine.ErrActTimeout] when the
+// call ran out of time), and retried.
+func PodActuator(d Deleter) engine.Actuator { return podActuator{d} }
+
+type podActuator struct{ d Deleter }
+
+func (a podActuator) Act(ctx context.Context, target engine.Ref) error {
+	ref := podRef(target)
+	err := a.d.Delete(ctx, ref)
+	switch {
+	case err == nil:
+		return nil
+	case IsGone(err):
+		return fmt.Errorf("%w: %w", engine.ErrGone, err)
+	case errors.Is(context.Cause(ctx), engine.ErrActTimeout):
+		return fmt.Errorf("eviction: delete pod %s: %w: %w", ref, context.Cause(ctx), err)
+	}
+	return fmt.Errorf("eviction: delete pod %s: %w", ref, err)
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +35,7 @@ func failTimes(n int) func(context.Context, eviction.PodRef) error {
 
 // TestDeleterFailingIsRetriedWithBackoff: a failing Deleter is retried with backoff until it succeeds (kube gives up after 5 attempts, issue 140639).
 func TestDeleterFailingIsRetriedWithBackoff(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		const failures = 7
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		h.onDelete(failTimes(failures))
@@ -132,7 +131,7 @@ func TestDeleterSaysGone(t *testing.T) {
 
 // TestDeleterPanicking: a panicking Deleter is reported failed, with a *PanicError, and retried.
 func TestDeleterPanicking(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff})
 		first := true
 		h.onDelete(func(context.Context, eviction.PodRef) error {
@@ -149,7 +148,7 @@ func TestDeleterPanicking(t *testing.T) {
 		h.expectDeleted("web@+0s", "web@+1s")
 		failed := h.obs.Of(evictiontest.Failed)
 		if len(failed) != 1 || failed[0].Attempt != 1 || !strings.Contains(failed[0].Err.Error(), "boom") ||
-			!strings.HasPrefix(failed[0].Err.Error(), "eviction: ") {
+			!strings.HasPrefix(failed[0].Err.Error(), "engine: actuator panicked: ") {
 			t.Errorf("got Failed %v, want one for attempt 1 about the panic", failed)
 		}
 		var pe *eviction.PanicError

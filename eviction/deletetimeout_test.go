@@ -21,7 +21,7 @@ type plainClock struct{ clock.Clock }
 
 // TestDeleterHangingIsTimedOut: a hanging Deleter is cancelled after DeleteTimeout and retried.
 func TestDeleterHangingIsTimedOut(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
 		first := true
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
@@ -63,7 +63,7 @@ func TestDeleterHangingIsTimedOut(t *testing.T) {
 // TestDeleteTimeoutTimersReused: each call's timeout counts from its own start and cancels
 // its own call, also when its timer is one an earlier call stopped and left for reuse.
 func TestDeleteTimeoutTimersReused(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
 		var mu sync.Mutex
 		var hung []string
@@ -103,7 +103,7 @@ func TestDeleteTimeoutTimersReused(t *testing.T) {
 
 // TestDeleteTimeoutWithoutAfterFunc: the delete timeout on a clock without AfterFunc runs on a timer and a goroutine of its own.
 func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		// The timeout then runs on a timer and a goroutine of its own, which must end with
 		// the call (goleak and the bubble check that).
 		clk := newFakeClock()
@@ -121,7 +121,7 @@ func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
 			}
 			return nil
 		}
-		m, err := eviction.New(del, cache, eviction.Options{Clock: plain, Observer: obs, Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		m, err := newManager(t, del, cache, eviction.Options{Clock: plain, Observer: obs, Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
 
 // TestDeleteTimeoutNegative: a negative DeleteTimeout does not bound the call.
 func TestDeleteTimeoutNegative(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{DeleteTimeout: -1})
 		var ctxErr error
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {

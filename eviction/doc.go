@@ -4,12 +4,18 @@
 //
 // A [Manager] takes node and pod updates from the caller ([Manager.NodeUpdated],
 // [Manager.PodUpdated], with kube's (old, new) convention: old nil for an add, new nil for a
-// delete), keeps one deadline per pod in a [github.com/taintevict/taintevict/timedqueue],
-// and calls a [Deleter] when a pod's time is up. The caller gives it a [Cache] over its
-// informers' stores, and receives every decision through an [Observer], to turn into Events
-// and metrics.
+// delete), keeps one eviction record per pod, and calls a [Deleter] when a pod's time is
+// up. The caller gives it a [Cache] over its informers' stores, and receives every decision
+// through an [Observer], to turn into Events and metrics.
 // [Manager.WaitIdle] waits until everything given to the Manager has been done, for tests
 // and simulations on a fake clock.
+//
+// The Manager is one instantiation of the generic engine,
+// [github.com/taintevict/taintevict/eviction/engine]: holders (here nodes) carry taints,
+// targets (here pods) are bound to holders with tolerations, and an actuator (here the
+// Deleter) acts on a target whose time is up. Pods on tainted devices, workloads on tainted
+// clusters and other carriers use the engine directly; [PodActuator] and [PodObserver] let
+// such an engine of pods reuse a Deleter and an Observer written for the Manager.
 //
 // # Semantics
 //
@@ -28,10 +34,14 @@
 //   - A deleted node cancels its pods' pending evictions (kube leaves them); so does a
 //     deleted pod.
 //   - Pods that have finished (Succeeded, Failed) or are being deleted are not deleted again;
-//     they are reported as skipped.
+//     an open eviction of such a pod is reported as skipped, and a pod that had none is
+//     not reported at all.
 //   - Right before deleting, the Manager rechecks the pod and node in the Cache: the same
-//     UID, on the same node, still due. A stale schedule never deletes a pod re-created under
-//     the same name; the Deleter receives the UID to send as a precondition.
+//     UID, still due. It decides from what it finds as an update would, and reports the same
+//     (a pod due later is moved, one no longer due is cancelled), so the report does not
+//     depend on whether the recheck or the update saw a change first. A stale schedule
+//     never deletes a pod re-created under the same name; the Deleter receives the UID to
+//     send as a precondition.
 //   - A failed delete is retried with backoff until it succeeds, the pod is gone, or the
 //     eviction is cancelled; it is never dropped. Each Deleter call is bounded by a timeout.
 //

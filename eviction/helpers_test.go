@@ -114,7 +114,7 @@ type harness struct {
 	cache *evictiontest.Cache
 	del   *evictiontest.Deleter
 	obs   *evictiontest.Observer
-	m     *eviction.Manager
+	m     manager
 
 	mu        sync.Mutex
 	deletions []deletion
@@ -152,7 +152,7 @@ func newHarness(t *testing.T, opts eviction.Options) *harness {
 	if opts.DryRun {
 		d = nil
 	}
-	m, err := eviction.New(d, h.cache, opts)
+	m, err := newManager(t, d, h.cache, opts)
 	if err != nil {
 		t.Fatalf("New: got error %v, want none", err)
 	}
@@ -189,7 +189,7 @@ func newFakeClock() *testclock.FakeClock { return testclock.NewFakeClock(t0) }
 // startManager runs m in a goroutine and waits until it is idle. The function it returns
 // cancels Run's context, checks that Run has returned context.Canceled, with every
 // goroutine it started gone once the bubble is idle; calls after the first do nothing.
-func startManager(t *testing.T, m *eviction.Manager) (stop func()) {
+func startManager(t *testing.T, m manager) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -314,7 +314,7 @@ func (h *harness) expectDeleted(want ...string) {
 }
 
 // pendingUTC returns m.Pending() with every time in UTC, to compare with times from t0.
-func pendingUTC(m *eviction.Manager) []eviction.Pending {
+func pendingUTC(m manager) []eviction.Pending {
 	p := m.Pending()
 	for i := range p {
 		p[i].At = p[i].At.UTC()
@@ -365,10 +365,4 @@ func (h *harness) expectEvents(name string, want ...string) {
 	if got := h.eventsOf(name); !slices.Equal(got, want) {
 		h.t.Errorf("events of %s: got\n\t%q\nwant\n\t%q", name, got, want)
 	}
-}
-
-// synctestRun runs f in a synctest bubble as a subtest named name.
-func synctestRun(t *testing.T, name string, f func(t *testing.T)) {
-	t.Helper()
-	t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
 }

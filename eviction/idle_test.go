@@ -19,7 +19,7 @@ import (
 // is what tells the test that the Manager is done.
 type idleRig struct {
 	cache *evictiontest.Cache
-	m     *eviction.Manager
+	m     manager
 	calls atomic.Int32
 }
 
@@ -37,7 +37,7 @@ func newIdleRig(t *testing.T, clk clock.Clock, del func(ctx context.Context, ref
 		}
 		return nil
 	})
-	m, err := eviction.New(d, r.cache, eviction.Options{Clock: clk})
+	m, err := newManager(t, d, r.cache, eviction.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestWaitIdleContext(t *testing.T) {
 // TestWaitIdleAfterRun: once Run has returned, WaitIdle returns nil when nothing was left,
 // and ErrStopped when an update is left that no worker will process.
 func TestWaitIdleAfterRun(t *testing.T) {
-	m, err := eviction.New(&evictiontest.Deleter{}, &evictiontest.Cache{}, eviction.Options{Clock: testclock.NewFakeClock(t0)})
+	m, err := newManager(t, &evictiontest.Deleter{}, &evictiontest.Cache{}, eviction.Options{Clock: testclock.NewFakeClock(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}

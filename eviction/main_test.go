@@ -1,16 +1,35 @@
-// The tests of package eviction, by file (a new test goes where its subject is):
+// The tests of package eviction, by file (a new test goes where its subject is). Every test
+// that runs through synctestRun or synctestEach runs twice, once on each instantiation of
+// the engine (instantiations_test.go): the Manager, pods bound to their node; and pods bound
+// to their node and a device on it. Those that run through synctestRunManager are about
+// the Manager alone (which updates it passes on to its engine).
 //
 //   - deadlines_test.go: which pods are scheduled, and when; deadlines that follow changes.
-//   - cancel_skip_test.go: cancellations (pod or node deleted, pod moved) and skip reasons
-//     (pods finished or terminating); a new Reason gets its test here.
-//   - recheck_test.go: the recheck right before a delete; no second delete of a pod.
-//   - deleter_failures_test.go, cache_failures_test.go: retries, timeouts, panics.
-//   - observer_test.go, observer_contract_test.go, observers_test.go: what is reported, in
-//     which order, and the property that every started eviction is closed.
-//   - restart_test.go: deadlines across restarts; ordering_test.go, pod_lock_test.go:
-//     concurrency; upstream_test.go: kube's own unit-test scenarios.
-//   - bad_input_test.go: nil objects, bad options, odd caches.
-//   - helpers_test.go: the harness (a Manager on a fake clock in a synctest bubble).
+//   - skew_test.go: clocks that disagree: TimeAdded in the future, first sight, locations.
+//   - restart_test.go: deadlines across restarts, FromTimeAdded and FromObservation.
+//   - cancel_skip_test.go: cancellations (pod or node deleted, pod unbound or replaced) and
+//     pods leaving on their own; a new Reason gets its test here.
+//   - recheck_test.go: the recheck right before a delete decides as an update would; no
+//     second delete of a pod.
+//   - deleted_records_test.go: no record outlives its pod.
+//   - deleter_failures_test.go, deletetimeout_test.go, cache_failures_test.go: retries,
+//     timeouts, panics, and a Cache that fails.
+//   - observer_test.go, observers_test.go, due_test.go: what is reported, with which pod and
+//     deadline; Pending; dry-run mode.
+//   - observer_contract_test.go: the Observer's contract, over random interleavings.
+//   - brake_test.go, rate_limit_test.go: the budgets.
+//   - idle_test.go: WaitIdle.
+//   - ordering_test.go, pod_lock_test.go: concurrency: node updates first, coalescing, the
+//     order of decisions about one pod.
+//   - upstream_test.go: kube's own unit-test scenarios.
+//   - bad_input_test.go: nil objects, bad options, odd caches, unknown operators.
+//   - updates_internal_test.go: the Manager's filter of pod updates (tolerationsEqual).
+//   - example_test.go, example_waitidle_test.go, example_budgets_test.go: godoc examples.
+//   - bench_test.go, deletions_bench_test.go, updates_bench_test.go: the benchmarks of
+//     BENCHMARKS.md (ZoneOutage, PodChurn, NodeRetaint, DeletionBurst, PodStatusUpdate).
+//   - helpers_test.go: the harness (a Manager or an engine on a fake clock in a synctest
+//     bubble); instantiations_test.go: the two instantiations; export_test.go: what the
+//     tests reach inside the package.
 
 package eviction_test
 

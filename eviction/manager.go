@@ -4,62 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
+	v1 "k8s.io/api/core/v1"
 
-	"github.com/taintevict/taintevict/timedqueue"
-	"github.com/taintevict/taintevict/tolerations"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // ErrRunTwice is returned by [Manager.Run] when the Manager has already been run.
-var ErrRunTwice = errors.New("eviction: Run called more than once")
+var ErrRunTwice = engine.ErrRunTwice
+
+// ErrStopped is returned by [Manager.WaitIdle] when Run has returned and work is left that
+// no goroutine will do: updates not processed, or evictions that are due.
+var ErrStopped = engine.ErrStopped
+
+// PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
+// [Deleter] panicked. The Manager recovers the panic, so that one bad Deleter cannot take
+// the process down, and retries the eviction like any other failure.
+type PanicError = engine.PanicError
 
 // Manager evicts pods from nodes with NoExecute taints they do not tolerate, when their
 // tolerations run out. The caller feeds it node and pod updates ([Manager.NodeUpdated],
 // [Manager.PodUpdated], usually from informer event handlers), gives it a [Cache] to read
 // and a [Deleter] to call, and runs it with [Manager.Run].
 //
-// Updates are queued and processed by Options.Workers goroutines: nodes are hashed onto them
-// by name, so one node's updates are processed in order and before updates of its pods.
-// Pod updates are level-triggered: processing reads the pod's current state from the Cache,
-// so updates that arrive out of order or coalesce lose nothing. The schedule is a timed
-// queue keyed by namespace/name; right before it deletes, the Manager rechecks the pod and
-// node in the Cache.
+// It is the [engine.Engine] instantiated for pods bound to their nodes: each pod is a target
+// with one binding, to the node in spec.nodeName, with spec.tolerations; each node is a
+// holder, its zone label its group. Updates are queued and processed by Options.Workers
+// goroutines: nodes are hashed onto them by name, so one node's updates are processed in
+// order and before updates of its pods. Pod updates are level-triggered: processing reads
+// the pod's current state from the Cache, so updates that arrive out of order or coalesce
+// lose nothing. Right before it deletes, the Manager rechecks the pod and node in the Cache.
 //
 // All methods are safe for concurrent use. NodeUpdated and PodUpdated never block on
 // processing. The zero Manager is not usable: create one with [New].
 type Manager struct {
-	cache   Cache
-	deleter Deleter
-	clock   clock.Clock
-	loc     *time.Location // of the clock's times, for the deadlines the Observer is told
-	obs     Observer
-	opts    Options
-	tolOpts tolerations.Options
-	shards  []*shard
-
-	// Each of these keeps its own lock; podLocks order the decisions about one pod.
-	queue    *timedqueue.Queue[types.NamespacedName, pending] // the schedule
-	retries  *lookupRetries                                   // updates whose lookups failed
-	taints   nodeTaints                                       // NoExecute taints of known nodes
-	attempts attemptBook                                      // evictions running or failing
-	deleted  deletedPods                                      // deleted, removal not seen yet
-	podLocks *podLocks
-	gate     *gate // rate limits and brake; nil when Options set none
-
-	deleteTimers timeoutTimers // the timers of Options.DeleteTimeout, reused
-
-	started atomic.Bool // Run has been called
+	e *engine.Engine[*v1.Pod]
 }
 
 // New returns a Manager that reads cache and evicts through deleter. It returns an error,
-// and no Manager, when cache or deleter is nil or an option is out of range.
+// and no Manager, when cache or deleter is nil (deleter may be nil with Options.DryRun) or
+// an option is out of range.
 func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if deleter == nil && !opts.DryRun {
 		return nil, errors.New("eviction: nil Deleter (set Options.DryRun to run without one)")
@@ -67,37 +52,15 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if cache == nil {
 		return nil, errors.New("eviction: nil Cache")
 	}
-	opts, err := opts.normalize()
-	if err != nil {
-		return nil, err
+	var act engine.Actuator
+	if deleter != nil {
+		act = PodActuator(deleter)
 	}
-	m := &Manager{
-		cache:    cache,
-		deleter:  deleter,
-		clock:    opts.Clock,
-		loc:      opts.Clock.Now().Location(),
-		obs:      opts.Observer,
-		opts:     opts,
-		tolOpts:  tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
-		shards:   make([]*shard, opts.Workers),
-		podLocks: newPodLocks(),
-	}
-	for i := range m.shards {
-		m.shards[i] = newShard()
-	}
-	m.queue, err = timedqueue.New(m.evict, timedqueue.Options{
-		Clock:   opts.Clock,
-		Workers: opts.DeleteWorkers,
-		Backoff: opts.Backoff.queue(),
-	})
+	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts.engine())
 	if err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
-	m.gate = newGate(opts, m.queue)
-	if m.retries, err = newLookupRetries(opts.Clock, opts.Backoff); err != nil {
-		return nil, fmt.Errorf("eviction: %w", err)
-	}
-	return m, nil
+	return &Manager{e: e}, nil
 }
 
 // Pending is one scheduled eviction, as [Manager.Pending] reports it.
@@ -112,87 +75,37 @@ type Pending struct {
 	Delayed Reason
 }
 
-// Pending returns the scheduled evictions, earliest first: what will be evicted, and when,
-// in the location of the clock's time (UTC for a clock in UTC). It copies the whole
-// schedule, O(n); it is meant for previews and debugging.
+// Pending returns the scheduled evictions, earliest first (ties by namespace and name):
+// what will be evicted, and when, in the location of the clock's time (UTC for a clock in
+// UTC). It copies the whole schedule, O(n); it is meant for previews and debugging.
 func (m *Manager) Pending() []Pending {
-	loc := m.clock.Now().Location()
-	entries := m.queue.Pending()
-	out := make([]Pending, len(entries))
-	for i, e := range entries {
-		out[i] = Pending{Pod: refOf(e.Key, e.Value), At: e.At.In(loc)}
+	ps := m.e.Pending()
+	out := make([]Pending, len(ps))
+	for i, p := range ps {
+		out[i] = Pending{Pod: podRef(p.Target), At: p.At, Delayed: podReason(p.Delayed)}
 	}
-	if m.gate == nil {
-		return out
-	}
-	for i := range out {
-		if due, reason, ok := m.gate.held(entries[i].Key, entries[i].Value.uid); ok {
-			out[i].At, out[i].Delayed = due, reason
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Pending) int { return a.At.Compare(b.At) })
 	return out
 }
 
 // Backlog returns the number of node and pod updates queued and not yet processed.
-func (m *Manager) Backlog() int {
-	n := 0
-	for _, s := range m.shards {
-		n += s.backlog()
-	}
-	return n
-}
+func (m *Manager) Backlog() int { return m.e.Backlog() }
 
 // Run processes updates and evicts pods until ctx is done, then waits for every goroutine it
 // started (a running Deleter call sees its context cancelled) and returns ctx's error. The
 // logger, if any, comes from ctx (logr.FromContext, as klog.FromContext). Updates that
 // arrive before Run are kept and processed when it starts. A Manager runs once: a second
 // call returns [ErrRunTwice].
-func (m *Manager) Run(ctx context.Context) error {
-	if !m.started.CompareAndSwap(false, true) {
-		return ErrRunTwice
-	}
+func (m *Manager) Run(ctx context.Context) error { return m.e.Run(ctx) }
 
-	logger := logr.FromContextOrDiscard(ctx).WithName("taint-eviction")
-	ctx = logr.NewContext(ctx, logger)
-	logger.V(2).Info("starting", "workers", m.opts.Workers, "deleteWorkers", m.opts.DeleteWorkers, "dryRun", m.opts.DryRun)
-
-	var wg sync.WaitGroup
-	for _, s := range m.shards {
-		wg.Go(func() { m.runShard(ctx, s); s.stop() })
-	}
-	wg.Go(func() { _ = m.queue.Run(ctx) })
-	wg.Go(func() { m.retries.run(ctx) })
-	<-ctx.Done()
-	wg.Wait()
-	logger.V(2).Info("stopped")
-	return ctx.Err()
-}
-
-func (m *Manager) shardFor(node string) *shard {
-	return m.shards[shardOf(node, len(m.shards))]
-}
-
-// runShard is one event worker: it processes its shard's updates, nodes first, until ctx is
-// done.
-func (m *Manager) runShard(ctx context.Context, s *shard) {
-	for {
-		w, ok := s.next()
-		if !ok {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.wake:
-				continue
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if w.isNode {
-			m.handleNode(ctx, w.node, w.nodeEv)
-		} else {
-			m.syncPod(w.pod, w.podObj, m.clock.Now(), ReasonNotTainted)
-		}
-	}
-}
+// WaitIdle blocks until the Manager is idle, or ctx is done, and then returns nil, or ctx's
+// error; see [engine.Engine.WaitIdle]. Idle means: every NodeUpdated and PodUpdated made
+// before the call has been processed, and no eviction that is due at the clock's current
+// time is queued, waiting for a delete worker, or running (its Deleter call and the updates
+// that call makes, such as the pod's removal, included). Evictions due later are not waited
+// for; nor are those that wait for a budget.
+//
+// It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
+// the clock, call WaitIdle again. It needs Run; after Run has returned, it returns nil when
+// nothing was left, and [ErrStopped] otherwise. It must not be called from an Observer or a
+// Deleter of this Manager, whose work it would wait for.
+func (m *Manager) WaitIdle(ctx context.Context) error { return m.e.WaitIdle(ctx) }

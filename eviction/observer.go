@@ -2,31 +2,38 @@ package eviction
 
 import (
 	"time"
+
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // Observer is told everything a [Manager] decides, so that the caller can turn it into
 // Kubernetes Events, metrics and logs. Its methods are called synchronously from the
-// Manager's goroutines, several at once, so they must be safe for concurrent use and should
-// return quickly. Embed [NopObserver] to implement only some of them.
+// Manager's goroutines, several at once (never two at once for the same pod), so they must
+// be safe for concurrent use and should return quickly. Embed [NopObserver] to implement
+// only some of them.
 //
-// The reports about one pod come in the order the decisions were made. Every attempt that
-// starts ends with exactly one of Succeeded, Cancelled, or a Failed that is followed by
-// another attempt (unless Cancelled or Skipped closes the eviction first). So an observer
-// that counts open evictions (open after Scheduled, closed by Succeeded, Cancelled or
-// Skipped) agrees, whenever the Manager is idle, with [Manager.Pending] plus the Deleter
-// calls running.
+// The reports follow the engine's contract ([engine.Observer]): an eviction is open from
+// its first Scheduled until exactly one closing report, Succeeded, Cancelled or Skipped;
+// Scheduled (a move), Delayed, Started and Failed come only while it is open, and every
+// Started is followed by exactly one Succeeded, Failed, Cancelled or Skipped. So an observer
+// that adds one on a pod's first Scheduled and subtracts one on its closing report agrees,
+// whenever the Manager is idle, with [Manager.Pending] plus the Deleter calls running. A pod
+// that is leaving (finished, or being deleted) and has no open eviction is not reported.
 type Observer interface {
 	// Scheduled: the pod will be evicted at the given time (now or before for an eviction
-	// that is due at once). Called again when the time moves, always before the eviction
+	// that is due at once). It opens the eviction, or moves an open one (the deadline moved,
+	// or the recheck right before deleting found it due later); always before the eviction
 	// can start.
 	Scheduled(pod PodRef, at time.Time)
-	// Cancelled: the eviction was removed. When that happens while an attempt runs, it is
-	// reported when the attempt ends, instead of Failed; an attempt that deletes the pod
-	// reports Succeeded instead.
+	// Cancelled: the eviction was removed: the pod was deleted or replaced, or it is not
+	// due any more (its node was untainted or deleted, or it tolerates the taints now),
+	// whether an update or the recheck right before deleting found it. When that happens
+	// while an attempt runs, it is reported when the attempt ends, instead of Failed; an
+	// attempt that deletes the pod reports Succeeded instead.
 	Cancelled(pod PodRef, reason Reason)
-	// Skipped: a pod that would have been evicted was not: it is already leaving, or the
-	// recheck before deleting found it no longer due (then Scheduled follows, with the
-	// later time it is due at).
+	// Skipped closes an eviction whose pod turned out to be leaving on its own: it has
+	// finished (ReasonPodFinished) or is being deleted (ReasonPodTerminating). When that is
+	// found while an attempt runs, it is reported when the attempt ends, instead of Failed.
 	Skipped(pod PodRef, reason Reason)
 	// Started: the Deleter is about to be called (not in dry-run mode); attempt counts from 1.
 	// due is the time the eviction was scheduled for, as Scheduled last reported it (a
@@ -37,9 +44,8 @@ type Observer interface {
 	// due is as for Started.
 	Succeeded(pod PodRef, attempt int, due time.Time, dryRun bool)
 	// Failed: the Deleter or a lookup of the recheck before it failed; the eviction stays
-	// scheduled and another attempt follows after the backoff, unless it is cancelled
-	// first (Cancelled) or the recheck skips it (Skipped). A Failed is never the last word
-	// on an eviction while the Manager runs.
+	// open and another attempt follows after the backoff, unless a closing report comes
+	// first. A Failed is never the last word on an eviction while the Manager runs.
 	Failed(pod PodRef, attempt int, err error)
 	// Delayed: the eviction is due but waits, for a token of a rate limit
 	// ([ReasonRateLimited]) or for the brake to release ([ReasonPaused]); it stays pending
@@ -132,3 +138,29 @@ func (obs Observers) Delayed(pod PodRef, reason Reason) {
 		o.Delayed(pod, reason)
 	}
 }
+
+// PodObserver returns o as the [engine.Observer] of an engine whose targets are pods: the
+// Manager's own, and the one to give an engine of pods on other holders, such as devices,
+// to reuse an Observer. It turns each [engine.Ref] into a [PodRef] whose Node is the
+// holder, and the engine's reasons into the names above (engine.ReasonNotTainted is
+// ReasonNotTainted, "NodeNotTainted"; engine.ReasonHolderDeleted is ReasonNodeDeleted, and
+// so on).
+func PodObserver(o Observer) engine.Observer { return podObserver{o} }
+
+type podObserver struct{ o Observer }
+
+func (p podObserver) Scheduled(t engine.Ref, at time.Time) { p.o.Scheduled(podRef(t), at) }
+func (p podObserver) Cancelled(t engine.Ref, r engine.Reason) {
+	p.o.Cancelled(podRef(t), podReason(r))
+}
+func (p podObserver) Skipped(t engine.Ref, r engine.Reason) { p.o.Skipped(podRef(t), podReason(r)) }
+func (p podObserver) Started(t engine.Ref, attempt int, due time.Time) {
+	p.o.Started(podRef(t), attempt, due)
+}
+func (p podObserver) Succeeded(t engine.Ref, attempt int, due time.Time, dryRun bool) {
+	p.o.Succeeded(podRef(t), attempt, due, dryRun)
+}
+func (p podObserver) Failed(t engine.Ref, attempt int, err error) {
+	p.o.Failed(podRef(t), attempt, err)
+}
+func (p podObserver) Delayed(t engine.Ref, r engine.Reason) { p.o.Delayed(podRef(t), podReason(r)) }

@@ -17,10 +17,12 @@ import (
 )
 
 // TestObserverContract checks, over random interleavings of node and pod updates, clock
-// steps, and a Deleter that succeeds, fails or blocks, that the Observer's reports close
-// every eviction: whenever the Manager is idle, the evictions the reports leave open are
-// exactly those pending or in a Deleter call, and each Started is followed by exactly one
-// of Succeeded, Failed or Cancelled. Each seed is reproducible: go test -run
+// steps, and a Deleter that succeeds, fails or blocks, that the Observer's reports keep the
+// contract exactly: an eviction opens with its first Scheduled and closes with exactly one
+// Succeeded, Cancelled or Skipped; nothing else comes while none is open, and its UID stays
+// the same while it is open; each Started is followed by exactly one outcome before the
+// next; and whenever the Manager is idle, the evictions the reports leave open are exactly
+// those pending or in a Deleter call. Each seed is reproducible: go test -run
 // 'TestObserverContract/seed_N$'.
 func TestObserverContract(t *testing.T) {
 	for seed := range 150 {
@@ -118,7 +120,39 @@ func (c *contractRun) pick(s []string) string { return s[c.rng.IntN(len(s))] }
 
 // change makes one random change and waits until the Manager is idle.
 func (c *contractRun) change() string {
-	switch c.rng.IntN(9) {
+	switch c.rng.IntN(12) {
+	case 9:
+		// The pod finishes, or starts terminating, as the kubelet or a user would.
+		name := c.pick(c.pods)
+		cur, _ := c.cache.Pod(ns, name)
+		if cur == nil {
+			return "no pod " + name
+		}
+		leaving := cur.DeepCopy()
+		if c.rng.IntN(2) == 0 {
+			leaving.Status.Phase = v1.PodSucceeded
+		} else {
+			terminating()(leaving)
+		}
+		c.setPod(leaving)
+		return "pod " + name + " leaving"
+	case 10, 11:
+		// A change the informer's store has and its handler has not delivered yet: only the
+		// recheck right before deleting sees it (and the next update of the same object).
+		if c.rng.IntN(2) == 0 {
+			node := c.pick(c.nodes)
+			c.cache.SetNode(newNode(node, noExecute(c.pick([]string{"a", "b"}), t0)))
+			return "node " + node + " changed unseen"
+		}
+		name := c.pick(c.pods)
+		cur, _ := c.cache.Pod(ns, name)
+		if cur == nil {
+			return "no pod " + name
+		}
+		changed := cur.DeepCopy()
+		changed.Spec.Tolerations = []v1.Toleration{tolFor("a", int64(c.rng.IntN(20)))}
+		c.cache.SetPod(changed)
+		return "pod " + name + " changed unseen"
 	case 0, 1:
 		node, key := c.pick(c.nodes), c.pick([]string{"a", "b"})
 		added := t0
@@ -204,13 +238,14 @@ func (c *contractRun) check(trace []string) {
 	blocked := maps(c.blocked)
 	c.mu.Unlock()
 	for _, name := range c.pods {
-		events := c.eventsOfKind(name)
-		if open, want := isOpen(events), pending[name] || blocked[name]; open != want {
-			c.t.Fatalf("after %q: %s: the reports leave the eviction open=%v, want %v (pending %v, in a Deleter call %v); reports %v",
-				trace[len(trace)-1], name, open, want, pending[name], blocked[name], events)
-		}
-		if err := attemptsClosed(events, blocked[name]); err != nil {
+		events := c.eventsOfPod(name)
+		open, err := replay(events, blocked[name])
+		if err != nil {
 			c.t.Fatalf("after %q: %s: %v; reports %v", trace[len(trace)-1], name, err, events)
+		}
+		if want := pending[name] || blocked[name]; open != want {
+			c.t.Fatalf("after %q: %s: the reports leave the eviction open=%v, want %v (pending %v, in a Deleter call %v); reports %v; steps %q",
+				trace[len(trace)-1], name, open, want, pending[name], blocked[name], events, trace)
 		}
 	}
 }
@@ -223,51 +258,53 @@ func maps(m map[string]bool) map[string]bool {
 	return out
 }
 
-func (c *contractRun) eventsOfKind(name string) []evictiontest.Kind {
-	var out []evictiontest.Kind
+func (c *contractRun) eventsOfPod(name string) []evictiontest.Event {
+	var out []evictiontest.Event
 	for _, e := range c.obs.Events() {
 		if e.Pod.Name == name {
-			out = append(out, e.Kind)
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// isOpen replays the reports of one pod: Scheduled, Started and Failed leave its eviction
-// open; Succeeded, Cancelled and Skipped close it; Delayed does neither.
-func isOpen(events []evictiontest.Kind) bool {
-	open := false
-	for _, k := range events {
-		switch k {
-		case evictiontest.Delayed:
-		case evictiontest.Scheduled, evictiontest.Started, evictiontest.Failed:
-			open = true
-		default:
-			open = false
+// replay plays the reports about one pod against the Observer's contract, and returns
+// whether they leave an eviction open, or the first breach. running says that an attempt
+// may still run: its Started may lack an outcome.
+func replay(events []evictiontest.Event, running bool) (open bool, err error) {
+	var uid string
+	started, attempted := -1, false
+	for i, e := range events {
+		if e.Kind != evictiontest.Scheduled && !open {
+			return false, fmt.Errorf("report %d (%v) while no eviction is open", i, e.Kind)
 		}
-	}
-	return open
-}
-
-// attemptsClosed checks that each Started is followed by exactly one of Succeeded, Failed or
-// Cancelled before the next Started; the last may still run when running is true.
-func attemptsClosed(events []evictiontest.Kind, running bool) error {
-	started := -1
-	for i, k := range events {
-		switch k {
+		if open && string(e.Pod.UID) != uid {
+			return false, fmt.Errorf("report %d is about UID %s, but the open eviction is of %s", i, e.Pod.UID, uid)
+		}
+		switch e.Kind {
+		case evictiontest.Scheduled:
+			if !open {
+				open, uid, attempted = true, string(e.Pod.UID), false
+			}
+		case evictiontest.Delayed:
+			if attempted {
+				return false, fmt.Errorf("Delayed at %d after an attempt", i)
+			}
 		case evictiontest.Started:
 			if started >= 0 {
-				return fmt.Errorf("Started at %d follows the Started at %d with no outcome", i, started)
+				return false, fmt.Errorf("Started at %d follows the Started at %d with no outcome", i, started)
 			}
-			started = i
-		case evictiontest.Succeeded, evictiontest.Failed, evictiontest.Cancelled:
-			started = -1
+			started, attempted = i, true
+		case evictiontest.Failed:
+			started, attempted = -1, true
+		default: // Succeeded, Cancelled, Skipped: the one closing report
+			open, started = false, -1
 		}
 	}
 	if started >= 0 && !running {
-		return fmt.Errorf("the Started at %d has no outcome", started)
+		return false, fmt.Errorf("the Started at %d has no outcome", started)
 	}
-	return nil
+	return open, nil
 }
 
 // TestCancelWhileRetryClaimed: a failed eviction's retry is claimed by a delete worker while
@@ -275,13 +312,13 @@ func attemptsClosed(events []evictiontest.Kind, running bool) error {
 // cancellation reports Cancelled, and the claimed retry then does nothing: no Started, no
 // second report.
 func TestCancelWhileRetryClaimed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		clk := newFakeClock()
 		cache := &stallingCache{Cache: &evictiontest.Cache{}, stalled: make(chan struct{}), release: make(chan struct{})}
 		obs, del := &evictiontest.Observer{}, &evictiontest.Deleter{}
 		calls := 0
 		del.Func = func(context.Context, eviction.PodRef) error { calls++; return errAPI }
-		m, err := eviction.New(del, cache, eviction.Options{Clock: clk, Observer: obs, Backoff: exactBackoff})
+		m, err := newManager(t, del, cache, eviction.Options{Clock: clk, Observer: obs, Backoff: exactBackoff})
 		if err != nil {
 			t.Fatal(err)
 		}

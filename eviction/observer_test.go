@@ -34,13 +34,14 @@ func TestObserverEvents(t *testing.T) {
 		h.setNode(newNode("n2", noExecute("a", t0)))
 		// Each pod is then processed once, by its own update.
 		h.wait()
-		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 60))))  // deleted at its deadline
-		h.setPod(newPod("flaky", "n2"))                                  // fails once, then succeeds
-		h.setPod(newPod("db", "n1", withTolerations(tolFor("a", 600))))  // cancelled
-		h.setPod(newPod("done", "n2", inPhase("Succeeded")))             // skipped
-		h.setPod(newPod("calm", "n1", withTolerations(tolForever("a")))) // nothing
+		h.setPod(newPod("web", "n1", withTolerations(tolFor("a", 60))))   // deleted at its deadline
+		h.setPod(newPod("flaky", "n2"))                                   // fails once, then succeeds
+		h.setPod(newPod("db", "n1", withTolerations(tolFor("a", 600))))   // cancelled
+		h.setPod(newPod("done", "n2", withTolerations(tolFor("a", 600)))) // finishes: skipped
+		h.setPod(newPod("calm", "n1", withTolerations(tolForever("a"))))  // nothing
 		h.wait()
 		h.setPod(newPod("db", "n1", withTolerations(tolForever("a"))))
+		h.setPod(newPod("done", "n2", withTolerations(tolFor("a", 600)), inPhase("Succeeded")))
 		h.wait()
 		h.stepTo(time.Second)
 		h.stepTo(time.Minute)
@@ -76,6 +77,7 @@ func TestObserverEvents(t *testing.T) {
 			{Kind: evictiontest.Cancelled, Pod: db, Reason: eviction.ReasonTolerated},
 		}, byPod["db"])
 		assert.Equal(t, []evictiontest.Event{
+			{Kind: evictiontest.Scheduled, Pod: done, At: t0.Add(10 * time.Minute)},
 			{Kind: evictiontest.Skipped, Pod: done, Reason: eviction.ReasonPodFinished},
 		}, byPod["done"])
 		assert.Empty(t, byPod["calm"])
@@ -152,21 +154,21 @@ func TestDryRun(t *testing.T) {
 		h.expectPending()
 		h.expectEvents("web", "Scheduled default/web at +0s", "Succeeded default/web (attempt 1, dry run)")
 		h.expectEvents("api", "Scheduled default/api at +1m0s", "Succeeded default/api (attempt 1, dry run)")
-		h.expectEvents("done", "Skipped default/done: PodFinished")
+		h.expectEvents("done") // finished, with no open eviction: not reported
 		assert.Empty(t, h.obs.Of(evictiontest.Started))
 		// The recheck still applies in dry-run mode.
 		h.setPod(newPod("late", "n1", withTolerations(tolFor("a", 120))))
 		h.wait()
 		h.cache.SetNode(newNode("n1"))
 		h.stepTo(2 * time.Minute)
-		h.expectEvents("late", "Scheduled default/late at +2m0s", "Skipped default/late: NodeNotTainted")
+		h.expectEvents("late", "Scheduled default/late at +2m0s", "Cancelled default/late: NodeNotTainted")
 	})
 
 	synctestRun(t, "a Deleter given is not called", func(t *testing.T) {
 		cache := &evictiontest.Cache{}
 		del := &evictiontest.Deleter{}
 		obs := &evictiontest.Observer{}
-		m, err := eviction.New(del, cache, eviction.Options{DryRun: true, Observer: obs, Clock: newFakeClock()})
+		m, err := newManager(t, del, cache, eviction.Options{DryRun: true, Observer: obs, Clock: newFakeClock()})
 		require.NoError(t, err)
 		stop := startManager(t, m)
 		defer stop()
@@ -199,7 +201,7 @@ func TestNoObserver(t *testing.T) {
 	synctestRun(t, "nil Observer", func(t *testing.T) {
 		cache := &evictiontest.Cache{}
 		del := &evictiontest.Deleter{}
-		m, err := eviction.New(del, cache, eviction.Options{Clock: newFakeClock()})
+		m, err := newManager(t, del, cache, eviction.Options{Clock: newFakeClock()})
 		require.NoError(t, err)
 		stop := startManager(t, m)
 		n1 := newNode("n1", noExecute("a", t0))

@@ -1,14 +1,17 @@
 package eviction
 
 import (
-	"fmt"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/tolerations"
 )
 
-// DeadlineSource says where an eviction's countdown starts.
-type DeadlineSource uint8
+// DeadlineSource says where an eviction's countdown starts: the engine's, see
+// [engine.DeadlineSource].
+type DeadlineSource = engine.DeadlineSource
 
 const (
 	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
@@ -19,20 +22,34 @@ const (
 	// one it replaced, for every taint with a TimeAdded that is not in the future. See
 	// [tolerations.Deadline]. The API server keeps TimeAdded to the second, so a deadline
 	// can fall up to a second earlier than tolerationSeconds after the taint really came.
-	FromTimeAdded DeadlineSource = iota
+	FromTimeAdded = engine.FromTimeAdded
 	// FromObservation is kube-controller-manager's rule: the countdown starts when the
 	// Manager first schedules the pod's eviction, so every restart starts it again. See
 	// [tolerations.ObservedDeadline].
-	FromObservation
+	FromObservation = engine.FromObservation
 )
 
 // DefaultDeleteTimeout bounds one Deleter call when Options.DeleteTimeout is zero.
-const DefaultDeleteTimeout = 30 * time.Second
+const DefaultDeleteTimeout = engine.DefaultActTimeout
+
+// Limit is a token bucket: at most PerSecond evictions a second on average, and at most
+// Burst at once after a quiet spell; see [engine.Limit]. The zero Limit limits nothing.
+type Limit = engine.Limit
+
+// Brake pauses the evictions caused by a taint key while more than a fraction of the nodes
+// (of the cluster, or of a zone: the topology.kubernetes.io/zone label) carry it; see
+// [engine.Brake]. The zero Brake never pauses.
+type Brake = engine.Brake
+
+// Backoff paces retries; see [engine.Backoff]. The zero value waits 100 ms, doubling up to
+// 2 minutes, with a jitter of 0.2.
+type Backoff = engine.Backoff
 
 // Options configures a [Manager]. The zero value gives the real clock, 8 event workers, 8
 // delete workers, deletes bounded by [DefaultDeleteTimeout] and retried forever with the
 // default [Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, real
-// deletes, and no rate limit or brake.
+// deletes, and no rate limit or brake. Each field is the engine's field of the same meaning
+// ([engine.Options]), for pods on nodes.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock.
 	Clock clock.Clock
@@ -79,33 +96,23 @@ type Options struct {
 	Brake Brake
 }
 
-func (o Options) normalize() (Options, error) {
-	if o.Workers < 0 || o.DeleteWorkers < 0 {
-		return o, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", o.Workers, o.DeleteWorkers)
+// engine returns o as the engine's options, for pods on nodes.
+func (o Options) engine() engine.Options {
+	eo := engine.Options{
+		Clock:           o.Clock,
+		Workers:         o.Workers,
+		ActWorkers:      o.DeleteWorkers,
+		ActTimeout:      o.DeleteTimeout,
+		Backoff:         o.Backoff,
+		Tolerations:     tolerations.Options{ComparisonOperators: o.ComparisonOperators},
+		DeadlineSource:  o.DeadlineSource,
+		DryRun:          o.DryRun,
+		RateLimit:       o.RateLimit,
+		TaintRateLimits: o.TaintRateLimits,
+		Brake:           o.Brake,
 	}
-	if err := o.Backoff.validate(); err != nil {
-		return o, err
+	if o.Observer != nil {
+		eo.Observer = PodObserver(o.Observer)
 	}
-	if err := validateBudgets(o.RateLimit, o.TaintRateLimits, o.Brake); err != nil {
-		return o, err
-	}
-	if o.DeadlineSource > FromObservation {
-		return o, fmt.Errorf("eviction: unknown DeadlineSource %d", o.DeadlineSource)
-	}
-	if o.Clock == nil {
-		o.Clock = clock.RealClock{}
-	}
-	if o.Workers == 0 {
-		o.Workers = 8
-	}
-	if o.DeleteWorkers == 0 {
-		o.DeleteWorkers = 8
-	}
-	if o.DeleteTimeout == 0 {
-		o.DeleteTimeout = DefaultDeleteTimeout
-	}
-	if o.Observer == nil {
-		o.Observer = NopObserver{}
-	}
-	return o, nil
+	return eo
 }

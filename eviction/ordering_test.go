@@ -145,7 +145,7 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 			cache := &recordingCache{Cache: &evictiontest.Cache{}}
 			del := &evictiontest.Deleter{}
 			obs := &evictiontest.Observer{}
-			m, err := eviction.New(del, cache, eviction.Options{Workers: workers, Observer: obs, Clock: newFakeClock()})
+			m, err := newManager(t, del, cache, eviction.Options{Workers: workers, Observer: obs, Clock: newFakeClock()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 		// the node first cancels with NodeNotTainted; the pod first, with Tolerated.
 		cache := &recordingCache{Cache: &evictiontest.Cache{}, hold: "busy", release: make(chan struct{})}
 		obs := &evictiontest.Observer{}
-		m, err := eviction.New(&evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Observer: obs, Clock: newFakeClock()})
+		m, err := newManager(t, &evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Observer: obs, Clock: newFakeClock()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestResyncKeepsQueuedUpdate(t *testing.T) {
 	synctestRun(t, "one worker", func(t *testing.T) {
 		cache := &recordingCache{Cache: &evictiontest.Cache{}, hold: "busy", release: make(chan struct{})}
 		clk := newFakeClock()
-		m, err := eviction.New(&evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Clock: clk, Backoff: exactBackoff})
+		m, err := newManager(t, &evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Clock: clk, Backoff: exactBackoff})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,11 +46,10 @@ func (c *stallingCache) Pod(namespace, name string) (*v1.Pod, error) {
 // decision about the re-created pod must come last, so its eviction is not cancelled by the
 // stale "gone".
 func TestPodDecisionsDoNotInterleave(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	synctestEach(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(t0)
 		cache := &stallingCache{Cache: &evictiontest.Cache{}, stalled: make(chan struct{}), release: make(chan struct{})}
-		m, err := eviction.New(&evictiontest.Deleter{}, cache, eviction.Options{Clock: clk, Workers: 2})
+		m, err := newManager(t, &evictiontest.Deleter{}, cache, eviction.Options{Clock: clk, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,7 +85,7 @@ func (h *harness) expectUnique() {
 // TestRateLimitThousand is the figure: 1,000 pods due at once with 10 a second and
 // a burst of 10 leave 10 at once, then one every 100 ms: the 1,000th at 99 s.
 func TestRateLimitThousand(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{RateLimit: eviction.Limit{PerSecond: 10, Burst: 10}})
 		h.removeOnDelete()
 		h.cluster("a", 1000, -1)
@@ -123,7 +122,7 @@ func TestRateLimitThousand(t *testing.T) {
 // TestRateLimitDeadlineOrder: pods due at different times while the limit holds them back
 // leave earliest due first.
 func TestRateLimitDeadlineOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{RateLimit: eviction.Limit{PerSecond: 1, Burst: 1}, DeleteWorkers: 1})
 		h.removeOnDelete()
 		h.setNode(newNode("n", noExecute(unreachable, t0)))
@@ -146,7 +145,7 @@ func TestRateLimitDeadlineOrder(t *testing.T) {
 }
 
 func TestTaintRateLimits(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{TaintRateLimits: map[string]eviction.Limit{
 			unreachable: {PerSecond: 1, Burst: 1},
 			notReady:    {PerSecond: 5, Burst: 1},
@@ -207,7 +206,7 @@ func seconds(s ...int) []time.Duration {
 // what would go, when it would go), and with FromObservation a taint whose toleration ran
 // out is the one whose per-taint limit applies.
 func TestRateLimitDryRunAndFromObservation(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{
 			DryRun:          true,
 			DeadlineSource:  eviction.FromObservation,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,14 +14,15 @@ import (
 
 // TestRecheckBeforeDeleting changes the cache behind the Manager's back (the informer's store
 // has the change, its handler has not run yet) while an eviction is pending: right before
-// deleting, the Manager must see the change. Kube deletes by name from its stale schedule
-// (issues 119862, 125332).
+// deleting, the Manager must see the change, and decide from it as the update will: the
+// same decision and the same report, whichever comes first. Kube deletes by name from its
+// stale schedule (issues 119862, 125332).
 func TestRecheckBeforeDeleting(t *testing.T) {
 	tols := withTolerations(tolFor("a", 300))
 	for _, tc := range []struct {
 		name        string
 		change      func(h *harness)
-		wantSkipped eviction.Reason // "" for none
+		wantClosed  string // the closing report of web-1's eviction, "" for none
 		wantDeleted []string
 		wantPending []string // after the deadline
 	}{
@@ -34,57 +36,67 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", withUID("web-2")))
 			},
-			wantSkipped: eviction.ReasonPodReplaced,
+			wantClosed: "Cancelled default/web: PodReplaced",
 		},
 		{
 			name: "pod re-created under the same name on another node",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n2", withUID("web-2")))
 			},
-			wantSkipped: eviction.ReasonPodReplaced,
+			wantClosed: "Cancelled default/web: PodReplaced",
 		},
 		{
-			name:        "pod deleted",
-			change:      func(h *harness) { h.cache.DeletePod(ns, "web") },
-			wantSkipped: eviction.ReasonPodDeleted,
+			name:       "pod deleted",
+			change:     func(h *harness) { h.cache.DeletePod(ns, "web") },
+			wantClosed: "Cancelled default/web: PodDeleted",
 		},
 		{
-			name: "pod bound to another node",
+			// The same UID on a node that is not tainted: nothing is due any more.
+			name: "pod bound to another node, not tainted",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n3", tols))
+			},
+			wantClosed: "Cancelled default/web: NodeNotTainted",
+		},
+		{
+			// The same UID on a node that is tainted as well, as long: due there now. The
+			// eviction moves to that node and goes; the Deleter is told the node.
+			name: "pod bound to another node, tainted too",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n2", tols))
 			},
-			wantSkipped: eviction.ReasonPodMoved,
+			wantDeleted: []string{"web@+5m0s"},
 		},
 		{
 			name: "pod terminating",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", tols, terminating()))
 			},
-			wantSkipped: eviction.ReasonPodTerminating,
+			wantClosed: "Skipped default/web: PodTerminating",
 		},
 		{
-			name:        "taint removed",
-			change:      func(h *harness) { h.cache.SetNode(newNode("n1", noSchedule("a"))) },
-			wantSkipped: eviction.ReasonNotTainted,
+			name:       "taint removed",
+			change:     func(h *harness) { h.cache.SetNode(newNode("n1", noSchedule("a"))) },
+			wantClosed: "Cancelled default/web: NodeNotTainted",
 		},
 		{
-			name:        "node deleted",
-			change:      func(h *harness) { h.cache.DeleteNode("n1") },
-			wantSkipped: eviction.ReasonNodeDeleted,
+			name:       "node deleted",
+			change:     func(h *harness) { h.cache.DeleteNode("n1") },
+			wantClosed: "Cancelled default/web: NodeDeleted",
 		},
 		{
 			name: "toleration made infinite",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", withTolerations(tolForever("a"))))
 			},
-			wantSkipped: eviction.ReasonTolerated,
+			wantClosed: "Cancelled default/web: Tolerated",
 		},
 		{
-			name: "toleration lengthened: due later, rescheduled",
+			// Not closed: moved (Scheduled with the later time), and deleted then.
+			name: "toleration lengthened: due later, moved",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", withTolerations(tolFor("a", 600))))
 			},
-			wantSkipped: eviction.ReasonNotDue,
 			wantPending: []string{"web@+10m0s"},
 		},
 	} {
@@ -92,6 +104,7 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			h := run(t, eviction.Options{})
 			h.setNode(newNode("n1", noExecute("a", t0)))
 			h.setNode(newNode("n2", noExecute("a", t0)))
+			h.setNode(newNode("n3"))
 			h.setPod(newPod("web", "n1", tols))
 			h.wait()
 			h.expectPending("web@+5m0s")
@@ -100,28 +113,32 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			h.stepTo(5 * time.Minute)
 			h.expectDeleted(tc.wantDeleted...)
 			h.expectPending(tc.wantPending...)
-			skipped := h.obs.Of(evictiontest.Skipped)
-			if tc.wantSkipped == "" {
-				if len(skipped) != 0 {
-					t.Errorf("got Skipped %v, want none", skipped)
+			events := h.eventsOf("web")
+			if tc.wantClosed == "" {
+				for _, e := range events {
+					if strings.HasPrefix(e, "Cancelled") || strings.HasPrefix(e, "Skipped") {
+						t.Errorf("got closing report %q, want none; events %q", e, events)
+					}
 				}
 				if c := h.calls(); len(c) == 1 {
-					if want := (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}); c[0].Ref != want {
+					node := "n1"
+					if tc.name == "pod bound to another node, tainted too" {
+						node = "n2"
+					}
+					if want := (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: node}); c[0].Ref != want {
 						t.Errorf("Deleter got %+v, want %+v", c[0].Ref, want)
 					}
 				}
-				return
-			}
-			want := eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}
-			if len(skipped) != 1 || skipped[0].Reason != tc.wantSkipped || skipped[0].Pod != want {
-				t.Fatalf("got Skipped %v, want one %s for %+v", skipped, tc.wantSkipped, want)
+			} else if want := []string{"Scheduled default/web at +5m0s", tc.wantClosed}; !slices.Equal(events, want) {
+				t.Fatalf("events of web: got %q, want %q", events, want)
 			}
 			// The schedule was stale; nothing is deleted later either, unless a later
 			// deadline was found.
 			if tc.wantPending == nil {
 				h.stepTo(time.Hour)
-				h.expectDeleted()
+				h.expectDeleted(tc.wantDeleted...)
 			} else {
+				h.expectEvents("web", "Scheduled default/web at +5m0s", "Scheduled default/web at +10m0s")
 				h.stepTo(10*time.Minute - time.Nanosecond)
 				h.expectDeleted()
 				h.step(time.Nanosecond)
@@ -169,11 +186,11 @@ func TestNoSecondDelete(t *testing.T) {
 		h.wait()
 		h.expectDeleted("web@+0s")
 		h.expectPending()
+		// The deleted pod has no open eviction: the update is not reported at all.
 		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
 			"Succeeded default/web (attempt 1)",
-			"Skipped default/web: PodTerminating",
 		)
 		// The pod's removal arrives; a pod re-created under its name is evicted anew.
 		h.removePod("web")

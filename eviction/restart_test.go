@@ -38,8 +38,8 @@ func TestRestart(t *testing.T) {
 			cache.SetPod(pod)
 
 			// start runs a Manager fed the cluster state, as an informer's initial list does.
-			start := func(del *evictiontest.Deleter) (*eviction.Manager, func()) {
-				m, err := eviction.New(del, cache, eviction.Options{Clock: clk, DeadlineSource: tc.source})
+			start := func(del *evictiontest.Deleter) (manager, func()) {
+				m, err := newManager(t, del, cache, eviction.Options{Clock: clk, DeadlineSource: tc.source})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,32 +5,26 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/taintevict/taintevict/tolerations"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // NodeUpdated takes a node event: old nil for an added node, new nil for a deleted one. It
-// queues the node when it was added or deleted, or when its NoExecute taints changed, and
-// returns at once. With Options.Brake set, it also counts the node's taint keys and zone
-// (O(its taints)), and puts back in the schedule the evictions that a brake it releases
-// held. Nil for both does nothing.
+// queues the node when it was added or deleted, or when its NoExecute taints or its zone
+// changed, and returns at once; other updates, such as status heartbeats, are ignored. With
+// Options.Brake set, it also counts the node's taint keys and zone (O(its taints)), and puts
+// back in the schedule the evictions that a brake it releases held. Nil for both does
+// nothing.
 func (m *Manager) NodeUpdated(old, new *v1.Node) {
-	if new == nil && old == nil {
-		return
-	}
-	if m.gate != nil {
-		m.gate.nodeUpdated(old, new) // the brake counts every update, taints changed or not
-	}
 	switch {
+	case new == nil && old == nil:
 	case new == nil:
-		m.shardFor(old.Name).putNode(old.Name, nodeEvent{})
-	case old == nil || !slices.EqualFunc(tolerations.NoExecuteTaints(old.Spec.Taints), tolerations.NoExecuteTaints(new.Spec.Taints), taintEqual):
-		m.shardFor(new.Name).putNode(new.Name, nodeEvent{node: new})
+		m.e.HolderDeleted(old.Name)
+	case old != nil && old.Name != new.Name:
+		m.e.HolderDeleted(old.Name)
+		m.e.HolderUpdated(nodeHolder(new))
+	case old == nil || zoneOf(old) != zoneOf(new) || engine.TaintsChanged(old.Spec.Taints, new.Spec.Taints):
+		m.e.HolderUpdated(nodeHolder(new))
 	}
-}
-
-func taintEqual(a, b v1.Taint) bool {
-	return a.Key == b.Key && a.Value == b.Value && a.Effect == b.Effect &&
-		(a.TimeAdded == nil) == (b.TimeAdded == nil) && (a.TimeAdded == nil || a.TimeAdded.Equal(b.TimeAdded))
 }
 
 // PodUpdated takes a pod event: old nil for an added pod, new nil for a deleted one. It
@@ -43,16 +37,16 @@ func (m *Manager) PodUpdated(old, new *v1.Pod) {
 	case new == nil && old == nil:
 		return
 	case new == nil:
-		m.shardFor(old.Spec.NodeName).putPod(podKey(old), nil)
+		m.e.TargetDeleted(old)
 	case old == nil:
 		if new.Spec.NodeName != "" {
-			m.shardFor(new.Spec.NodeName).putPod(podKey(new), new)
+			m.e.TargetUpdated(new)
 		}
 	case podKey(old) != podKey(new):
 		m.PodUpdated(old, nil)
 		m.PodUpdated(nil, new)
 	case podChanged(old, new):
-		m.shardFor(new.Spec.NodeName).putPod(podKey(new), new)
+		m.e.TargetUpdated(new)
 	}
 }
 

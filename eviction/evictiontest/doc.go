@@ -1,6 +1,8 @@
 // Package evictiontest provides in-memory stand-ins for what an
-// [github.com/taintevict/taintevict/eviction.Manager] needs from its caller: a [Cache] of
-// nodes and pods, a [Deleter] that records what it was asked to delete, and an [Observer]
-// that records every decision. Tests, examples and simulations use them; all are safe for
-// concurrent use.
+// [github.com/taintevict/taintevict/eviction.Manager] or an
+// [github.com/taintevict/taintevict/eviction/engine.Engine] needs from its caller: a [Cache]
+// of nodes and pods and a [Source] of holders and targets of any kind, a [Deleter] that
+// records what it was asked to delete, and an [Observer] (for a Manager) and a [Recorder]
+// (for an Engine) that record every decision. Tests, examples and simulations use them; all
+// are safe for concurrent use.
 package evictiontest

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // Kind names an [eviction.Observer] method.
@@ -127,3 +128,45 @@ func (o *Observer) Failed(pod eviction.PodRef, attempt int, err error) {
 func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	o.add(Event{Kind: Delayed, Pod: pod, Reason: reason})
 }
+
+// Recorder is an [engine.Observer] that records every call, as [Observer] does for a
+// Manager: each [Event] names the target in Pod, with the holder as Pod.Node, and carries
+// the engine's own reasons. The zero value is ready to use.
+type Recorder struct {
+	Observer
+}
+
+var _ engine.Observer = (*Recorder)(nil)
+
+func podOf(t engine.Ref) eviction.PodRef {
+	return eviction.PodRef{Namespace: t.Namespace, Name: t.Name, UID: t.UID, Node: t.Holder}
+}
+
+// Scheduled records a Scheduled event.
+func (r *Recorder) Scheduled(t engine.Ref, at time.Time) { r.Observer.Scheduled(podOf(t), at) }
+
+// Cancelled records a Cancelled event.
+func (r *Recorder) Cancelled(t engine.Ref, reason engine.Reason) {
+	r.Observer.Cancelled(podOf(t), reason)
+}
+
+// Skipped records a Skipped event.
+func (r *Recorder) Skipped(t engine.Ref, reason engine.Reason) { r.Observer.Skipped(podOf(t), reason) }
+
+// Started records a Started event.
+func (r *Recorder) Started(t engine.Ref, attempt int, due time.Time) {
+	r.Observer.Started(podOf(t), attempt, due)
+}
+
+// Succeeded records a Succeeded event.
+func (r *Recorder) Succeeded(t engine.Ref, attempt int, due time.Time, dryRun bool) {
+	r.Observer.Succeeded(podOf(t), attempt, due, dryRun)
+}
+
+// Failed records a Failed event.
+func (r *Recorder) Failed(t engine.Ref, attempt int, err error) {
+	r.Observer.Failed(podOf(t), attempt, err)
+}
+
+// Delayed records a Delayed event.
+func (r *Recorder) Delayed(t engine.Ref, reason engine.Reason) { r.Observer.Delayed(podOf(t), reason) }

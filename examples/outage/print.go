@@ -73,7 +73,10 @@ func (c *cluster) print(events []evictiontest.Event) {
 // decision about. It tolerates the taint forever, so nothing is scheduled.
 const kept evictiontest.Kind = "Kept"
 
-// withKept adds a kept event for each pod of a node just tainted that events do not name.
+// withKept adds an event for each pod of a node just tainted that events do not name: the
+// Manager opened no eviction for it, so it reports nothing. A pod that had finished is
+// shown as skipped (the Manager leaves a pod that is already leaving alone), any other as
+// kept.
 func (c *cluster) withKept(events []evictiontest.Event) []evictiontest.Event {
 	decided := map[string]bool{}
 	for _, e := range events {
@@ -81,7 +84,12 @@ func (c *cluster) withKept(events []evictiontest.Event) []evictiontest.Event {
 	}
 	for _, p := range c.sc.pods {
 		ref := eviction.PodRef{Namespace: p.namespace, Name: p.name, Node: p.node}
-		if slices.Contains(c.tainted, p.node) && !decided[ref.String()] {
+		if !slices.Contains(c.tainted, p.node) || decided[ref.String()] {
+			continue
+		}
+		if p.finished {
+			events = append(events, evictiontest.Event{Kind: evictiontest.Skipped, Pod: ref, Reason: eviction.ReasonPodFinished})
+		} else {
 			events = append(events, evictiontest.Event{Kind: kept, Pod: ref})
 		}
 	}

@@ -1,14 +1,11 @@
-package eviction
+package engine
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // BenchmarkGateAdmit measures what the gate adds to an eviction that goes at once, the
@@ -25,26 +22,21 @@ func BenchmarkGateAdmit(b *testing.B) {
 		{"all", Options{RateLimit: high, TaintRateLimits: map[string]Limit{keyU: high}, Brake: Brake{Fraction: 1, ZoneFraction: 1}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			q, err := timedqueue.New(func(context.Context, types.NamespacedName, pending) error { return nil },
-				timedqueue.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			g := newGate(tc.opts, q)
+			g := newGate(tc.opts)
 			if g.brake != nil {
 				for i := range 5000 {
-					g.nodeUpdated(nil, brakeNode(fmt.Sprintf("n-%d", i), fmt.Sprintf("z-%d", i%3), keyU))
+					h := brakeHolder(fmt.Sprintf("n-%d", i), fmt.Sprintf("z-%d", i%3), keyU)
+					g.holderUpdated(h.Name, h.Group, h.Taints)
 				}
 			}
-			keys := []string{keyU}
-			p := pending{uid: "u", node: "n-1"}
+			causes := []cause{{key: keyU, group: "z-1"}}
 			key := types.NamespacedName{Namespace: "ns", Name: "pod"}
-			now := time.Now()
+			now := time.Now().UnixNano()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if a := g.admit(key, p, keys, "z-1", now.Add(time.Duration(i))); a.wait {
-					b.Fatalf("admit %d: waits until %v", i, a.until)
+				if h, d := g.admit(key, nil, causes, now+int64(i)); d.wait || h != nil {
+					b.Fatalf("admit %d: waits until %v", i, d.until)
 				}
 			}
 		})

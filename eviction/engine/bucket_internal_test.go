@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"math"
@@ -9,8 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/taintevict/taintevict/tolerations"
 )
 
 func TestValidateBudgets(t *testing.T) {
@@ -24,17 +22,17 @@ func TestValidateBudgets(t *testing.T) {
 		{name: "zero: off"},
 		{name: "a rate with a burst", rate: Limit{5, 5}},
 		{name: "a fraction of 1 never pauses, and is valid", brake: Brake{Fraction: 1, ZoneFraction: 1}},
-		{name: "negative rate", rate: Limit{-1, 1}, wantErr: "eviction: RateLimit.PerSecond"},
-		{name: "NaN rate", rate: Limit{math.NaN(), 1}, wantErr: "eviction: RateLimit.PerSecond"},
-		{name: "infinite rate", rate: Limit{math.Inf(1), 1}, wantErr: "eviction: RateLimit.PerSecond"},
-		{name: "burst 0 with a rate", rate: Limit{5, 0}, wantErr: "eviction: RateLimit.Burst must be at least 1"},
-		{name: "negative burst", rate: Limit{5, -1}, wantErr: "eviction: RateLimit.Burst must not be negative"},
-		{name: "burst without a rate", rate: Limit{0, 3}, wantErr: "eviction: RateLimit.Burst is 3"},
-		{name: "taint rate: burst 0", taint: map[string]Limit{"k": {1, 0}}, wantErr: `eviction: TaintRateLimits["k"].Burst`},
-		{name: "taint rate: empty key", taint: map[string]Limit{"": {1, 1}}, wantErr: "eviction: TaintRateLimits has an empty taint key"},
-		{name: "fraction above 1", brake: Brake{Fraction: 1.5}, wantErr: "eviction: Brake.Fraction"},
-		{name: "negative fraction", brake: Brake{Fraction: -0.1}, wantErr: "eviction: Brake.Fraction"},
-		{name: "NaN zone fraction", brake: Brake{ZoneFraction: math.NaN()}, wantErr: "eviction: Brake.ZoneFraction"},
+		{name: "negative rate", rate: Limit{-1, 1}, wantErr: "engine: RateLimit.PerSecond"},
+		{name: "NaN rate", rate: Limit{math.NaN(), 1}, wantErr: "engine: RateLimit.PerSecond"},
+		{name: "infinite rate", rate: Limit{math.Inf(1), 1}, wantErr: "engine: RateLimit.PerSecond"},
+		{name: "burst 0 with a rate", rate: Limit{5, 0}, wantErr: "engine: RateLimit.Burst must be at least 1"},
+		{name: "negative burst", rate: Limit{5, -1}, wantErr: "engine: RateLimit.Burst must not be negative"},
+		{name: "burst without a rate", rate: Limit{0, 3}, wantErr: "engine: RateLimit.Burst is 3"},
+		{name: "taint rate: burst 0", taint: map[string]Limit{"k": {1, 0}}, wantErr: `engine: TaintRateLimits["k"].Burst`},
+		{name: "taint rate: empty key", taint: map[string]Limit{"": {1, 1}}, wantErr: "engine: TaintRateLimits has an empty taint key"},
+		{name: "fraction above 1", brake: Brake{Fraction: 1.5}, wantErr: "engine: Brake.Fraction"},
+		{name: "negative fraction", brake: Brake{Fraction: -0.1}, wantErr: "engine: Brake.Fraction"},
+		{name: "NaN zone fraction", brake: Brake{ZoneFraction: math.NaN()}, wantErr: "engine: Brake.ZoneFraction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,10 +76,32 @@ func TestCauses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := causes(nil, taints, tt.tols, tt.src, tt.since, now, tolerations.Options{})
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
+			r := rules{source: tt.src}
+			got := r.causes(nil, []Binding{{Holder: "h", Tolerations: tt.tols}}, [][]v1.Taint{taints}, []string{"g"}, tt.since, now)
+			var keys []string
+			for _, c := range got {
+				if c.group != "g" {
+					t.Errorf("cause %v: got group %q, want the holder's, g", c, c.group)
+				}
+				keys = append(keys, c.key)
+			}
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("got %v, want %v", keys, tt.want)
 			}
 		})
 	}
+
+	// A target on two holders: each binding has its own tolerations and its holder's group;
+	// a key that is due on both comes once per group.
+	t.Run("two bindings", func(t *testing.T) {
+		bindings := []Binding{
+			{Holder: "h1", Tolerations: []v1.Toleration{tol("a", 3600)}},
+			{Holder: "h2", Tolerations: []v1.Toleration{tol("a", 30), tol("b", 3600)}},
+		}
+		got := rules{}.causes(nil, bindings, [][]v1.Taint{taints, taints}, []string{"g1", "g2"}, time.Time{}, now)
+		want := []cause{{"b", "g1"}, {"a", "g2"}}
+		if !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
 }

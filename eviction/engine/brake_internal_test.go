@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"fmt"
@@ -6,18 +6,28 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func brakeNode(name, zone string, keys ...string) *v1.Node {
-	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if zone != "" {
-		n.Labels = map[string]string{v1.LabelTopologyZone: zone}
-	}
+func brakeHolder(name, group string, keys ...string) Holder {
+	h := Holder{Name: name, Group: group}
 	for _, k := range keys {
-		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: k, Effect: v1.TaintEffectNoExecute})
+		h.Taints = append(h.Taints, v1.Taint{Key: k, Effect: v1.TaintEffectNoExecute})
 	}
-	return n
+	return h
+}
+
+// setHolder counts h, as HolderUpdated does.
+func setHolder(b *brake, h Holder, resumed []brakeScope) []brakeScope {
+	return b.set(h.Name, h.Group, h.Taints, resumed)
+}
+
+// pausedBy asks whether evictions caused by keys on a holder of group are paused.
+func pausedBy(b *brake, group string, keys []string) (brakeScope, bool) {
+	causes := make([]cause, len(keys))
+	for i, k := range keys {
+		causes[i] = cause{key: k, group: group}
+	}
+	return b.paused(causes)
 }
 
 // brakeStep changes the brake's nodes, then checks what is paused and what resumed.
@@ -38,7 +48,7 @@ type brakeQuery struct {
 func setNodes(from, to int, zone string, keys ...string) func(*brake, []brakeScope) []brakeScope {
 	return func(b *brake, resumed []brakeScope) []brakeScope {
 		for i := from; i < to; i++ {
-			resumed = b.set(brakeNode(fmt.Sprintf("%s-%d", zone, i), zone, keys...), resumed)
+			resumed = setHolder(b, brakeHolder(fmt.Sprintf("%s-%d", zone, i), zone, keys...), resumed)
 		}
 		return resumed
 	}
@@ -123,12 +133,12 @@ func TestBrake(t *testing.T) {
 					t.Errorf("step %d: resumed %v, want %v", i+1, resumed, st.wantResumed)
 				}
 				for _, q := range st.paused {
-					if got, ok := b.paused(q.zone, q.keys); !ok || got != q.scope {
+					if got, ok := pausedBy(b, q.zone, q.keys); !ok || got != q.scope {
 						t.Errorf("step %d: paused(%q, %v) = %v, %v; want %v, true", i+1, q.zone, q.keys, got, ok, q.scope)
 					}
 				}
 				for _, q := range st.running {
-					if got, ok := b.paused(q.zone, q.keys); ok {
+					if got, ok := pausedBy(b, q.zone, q.keys); ok {
 						t.Errorf("step %d: paused(%q, %v) = %v, true; want false", i+1, q.zone, q.keys, got)
 					}
 				}
@@ -141,17 +151,17 @@ func TestBrakeZoneChange(t *testing.T) {
 	b := newBrake(Brake{ZoneFraction: 0.5})
 	setNodes(0, 2, "a", keyU)(b, nil)
 	setNodes(0, 2, "b")(b, nil)
-	if _, ok := b.paused("a", []string{keyU}); !ok {
+	if _, ok := pausedBy(b, "a", []string{keyU}); !ok {
 		t.Fatalf("zone a: not paused with 2 of 2 nodes tainted")
 	}
-	moved := brakeNode("a-0", "b", keyU) // relabelled into zone b: 1 of 3 nodes there
-	if resumed := b.set(moved, nil); len(resumed) != 0 {
+	moved := brakeHolder("a-0", "b", keyU) // relabelled into zone b: 1 of 3 nodes there
+	if resumed := setHolder(b, moved, nil); len(resumed) != 0 {
 		t.Errorf("after moving a-0 to zone b: resumed %v, want none (a-1 is still 1 of 1 in zone a)", resumed)
 	}
-	if _, ok := b.paused("b", []string{keyU}); ok {
+	if _, ok := pausedBy(b, "b", []string{keyU}); ok {
 		t.Errorf("zone b paused with 1 of 3 nodes tainted")
 	}
-	if got, want := b.zones["a"].nodes, 1; got != want {
+	if got, want := b.zones["a"].holders, 1; got != want {
 		t.Errorf("zone a: %d nodes, want %d", got, want)
 	}
 	if got, want := b.zones["b"].keys[keyU].n, 1; got != want {
@@ -161,10 +171,10 @@ func TestBrakeZoneChange(t *testing.T) {
 
 func TestBrakeIgnoresOtherEffects(t *testing.T) {
 	b := newBrake(Brake{Fraction: 0.5})
-	n := brakeNode("n", "")
-	n.Spec.Taints = []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoSchedule}}
-	b.set(n, nil)
-	if _, ok := b.paused("", []string{keyU}); ok {
+	n := brakeHolder("n", "")
+	n.Taints = []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoSchedule}}
+	setHolder(b, n, nil)
+	if _, ok := pausedBy(b, "", []string{keyU}); ok {
 		t.Errorf("a NoSchedule taint paused evictions")
 	}
 }
@@ -173,9 +183,9 @@ func TestBrakeIgnoresOtherEffects(t *testing.T) {
 // brake sees every one of them.
 func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
 	b := newBrake(Brake{Fraction: 0.5, ZoneFraction: 0.5})
-	n := brakeNode("n", "a", keyU, keyM)
-	b.set(n, nil)
-	if got := testing.AllocsPerRun(100, func() { b.set(n, nil) }); got != 0 {
+	n := brakeHolder("n", "a", keyU, keyM)
+	setHolder(b, n, nil)
+	if got := testing.AllocsPerRun(100, func() { b.set(n.Name, n.Group, n.Taints, nil) }); got != 0 {
 		t.Errorf("set of an unchanged node: %v allocations, want 0", got)
 	}
 }

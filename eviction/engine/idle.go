@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"context"
@@ -7,39 +7,39 @@ import (
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
-// ErrStopped is returned by [Manager.WaitIdle] when Run has returned and work is left that
+// ErrStopped is returned by [Engine.WaitIdle] when Run has returned and work is left that
 // no goroutine will do: updates not processed, or evictions that are due.
-var ErrStopped = errors.New("eviction: Run has returned and work is left")
+var ErrStopped = errors.New("engine: Run has returned and work is left")
 
-// WaitIdle blocks until the Manager is idle, or ctx is done, and then returns nil, or ctx's
-// error. Idle means: every NodeUpdated and PodUpdated made before the call has been
-// processed, and no eviction that is due at the clock's current time is queued, waiting for
-// a delete worker, or running (its Deleter call and the updates that call makes, such as the
-// pod's removal, included). Evictions due later are not waited for; nor are those that wait
+// WaitIdle blocks until the Engine is idle, or ctx is done, and then returns nil, or ctx's
+// error. Idle means: every update made before the call has been processed, and no eviction
+// that is due at the clock's current time is queued, waiting for an act worker, or running
+// (its Actuator call and the updates that call makes, such as the target's removal,
+// included). Evictions due later are not waited for; nor are those that wait
 // for a budget (Options.RateLimit, TaintRateLimits, Brake): one that waits for a token is
 // not due until the token's time, and one the brake holds not until the brake releases it
 // (then it is due at once, and waited for).
 //
 // It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
-// the clock, call WaitIdle again. When it returns, the eviction queue's timer is armed for
+// the clock, call WaitIdle again. When it returns, the schedule's timer is armed for
 // the next deadline, so a fake clock stepped right after it fires exactly what is due by
 // then. It works on the real clock too, where "due now" moves on while it waits.
 //
 // WaitIdle needs Run: called before Run, it waits for Run to start and do the work (give
 // it a ctx that ends if Run may never come); after Run has returned, it returns nil when
-// nothing was left, and [ErrStopped] otherwise. A Deleter call that never returns keeps it
-// waiting. It is safe for concurrent use, but must not be called from an Observer or a
-// Deleter of this Manager, whose work it would wait for.
-func (m *Manager) WaitIdle(ctx context.Context) error {
+// nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns keeps
+// it waiting. It is safe for concurrent use, but must not be called from an Observer or an
+// Actuator of this Engine, whose work it would wait for.
+func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	for {
-		before, err := m.waitShards(ctx)
+		before, err := e.waitShards(ctx)
 		if err != nil {
 			return err
 		}
-		if err := queueIdle(ctx, m.queue.WaitIdle, m.retries.queue.WaitIdle); err != nil {
+		if err = queueIdle(ctx, e.queue.WaitIdle, e.retries.queue.WaitIdle); err != nil {
 			return err
 		}
-		after, err := m.waitShards(ctx)
+		after, err := e.waitShards(ctx)
 		if err != nil {
 			return err
 		}
@@ -51,9 +51,9 @@ func (m *Manager) WaitIdle(ctx context.Context) error {
 
 // waitShards waits until every event worker has been idle once, and returns how many
 // updates had been put by then, in all.
-func (m *Manager) waitShards(ctx context.Context) (uint64, error) {
+func (e *Engine[T]) waitShards(ctx context.Context) (uint64, error) {
 	var puts uint64
-	for _, s := range m.shards {
+	for _, s := range e.shards {
 		n, err := s.waitIdle(ctx)
 		if err != nil {
 			return 0, err

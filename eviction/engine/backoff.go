@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
-// Backoff is how long a [Manager] waits before it tries again after a failure: the n-th
+// Backoff is how long an [Engine] waits before it tries again after a failure: the n-th
 // retry waits Base·2^(n-1), at most Cap, less a random fraction of up to Jitter of that
-// delay, so that many pods failing together do not retry in lockstep. It paces both the
-// attempts of a failed eviction (a failing Deleter, or a failed lookup in the recheck right
-// before deleting) and the retries of a node or pod update whose Cache lookup failed.
+// delay, so that many targets failing together do not retry in lockstep. It paces both the
+// attempts of a failed eviction (a failing Actuator, or a failed lookup in the recheck right
+// before acting) and the retries of a holder or target update whose Source lookup failed.
 // Evictions are never dropped: they are retried until they succeed or are cancelled.
 //
 // The zero value waits 100 ms, doubling up to 2 minutes, with a jitter of 0.2.
@@ -26,7 +26,7 @@ type Backoff struct {
 	Jitter float64
 }
 
-// Delay returns how long the Manager waits after the given failure (1 for the first; smaller
+// Delay returns how long the Engine waits after the given failure (1 for the first; smaller
 // counts as 1) before the next try, jitter included. Zero fields take their defaults. It is
 // safe for concurrent use.
 func (b Backoff) Delay(failures int) time.Duration { return b.queue().Delay(failures) }
@@ -39,7 +39,7 @@ func (b Backoff) queue() timedqueue.Backoff {
 
 func (b Backoff) validate() error {
 	if b.Base < 0 || b.Cap < 0 || b.Jitter > 1 {
-		return fmt.Errorf("eviction: Backoff: Base (%v) and Cap (%v) must not be negative, Jitter (%v) must be at most 1", b.Base, b.Cap, b.Jitter)
+		return fmt.Errorf("engine: Backoff: Base (%v) and Cap (%v) must not be negative, Jitter (%v) must be at most 1", b.Base, b.Cap, b.Jitter)
 	}
 	return nil
 }

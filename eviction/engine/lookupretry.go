@@ -1,4 +1,4 @@
-package eviction
+package engine
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
-// lookupRetries processes again, after a delay, the nodes and pods whose Cache lookups
-// failed, so that a failing Cache is not asked in a busy loop: the delay grows with each
-// consecutive failure of the same key, by Options.Backoff. Keys are "node/NAME" and
-// "pod/NAMESPACE/NAME"; the value re-queues the update. It is safe for concurrent use;
+// lookupRetries processes again, after a delay, the holders and targets whose Source
+// lookups failed, so that a failing Source is not asked in a busy loop: the delay grows with
+// each consecutive failure of the same key, by Options.Backoff. Keys are "holder/NAME" and
+// "target/NAMESPACE/NAME"; the value re-queues the update. It is safe for concurrent use;
 // make it with newLookupRetries.
 type lookupRetries struct {
 	queue   *timedqueue.Queue[string, func()]
@@ -61,6 +61,8 @@ func (r *lookupRetries) succeeded(key func() string) {
 	r.mu.Unlock()
 }
 
-func nodeRetryKey(name string) string { return "node/" + name }
+func holderRetryKey(name string) string { return "holder/" + name }
 
-func podRetryKey(key types.NamespacedName) string { return "pod/" + key.Namespace + "/" + key.Name }
+func targetRetryKey(key types.NamespacedName) string {
+	return "target/" + key.Namespace + "/" + key.Name
+}

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Actuator acts on a target whose time is up: deletes it, evicts it through the Eviction
+// API, migrates it, or moves it elsewhere. The [Engine] calls it from its act workers, at
+// most once at a time for a target, with a context that is cancelled after
+// Options.ActTimeout (with the cause [ErrActTimeout]) and when the Engine stops; Act must
+// return when it is.
+//
+// Returning nil, or an error for which [IsGone] is true, ends the eviction: nil means the
+// target is removed, on its way out, or moved off the holder. The Engine does not act on
+// that target (that UID) again while its Source still shows it bound to that holder, as a
+// Source that lags behind does; once the Source shows it gone, or bound elsewhere (an
+// actuator that moves a target may keep its UID), it decides about it as about any other.
+// Any other error is retried with backoff until it succeeds, the target is gone or the
+// eviction is cancelled.
+type Actuator interface {
+	Act(ctx context.Context, target Ref) error
+}
+
+// ActuatorFunc adapts a function to an [Actuator].
+type ActuatorFunc func(ctx context.Context, target Ref) error
+
+var _ Actuator = ActuatorFunc(nil)
+
+// Act calls f(ctx, target).
+func (f ActuatorFunc) Act(ctx context.Context, target Ref) error { return f(ctx, target) }
+
+// ErrGone is what an [Actuator] returns, possibly wrapped, when the target it was asked to
+// act on no longer exists (a failed UID precondition says the same): the eviction then
+// counts as done.
+var ErrGone = errors.New("engine: target is already gone")
+
+// IsGone reports whether err says that the target is already gone: err wraps [ErrGone], or
+// is a Kubernetes NotFound API error.
+func IsGone(err error) bool {
+	return errors.Is(err, ErrGone) || apierrors.IsNotFound(err)
+}
+
+// ErrActTimeout is the cause of an Actuator context cancelled by Options.ActTimeout, and
+// what the error reported for such a call wraps.
+var ErrActTimeout = errors.New("engine: actuator call timed out")
+
+// PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
+// [Actuator] panicked. The Engine recovers the panic, so that one bad actuator cannot take
+// the process down, and retries the eviction like any other failure.
+type PanicError struct {
+	// Value is what the actuator passed to panic.
+	Value any
+	// Stack is the goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error returns "engine: actuator panicked: VALUE".
+func (e *PanicError) Error() string { return fmt.Sprintf("engine: actuator panicked: %v", e.Value) }

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// DeadlineSource says where an eviction's countdown starts.
+type DeadlineSource uint8
+
+const (
+	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
+	// TimeAdded and the time the taint was first seen on that holder: a TimeAdded in the
+	// future (clock skew) counts from first sight and stays pinned there; after a restart,
+	// first sight is the restart. A target that comes to the holder later counts from the
+	// same start. A restarted Engine, or a new leader, thus acts at the same deadlines as
+	// the one it replaced, for every taint with a TimeAdded that is not in the future. See
+	// [tolerations.Deadline]. The API server keeps TimeAdded to the second, so a deadline
+	// can fall up to a second earlier than tolerationSeconds after the taint really came.
+	FromTimeAdded DeadlineSource = iota
+	// FromObservation is kube-controller-manager's rule: the countdown starts when the
+	// Engine first schedules the target's eviction, so every restart starts it again. See
+	// [tolerations.ObservedDeadline].
+	FromObservation
+)
+
+// DefaultActTimeout bounds one Actuator call when Options.ActTimeout is zero.
+const DefaultActTimeout = 30 * time.Second
+
+// Options configures an [Engine]. The zero value gives the real clock, 8 event workers, 8
+// act workers, actuator calls bounded by [DefaultActTimeout] and retried forever with the
+// default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations, no
+// observer, real actions, and no rate limit or brake.
+type Options struct {
+	// Clock tells the time and runs the timers. nil means the real clock.
+	Clock clock.Clock
+	// Workers is how many goroutines process holder and target updates. Holders are hashed
+	// onto them by name, and targets by the holder [Source.Locate] gives, so that one
+	// holder's updates are processed in order and before updates of its targets. 0 means
+	// 8; negative is an error.
+	Workers int
+	// ActWorkers is how many Actuator calls may run at once. 0 means 8; negative is an
+	// error.
+	ActWorkers int
+	// ActTimeout bounds each Actuator call: its context is cancelled after that long, with
+	// the cause [ErrActTimeout], and the call counts as failed. 0 means DefaultActTimeout;
+	// negative means no bound.
+	ActTimeout time.Duration
+	// Backoff paces retries: the attempts of a failed eviction, and the retries of an
+	// update whose Source lookup failed. An eviction is never dropped: it is retried until
+	// it succeeds or is cancelled.
+	Backoff Backoff
+	// Observer, when not nil, is told every decision; see [Observer].
+	Observer Observer
+	// Tolerations says how tolerations match taints: kube's node rules (the zero value) or
+	// its device rules ([tolerations.DeviceRules]), and whether Lt and Gt are enabled.
+	Tolerations tolerations.Options
+	// DeadlineSource chooses where countdowns start; the zero value is FromTimeAdded.
+	DeadlineSource DeadlineSource
+	// DryRun makes the Engine call no Actuator: every decision is still made and reported,
+	// and an eviction that is due is reported as Succeeded with dryRun true.
+	DryRun bool
+
+	// RateLimit bounds the evictions of the Engine: at most RateLimit.PerSecond a second,
+	// in bursts of at most RateLimit.Burst. An eviction that is due and finds no token
+	// waits for the next one, in the schedule (see [Engine.Pending]), and evictions due
+	// together take their tokens in deadline order. A waiting eviction holds the time of its
+	// token: one cancelled gives its token back to the next eviction that asks, while those
+	// already waiting keep their times. Only an eviction's first attempt takes a token; its
+	// retries are paced by Backoff. The zero Limit limits nothing.
+	RateLimit Limit
+	// TaintRateLimits bounds, per taint key, the evictions that a NoExecute taint with that
+	// key makes due (by not being tolerated, or by a toleration that ran out), as the
+	// device-taint KEP's EvictionsPerSecond does. An eviction due because of several taints
+	// waits for a token of each limit that applies, and of RateLimit: for the slowest.
+	// Keys not listed are not limited; nil limits nothing.
+	TaintRateLimits map[string]Limit
+	// Brake pauses the evictions caused by a taint key while too many holders carry it; see
+	// [Brake]. The zero Brake never pauses.
+	Brake Brake
+}
+
+func (o Options) normalize() (Options, error) {
+	errs := []error{o.Backoff.validate(), validateBudgets(o.RateLimit, o.TaintRateLimits, o.Brake)}
+	if o.Workers < 0 || o.ActWorkers < 0 {
+		errs = append(errs, fmt.Errorf("engine: Workers (%d) and ActWorkers (%d) must not be negative", o.Workers, o.ActWorkers))
+	}
+	if o.DeadlineSource > FromObservation {
+		errs = append(errs, fmt.Errorf("engine: unknown DeadlineSource %d", o.DeadlineSource))
+	}
+	if o.Tolerations.Rules > tolerations.DeviceRules {
+		errs = append(errs, fmt.Errorf("engine: unknown Tolerations.Rules %d", o.Tolerations.Rules))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Workers == 0 {
+		o.Workers = 8
+	}
+	if o.ActWorkers == 0 {
+		o.ActWorkers = 8
+	}
+	if o.ActTimeout == 0 {
+		o.ActTimeout = DefaultActTimeout
+	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	return o, nil
+}
