@@ -40,7 +40,7 @@ func (e *Engine[T]) beforeAct(key types.NamespacedName, id recordID) (ref Ref, d
 		e.retry(k, r, now)
 		return Ref{}, time.Time{}, false
 	}
-	e.settle(k, now)
+	e.settle(k, r, now)
 	if r = k.byID(id); r.record == nil || !e.wantsWorker(k, r, now) {
 		return Ref{}, time.Time{}, false // the recheck closed or moved it
 	}
@@ -164,7 +164,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		k.close(r)
 		k.setDone(done)
 		e.obs.Succeeded(ref, attempt, due, false)
-		e.resettle(k, now) // forgets the target once the Source has let go of it
+		e.resettle(k, now) // forgets the target if the Source shows the action's effect
 	case x != nil && x.closing != 0:
 		e.queue.Cancel(key)
 		k.close(r)
@@ -184,7 +184,8 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 	}
 }
 
-// resettle decides again about k's target from the Source, as an update would.
+// resettle decides again about k's target, whose record was just closed, from the Source,
+// as an update would.
 func (e *Engine[T]) resettle(k locked, now time.Time) {
 	s := &k.stripe.seen
 	s.clear()
@@ -200,5 +201,5 @@ func (e *Engine[T]) resettle(k locked, now time.Time) {
 			s.taints = append(s.taints, e.taints.get(b.Holder))
 		}
 	}
-	e.settle(k, now)
+	e.settle(k, entry{}, now)
 }

@@ -49,17 +49,13 @@ type record struct {
 	since  int64  // unix nanoseconds FromObservation's countdown started; 0 otherwise
 
 	attempts int32 // attempts made, counted from 1; the next one is attempts+1
-	// gen counts the times the slot was closed: a recordID names a slot and the gen it had,
-	// so that an act worker given the id of a record that was closed meanwhile, and whose
-	// slot may hold another record now, sees that it is stale.
-	gen   uint32
-	fails int16 // consecutive failed attempts since the last scheduling, for the backoff
-	phase phase
-	flags recordFlags
+	fails    int16 // consecutive failed attempts since the last scheduling, for the backoff
+	phase    phase
+	flags    recordFlags
 }
 
-// recordID names an open record: its slot, and the slot's gen when it was opened. It is the
-// value the schedule keeps for a key's work.
+// recordID names an open record: its slot, and the slot's generation when it was opened
+// (see recordPage.gens). It is the value the schedule keeps for a key's work.
 type recordID uint64
 
 func makeID(slot, gen uint32) recordID { return recordID(gen)<<32 | recordID(slot) }
@@ -105,27 +101,39 @@ type extra struct {
 // a pointer to a record stays good while its slot is taken.
 const pageSize = 4096
 
-type recordPage [pageSize]record
+// recordPage holds the records of pageSize slots and their generations. A slot's
+// generation counts the times it was closed, so that an act worker given the id of a
+// record that was closed while it waited for the key's lock (the slot may hold another
+// key's record by then) sees that the id is stale. Generations are read and written
+// atomically: such a worker reads one without the lock of the key that now owns the slot.
+type recordPage struct {
+	recs [pageSize]record
+	gens [pageSize]uint32
+}
 
 // records is the Engine's table of evictions. A record lives in a slot of the table's pages;
 // the schedule (Engine.queue) is the index from a target's key to its record: the value of
-// the key's work is the record's slot (see locked.look), and a record is in the schedule for
-// as long as it is open, pending or running. The table's lock guards its free list and its
-// maps; a record's fields are guarded by its key's stripe lock, which every caller holds, so
-// that a decision finds its record once and changes it in place. The zero value is empty and
-// ready.
+// the key's work is the record's id (see locked.look), and a record is in the schedule for
+// as long as it is open, pending or running. A record's fields are guarded by its key's
+// stripe lock, which every caller holds, so that a decision finds its record once and
+// changes it in place; the table's own locks guard only the free list, the extras and the
+// targets done. The zero value is empty and ready.
 type records struct {
-	// pages is the list of pages, read without the lock. Its entries are set once, under the
-	// lock, before any slot of theirs is handed out; a longer list replaces it when it is
+	// pages is the list of pages, read without a lock. Its entries are set once, under
+	// slotMu, before any slot of theirs is handed out; a longer list replaces it when it is
 	// full, and the pages themselves never move.
 	pages atomic.Pointer[pageList]
 
-	mu    sync.Mutex
-	free  uint32            // the first free slot + 1, 0 for none; a free slot's attempts holds the next
-	used  uint32            // slots handed out from the pages, in order
-	extra map[uint32]*extra // by slot, for the records with hasExtra
-	done  map[types.NamespacedName]doneRecord
-	ndone atomic.Int32 // len(done), read without the lock: most lookups find none
+	slotMu sync.Mutex
+	free   uint32 // the first free slot + 1, 0 for none; a free slot's attempts holds the next
+	used   uint32 // slots handed out from the pages, in order
+
+	extraMu sync.Mutex
+	extra   map[uint32]*extra // by slot, for the records with hasExtra
+
+	doneMu sync.Mutex
+	done   map[types.NamespacedName]doneRecord
+	ndone  atomic.Int32 // len(done), read without the lock: most decisions find none
 	// donePeak is the most entries done has held since it was last rebuilt.
 	donePeak int
 }
@@ -134,22 +142,25 @@ type records struct {
 // nil.
 type pageList []*recordPage
 
+// page returns the page of slot i and i's place in it.
+func (rs *records) page(i uint32) (*recordPage, uint32) {
+	return (*rs.pages.Load())[i/pageSize], i % pageSize
+}
+
 // at returns the record in slot i, which must have been handed out.
 func (rs *records) at(i uint32) *record {
-	return &(*rs.pages.Load())[i/pageSize][i%pageSize]
+	p, j := rs.page(i)
+	return &p.recs[j]
 }
 
-// live returns the record id names when it is still open: the slot has not been closed
-// since the id was made. It reads the slot under the table's lock, since a stale id's slot
-// may be opened for another key, under another stripe lock, meanwhile.
+// live returns the record id names when it is still open: its slot has not been closed
+// since the id was made.
 func (rs *records) live(id recordID) (*record, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	p := rs.at(id.slot())
-	return p, p.gen == id.gen() && p.phase != 0
+	p, j := rs.page(id.slot())
+	return &p.recs[j], atomic.LoadUint32(&p.gens[j]) == id.gen()
 }
 
-// addPage adds a page for the slots from rs.used on. rs.mu must be held.
+// addPage adds a page for the slots from rs.used on. rs.slotMu must be held.
 func (rs *records) addPage() {
 	n := int(rs.used / pageSize)
 	list := rs.pages.Load()
@@ -166,8 +177,8 @@ func (rs *records) addPage() {
 
 // open puts r in a free slot and returns its id and the record in it.
 func (rs *records) open(r record) (recordID, *record) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+	rs.slotMu.Lock()
+	defer rs.slotMu.Unlock()
 	var i uint32
 	if rs.free != 0 {
 		i = rs.free - 1
@@ -179,22 +190,24 @@ func (rs *records) open(r record) (recordID, *record) {
 		i = rs.used
 		rs.used++
 	}
-	p := rs.at(i)
-	r.gen = p.gen
-	*p = r
-	return makeID(i, r.gen), p
+	p, j := rs.page(i)
+	p.recs[j] = r
+	return makeID(i, atomic.LoadUint32(&p.gens[j])), &p.recs[j]
 }
 
-// close frees slot i and its extra. The slot's gen moves on, so that ids of the record
-// closed are stale from now on.
+// close frees slot i and its extra. The slot's generation moves on, so that ids of the
+// record closed are stale from now on.
 func (rs *records) close(i uint32) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	p := rs.at(i)
-	if p.is(hasExtra) {
+	p, j := rs.page(i)
+	if p.recs[j].is(hasExtra) {
+		rs.extraMu.Lock()
 		delete(rs.extra, i)
+		rs.extraMu.Unlock()
 	}
-	*p = record{attempts: int32(rs.free), gen: p.gen + 1}
+	atomic.AddUint32(&p.gens[j], 1)
+	rs.slotMu.Lock()
+	defer rs.slotMu.Unlock()
+	p.recs[j] = record{attempts: int32(rs.free)}
 	rs.free = i + 1
 }
 
@@ -204,8 +217,8 @@ func (rs *records) extraOf(i uint32, r *record, make_ bool) *extra {
 	if !r.is(hasExtra) && !make_ {
 		return nil
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+	rs.extraMu.Lock()
+	defer rs.extraMu.Unlock()
 	x := rs.extra[i]
 	if x == nil && make_ {
 		if rs.extra == nil {
@@ -223,45 +236,28 @@ func (rs *records) dropExtra(i uint32, r *record) {
 	if !r.is(hasExtra) {
 		return
 	}
-	rs.mu.Lock()
+	rs.extraMu.Lock()
 	delete(rs.extra, i)
-	rs.mu.Unlock()
+	rs.extraMu.Unlock()
 	r.set(hasExtra, false)
 }
 
-// doneOf returns what is kept of the target of key that was acted on, if anything.
-func (rs *records) doneOf(key types.NamespacedName) (doneRecord, bool) {
+// settleDone decides about the target key that was acted on, if it was: it returns true
+// when the Source has not caught up with the action yet (exists, with the same UID, still
+// bound to the holder it was acted on for), and otherwise forgets it: the action took
+// effect, or another target took the key. One look, under one lock.
+func (rs *records) settleDone(key types.NamespacedName, exists bool, uid types.UID, bindings []Binding) bool {
 	if rs.ndone.Load() == 0 {
-		return doneRecord{}, false
+		return false
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+	rs.doneMu.Lock()
+	defer rs.doneMu.Unlock()
 	d, ok := rs.done[key]
-	return d, ok
-}
-
-// setDone records that the target key was acted on, as d says.
-func (rs *records) setDone(key types.NamespacedName, d doneRecord) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.done == nil {
-		rs.done = make(map[types.NamespacedName]doneRecord)
-	}
-	rs.done[key] = d
-	rs.donePeak = max(rs.donePeak, len(rs.done))
-	rs.ndone.Store(int32(len(rs.done)))
-}
-
-// forgetDone forgets that the target key was acted on: the action took effect, or another
-// target took its key.
-func (rs *records) forgetDone(key types.NamespacedName) {
-	if rs.ndone.Load() == 0 {
-		return
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if _, ok := rs.done[key]; !ok {
-		return
+	switch {
+	case !ok:
+		return false
+	case exists && d.uid == uid && boundTo(bindings, d.holder):
+		return true
 	}
 	delete(rs.done, key)
 	// A Go map never gives memory back: after a zone outage the UIDs of tens of thousands
@@ -273,5 +269,18 @@ func (rs *records) forgetDone(key types.NamespacedName) {
 		}
 		rs.done, rs.donePeak = fresh, len(fresh)
 	}
+	rs.ndone.Store(int32(len(rs.done)))
+	return false
+}
+
+// setDone records that the target key was acted on, as d says.
+func (rs *records) setDone(key types.NamespacedName, d doneRecord) {
+	rs.doneMu.Lock()
+	defer rs.doneMu.Unlock()
+	if rs.done == nil {
+		rs.done = make(map[types.NamespacedName]doneRecord)
+	}
+	rs.done[key] = d
+	rs.donePeak = max(rs.donePeak, len(rs.done))
 	rs.ndone.Store(int32(len(rs.done)))
 }

@@ -41,7 +41,7 @@ func (e *Engine[T]) handleTarget(key types.NamespacedName, ev targetEvent[T], no
 			s.taints = append(s.taints, taints)
 		}
 	}
-	e.settle(k, now)
+	e.settle(k, k.current(), now)
 }
 
 // describe fills s with what the Source says of obj.
@@ -50,18 +50,15 @@ func (e *Engine[T]) describe(s *seen, obj T) {
 	s.exists = true
 }
 
-// settle brings the eviction of k's target in line with the target as k's stripe has seen
-// it: it opens, moves, keeps or closes the eviction, and reports what it did. It is the one
-// place that decides: an update and the recheck right before acting both come here, so the
-// same state gets the same decision and the same report, whichever path sees it first.
-func (e *Engine[T]) settle(k locked, now time.Time) {
+// settle brings the eviction of k's target, r (the zero entry when it has none), in line
+// with the target as k's stripe has seen it: it opens, moves, keeps or closes the eviction,
+// and reports what it did. It is the one place that decides: an update and the recheck
+// right before acting both come here, so the same state gets the same decision and the same
+// report, whichever path sees it first.
+func (e *Engine[T]) settle(k locked, r entry, now time.Time) {
 	s := &k.stripe.seen
-	r, done, isDone := k.look()
-	if isDone {
-		if s.exists && s.t.UID == done.uid && boundTo(s.t.Bindings, done.holder) {
-			return // acted on already; the Source has not caught up with the action
-		}
-		k.forgetDone() // the action took effect (removed or moved), or a new target took the key
+	if r.record == nil && k.recs.settleDone(k.key, s.exists, s.t.UID, s.t.Bindings) {
+		return // acted on already; the Source has not caught up with the action
 	}
 	switch {
 	case r.record == nil:
@@ -173,7 +170,6 @@ func (e *Engine[T]) schedule(k locked, r entry, next record, at time.Time) {
 		if r.uid == next.uid {
 			next.attempts, next.flags = r.attempts, r.flags&(running|admitted)
 		}
-		next.gen = r.gen
 		*r.record = next
 	}
 	e.obs.Scheduled(r.ref(k.key), at)

@@ -89,20 +89,13 @@ type entry struct {
 	id recordID
 }
 
-// look returns the key's open record, found through the schedule, which holds every open
-// record; or, when it has none, what is kept of its target that was acted on, if anything.
-func (k locked) look() (r entry, done doneRecord, isDone bool) {
-	if id, ok := k.queue.Value(k.key); ok {
-		return entry{k.recs.at(id.slot()), id}, doneRecord{}, false
-	}
-	done, isDone = k.recs.doneOf(k.key)
-	return entry{}, done, isDone
-}
-
-// current returns the key's open record; the zero entry when it has none.
+// current returns the key's open record, found through the schedule, which holds every
+// open record; the zero entry when it has none.
 func (k locked) current() entry {
-	r, _, _ := k.look()
-	return r
+	if id, ok := k.queue.Value(k.key); ok {
+		return entry{k.recs.at(id.slot()), id}
+	}
+	return entry{}
 }
 
 // open puts r in a free slot of the key's shard and returns it. It is open once the
@@ -135,9 +128,6 @@ func (k locked) byID(id recordID) entry {
 
 // setDone records that the key's target was acted on, as d says.
 func (k locked) setDone(d doneRecord) { k.recs.setDone(k.key, d) }
-
-// forgetDone forgets that the key's target was acted on.
-func (k locked) forgetDone() { k.recs.forgetDone(k.key) }
 
 // seen is a target as one decision sees it: described by the Source, with the started
 // NoExecute taints (and, for a recheck, the groups) of the holders of its bindings.
