@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository it checks formatting, runs go vet, runs every test
-# with the race detector (fuzz targets run their seed corpus only), and runs every benchmark
-# once (-benchtime 1x) so that none of them rots; the figures in BENCHMARKS.md come from
-# longer runs. Then it runs the end-to-end suite, examples/controller/e2e, on a real
-# kube-apiserver and etcd, which it first makes with `bash hack/kube-assets.sh` (the suite run
-# alone, without them, fails with that command in its message). It fails on the first failing
-# check.
+# For every Go module in the repository (the core, clientgo, examples/controller, bench, and
+# the tools under hack/; the root go.work resolves the published modules from the checkout,
+# and bench and the tools have a go.work of their own) it checks formatting, runs go vet,
+# runs every test with the race detector (fuzz targets run their seed corpus only), and runs
+# every benchmark once (-benchtime 1x) so that none of them rots; the figures in
+# BENCHMARKS.md come from longer runs. Then it runs the end-to-end suite,
+# examples/controller/e2e, on a real kube-apiserver and etcd, which it first makes with
+# `bash hack/kube-assets.sh` (the suite run alone, without them, fails with that command in
+# its message). It fails on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // AutoKubeconfig is the -kubeconfig value that means "where kubectl would look":
