@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -205,17 +206,77 @@ func TestControllerProbes(t *testing.T) {
 
 func TestControllerOptions(t *testing.T) {
 	client := fake.NewClientset()
-	_, err := NewController(t.Context(), client, NewFactory(client), Options{Mode: "shred"})
-	assert.ErrorContains(t, err, `clientgo: unknown Mode "shred"`)
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Mode: ModeEvict, PDBTimeout: -1})
-	assert.ErrorContains(t, err, "PDBTimeout is negative")
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Workers: -1})
-	assert.ErrorContains(t, err, "clientgo: eviction:")
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: &LeaderElection{}})
-	assert.ErrorContains(t, err, "Namespace is required")
-	reg := prometheus.NewRegistry()
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string // a part of the error
+	}{
+		{"unknown Mode", Options{Mode: "shred"}, `clientgo: unknown Mode "shred"`},
+		{"negative PDBTimeout", Options{Mode: ModeEvict, PDBTimeout: -1}, "PDBTimeout is negative"},
+		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: Workers"},
+		{"negative Backoff", Options{Manager: eviction.Options{Backoff: eviction.Backoff{Base: -1}}}, "clientgo: eviction: Backoff"},
+		{"unknown DeadlineSource", Options{Manager: eviction.Options{DeadlineSource: 7}}, "clientgo: eviction: unknown DeadlineSource 7"},
+		{"Manager.DryRun", Options{Manager: eviction.Options{DryRun: true}}, `clientgo: Options.Manager.DryRun is set with Mode "delete": ask for a dry run with Mode "dry-run"`},
+		{"Manager.DryRun with ModeDryRun", Options{Mode: ModeDryRun, Manager: eviction.Options{DryRun: true}}, "Options.Manager.DryRun is set"},
+		{"LeaderElection without Namespace", Options{LeaderElection: &LeaderElection{}}, "Namespace is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewController(t.Context(), client, NewFactory(client), tc.opts)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	t.Run("metrics registered twice", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		_, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+		require.NoError(t, err)
+		_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+		assert.ErrorContains(t, err, "clientgo: registering metrics")
+	})
+}
+
+// list returns what r has been told so far.
+func (r *removals) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
+// observerAndRemovals is the Manager's Observer of TestControllerManagerOptions: a waiter
+// that is a DeleteObserver too.
+type observerAndRemovals struct {
+	*waiter
+	*removals
+}
+
+// TestControllerManagerOptions: every option of the Manager reaches it through
+// Options.Manager. ComparisonOperators makes an Lt toleration match, DeadlineSource
+// FromObservation counts from when the Manager saw the pod and not from the taint's
+// TimeAdded, and Manager.Observer is told the decisions and, being a DeleteObserver, how
+// each pod went.
+func TestControllerManagerOptions(t *testing.T) {
+	hour := int64(3600)
+	added := time.Now().Add(-30 * time.Minute)
+	at := metav1.NewTime(added)
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: v1.NodeSpec{Taints: []v1.Taint{
+		{Key: "example.com/health", Value: "3", Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
+	lt := podOn("shop", "lt-1", "node-1")
+	lt.Spec.Tolerations = []v1.Toleration{{Key: "example.com/health", Operator: v1.TolerationOpLt, Value: "5", Effect: v1.TaintEffectNoExecute, TolerationSeconds: &hour}}
+	client := fake.NewClientset(node, lt, podOn("shop", "web-1", "node-1"))
+	obs := observerAndRemovals{newWaiter(), &removals{}}
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: eviction.Options{
+		ComparisonOperators: true, DeadlineSource: eviction.FromObservation, Observer: obs,
+	}})
 	require.NoError(t, err)
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-	assert.ErrorContains(t, err, "clientgo: registering metrics")
+	startController(t, c)
+	obs.until(t, "web-1 removed and lt-1 pending", func() bool {
+		return len(obs.list()) == 1 && len(c.Manager().Pending()) == 1
+	})
+	assert.Equal(t, []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}, obs.list())
+	p := c.Manager().Pending()[0]
+	assert.Equal(t, "lt-1", p.Pod.Name)
+	// From TimeAdded, lt-1 would be due 30 minutes from now; from its observation, an hour
+	// from the time the Manager saw it, which is after this test began.
+	if want := added.Add(30*time.Minute + time.Hour); p.At.Before(want) {
+		t.Errorf("lt-1 due at %v, want at or after %v (an hour after it was observed)", p.At, want)
+	}
 }
