@@ -5,7 +5,7 @@
 #  1. The version is the one clientgo/go.mod requires of the core (the modules are released
 #     together: core vX, clientgo/vX, examples/controller/vX). Every go.mod in the
 #     repository that requires one of the library's modules must require that version, and
-#     so must every `go get` line in a Markdown file.
+#     so must every `go get` line of ours in a README.md (CHANGELOG.md keeps old ones).
 #  2. hack/release (a module of its own) writes a Go module proxy folder from the working
 #     tree at that version: the core, clientgo and examples/controller, as a tag of it
 #     would publish them.
@@ -55,7 +55,7 @@ while IFS= read -r line; do
   *"@$version"|*"@$version "*) ;;
   *) echo "release-check: a go get line names another version than $version: $line" >&2; bad=1 ;;
   esac
-done < <(git grep -h -o -E "go get [^\`]*$core[^\` ]*" -- '*.md' | grep -v '@VERSION' || true)
+done < <(git grep -h -o -E "go get [^\`]*$core[^\` ]*" -- '*README.md' || true)
 [ "$bad" = 0 ] || exit 1
 
 tmp=$(mktemp -d)
@@ -131,8 +131,7 @@ echo "release-check: the adapters module's graph has no controller-runtime and n
 
 # 5. The command, installed as a user would.
 go install "$core/examples/controller@$version"
-help=$("$GOBIN/controller" -h 2>&1 || true) # -h exits 2, as the flag package does
-if ! grep -q -- '-kubeconfig' <<<"$help"; then
+if ! help=$("$GOBIN/controller" -h 2>&1) || ! grep -q -- '-kubeconfig' <<<"$help"; then
   echo "release-check: $core/examples/controller@$version installed, but its -h names no -kubeconfig: $help" >&2
   exit 1
 fi
