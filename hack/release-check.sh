@@ -130,7 +130,8 @@ fi
 echo "release-check: the adapters module's graph has no controller-runtime and no envtest"
 
 # 5. The command, installed as a user would.
-go install "$core/examples/controller@$version"
+# CGO_ENABLED=0 -trimpath, as hack/image builds it: the two share their compiled packages.
+CGO_ENABLED=0 go install "$core/examples/controller@$version"
 if ! help=$("$GOBIN/controller" -h 2>&1) || ! grep -q -- '-kubeconfig' <<<"$help"; then
   echo "release-check: $core/examples/controller@$version installed, but its -h names no -kubeconfig: $help" >&2
   exit 1
