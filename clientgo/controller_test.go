@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,8 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,11 +94,17 @@ func startController(t *testing.T, c *Controller) func() error {
 func scrape(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resp.StatusCode, http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: got %v, want %v", string(body), got, want)
+	}
 	return string(body)
 }
 
@@ -121,14 +126,16 @@ func TestControllerMetrics(t *testing.T) {
 	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if forbidden > 0 {
 			forbidden--
-			return true, nil, apierrors.NewForbidden(podsResource, "web-1", assert.AnError)
+			return true, nil, apierrors.NewForbidden(podsResource, "web-1", errTest)
 		}
 		return false, nil, nil
 	})
 	reg := prometheus.NewPedanticRegistry()
 	w := newWaiter()
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg, Observers: []eviction.Observer{w}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(c.Handler(reg))
 	defer srv.Close()
 	startController(t, c)
@@ -159,49 +166,81 @@ func TestControllerMetrics(t *testing.T) {
 		`taintevict_delayed_evictions{reason="RateLimited"} 0`,
 		"taintevict_eviction_lateness_seconds_count 1",
 	} {
-		assert.Contains(t, body, series+"\n")
+		if !strings.Contains(body, series+"\n") {
+			t.Errorf("got %q, want it to contain %q", body, series+"\n")
+		}
 	}
 	// web-1 was due when the Manager saw it (it tolerates nothing), as kube's fireAt; its
 	// deletion came after the Forbidden attempt and one backoff of about 100 ms, and is
 	// observed in seconds.
-	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
-	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
+	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`) {
+		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
+	}
+	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`) {
+		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
+	}
 
 	// The node comes back: cache-1's eviction is cancelled.
 	node, err := client.CoreV1().Nodes().Get(t.Context(), "node-1", metav1.GetOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	node.Spec.Taints = nil
 	_, err = client.CoreV1().Nodes().Update(t.Context(), node, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.until(t, "cache-1 cancelled", func() bool { return len(c.Manager().Pending()) == 0 })
 	body = scrape(t, srv.URL+"/metrics")
-	assert.Contains(t, body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
-	assert.Contains(t, body, "taintevict_pending_evictions 0\n")
+	if !strings.Contains(body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n") {
+		t.Errorf("got %q, want it to contain %q", body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
+	}
+	if !strings.Contains(body, "taintevict_pending_evictions 0\n") {
+		t.Errorf("got %q, want it to contain %q", body, "taintevict_pending_evictions 0\n")
+	}
 	_, err = client.CoreV1().Pods("logging").Get(t.Context(), "agent-1", metav1.GetOptions{})
-	assert.NoError(t, err, "the pod tolerating forever stays")
+	if err != nil {
+		t.Errorf("the pod tolerating forever stays: %v", err)
+	}
 }
 
 // TestControllerProbes: not ready before the caches sync, ready after; healthy throughout.
 func TestControllerProbes(t *testing.T) {
 	client := fake.NewClientset()
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(c.Handler(nil))
 	defer srv.Close()
 	get := func(path string) int {
 		resp, err := http.Get(srv.URL + path)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz"))
-	assert.Equal(t, http.StatusOK, get("/healthz"))
-	assert.Equal(t, http.StatusNotFound, get("/metrics"), "no registry, no /metrics")
+	if got, want := get("/readyz"), http.StatusServiceUnavailable; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := get("/healthz"), http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := get("/metrics"), http.StatusNotFound; !reflect.DeepEqual(got, want) {
+		t.Errorf("no registry, no /metrics: got %v, want %v", got, want)
+	}
 	stop := startController(t, c)
 	<-c.Synced()
-	assert.Equal(t, http.StatusOK, get("/readyz"))
-	require.NoError(t, stop())
-	assert.ErrorContains(t, c.Run(t.Context()), "more than once")
+	if got, want := get("/readyz"), http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "more than once") {
+		t.Errorf("a second Run: got %v, want an error that contains %q", err, "more than once")
+	}
 }
 
 func TestControllerOptions(t *testing.T) {
@@ -222,15 +261,21 @@ func TestControllerOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewController(t.Context(), client, NewFactory(client), tc.opts)
-			assert.ErrorContains(t, err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error that contains %q", err, tc.want)
+			}
 		})
 	}
 	t.Run("metrics registered twice", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		_, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-		assert.ErrorContains(t, err, "clientgo: registering metrics")
+		if err == nil || !strings.Contains(err.Error(), "clientgo: registering metrics") {
+			t.Errorf("got %v, want an error that contains %q", err, "clientgo: registering metrics")
+		}
 	})
 }
 
@@ -266,14 +311,20 @@ func TestControllerManagerOptions(t *testing.T) {
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: eviction.Options{
 		ComparisonOperators: true, DeadlineSource: eviction.FromObservation, Observer: obs,
 	}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	startController(t, c)
 	obs.until(t, "web-1 removed and lt-1 pending", func() bool {
 		return len(obs.list()) == 1 && len(c.Manager().Pending()) == 1
 	})
-	assert.Equal(t, []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}, obs.list())
+	if got, want := obs.list(), []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	p := c.Manager().Pending()[0]
-	assert.Equal(t, "lt-1", p.Pod.Name)
+	if got, want := p.Pod.Name, "lt-1"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	// From TimeAdded, lt-1 would be due 30 minutes from now; from its observation, an hour
 	// from the time the Manager saw it, which is after this test began.
 	if want := added.Add(30*time.Minute + time.Hour); p.At.Before(want) {

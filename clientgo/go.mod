@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/prometheus/client_golang v1.24.0
-	github.com/stretchr/testify v1.12.1
 	github.com/taintevict/taintevict v0.1.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
