@@ -23,16 +23,17 @@
 //   - [github.com/taintevict/taintevict/eviction]: a Manager that takes node and pod updates
 //     (no informers inside), keeps the schedule, and calls a pluggable Deleter when a pod's
 //     time is up.
+//   - github.com/taintevict/taintevict/clientgo, a module of its own: the adapters to
+//     client-go (the informers, the Cache, the Deleters, Events and Prometheus metrics, and
+//     a drop-in Controller with leader election).
 //   - examples/: runnable programs. examples/outage simulates a zone outage in memory;
-//     examples/controller, a module of its own, is a drop-in replacement for kube's taint
-//     eviction controller (leader election, metrics, the Eviction API as an option,
-//     manifests), built on its importable package
-//     github.com/taintevict/taintevict/examples/controller/clientgo: the informers, the
-//     Cache, the Deleters, Events and Prometheus metrics for client-go. It runs on an
-//     in-memory cluster by default and on a real one with -kubeconfig.
+//     examples/controller, a module of its own, is the command of a drop-in replacement for
+//     kube's taint eviction controller (leader election, metrics, the Eviction API as an
+//     option, manifests), built on the clientgo module. It runs on an in-memory cluster by
+//     default and on a real one with -kubeconfig.
 //
 // Nothing in this module imports client-go: the caller owns informers and clients, and
-// imports the clientgo package for the wiring.
+// imports the clientgo module's package for the wiring.
 //
 // # Quick start
 //

@@ -2,9 +2,12 @@ module github.com/taintevict/taintevict/bench
 
 go 1.26.8
 
+// The library's modules, from this checkout: bench is never published, so these replaces
+// reach no consumer. It is not in the repository's go.work either, which would share
+// k8s.io/kubernetes's requirements with the published modules; bench/go.work keeps it apart.
 replace (
 	github.com/taintevict/taintevict => ..
-	github.com/taintevict/taintevict/examples/controller => ../examples/controller
+	github.com/taintevict/taintevict/clientgo => ../clientgo
 )
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; each is replaced by its
@@ -46,8 +49,7 @@ replace (
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.24.0
-	github.com/taintevict/taintevict v0.0.0-00010101000000-000000000000
-	github.com/taintevict/taintevict/examples/controller v0.0.0-00010101000000-000000000000
+	github.com/taintevict/taintevict v0.1.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -91,6 +93,7 @@ require (
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	github.com/taintevict/taintevict/clientgo v0.1.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect

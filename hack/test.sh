@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository it checks formatting, runs go vet, runs every test
-# with the race detector (fuzz targets run their seed corpus only), and runs every benchmark
-# once (-benchtime 1x) so that none of them rots; the figures in BENCHMARKS.md come from
-# longer runs. Then it runs the end-to-end suite, examples/controller/e2e, on a real
-# kube-apiserver and etcd, which it first makes with `bash hack/kube-assets.sh` (the suite run
-# alone, without them, fails with that command in its message). It fails on the first failing
-# check.
+# For every Go module in the repository (the core, clientgo, examples/controller, bench, and
+# the tools under hack/; the root go.work resolves the published modules from the checkout,
+# and bench and the tools have a go.work of their own) it checks formatting, runs go vet,
+# runs every test with the race detector (fuzz targets run their seed corpus only), and runs
+# every benchmark once (-benchtime 1x) so that none of them rots; the figures in
+# BENCHMARKS.md come from longer runs. Then it runs hack/release-check.sh (a module outside
+# the repository builds against the modules as the next tag would publish them, with the
+# README's go get lines and snippet), and the end-to-end suite,
+# examples/controller/e2e, on a real kube-apiserver and etcd, which it first makes with
+# `bash hack/kube-assets.sh` (the suite run alone, without them, fails with that command in
+# its message). It fails on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +38,9 @@ for m in $modules; do
   rm -f "$log"
   echo "benchmarks of $m: each ran once"
 done
+
+echo "== release check: the modules as a tag would publish them, used from outside"
+bash hack/release-check.sh
 
 echo "== end-to-end suite on a real kube-apiserver and etcd ($e2e)"
 # The suite's own control plane: etcd from apt and kube-apiserver built from source, once

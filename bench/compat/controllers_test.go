@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller/tainteviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // cluster is one controller on a fake clientset of its own, with a record of the pod

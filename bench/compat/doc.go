@@ -1,6 +1,6 @@
 // Package compat holds a test only: one table of scenarios played against kube's taint
 // eviction controller (k8s.io/kubernetes/pkg/controller/tainteviction, v1.37.2) and against
-// taintevict's drop-in controller (examples/controller/clientgo), each on a fake clientset
+// taintevict's drop-in controller (the clientgo module's Controller), each on a fake clientset
 // of its own, asserting the same outcome for every pod: deleted now, deleted at its
 // deadline, or never.
 //

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
 	"github.com/taintevict/taintevict/tolerations"
 )
 

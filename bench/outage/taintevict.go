@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // newTaintevict makes taintevict's drop-in controller (clientgo.Controller: the eviction

@@ -31,12 +31,12 @@ func TestBudgetFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := flagsOf(t, tc.args...).controllerOptions()
-			assert.Equal(t, tc.rate, opts.RateLimit)
-			assert.Equal(t, tc.taint, opts.TaintRateLimits)
-			assert.Equal(t, tc.brake, opts.Brake)
+			assert.Equal(t, tc.rate, opts.Manager.RateLimit)
+			assert.Equal(t, tc.taint, opts.Manager.TaintRateLimits)
+			assert.Equal(t, tc.brake, opts.Manager.Brake)
 			// What the flags accept, the Manager accepts.
 			_, err := eviction.New(nil, &evictiontest.Cache{}, eviction.Options{
-				DryRun: true, RateLimit: opts.RateLimit, TaintRateLimits: opts.TaintRateLimits, Brake: opts.Brake,
+				DryRun: true, RateLimit: opts.Manager.RateLimit, TaintRateLimits: opts.Manager.TaintRateLimits, Brake: opts.Manager.Brake,
 			})
 			assert.NoError(t, err)
 		})

@@ -20,7 +20,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // preflightTimeout bounds the checks made before the controller starts.

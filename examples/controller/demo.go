@@ -24,7 +24,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // The in-memory demonstration: a fake clientset stands for the API server, and the

@@ -12,7 +12,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // AutoKubeconfig is the -kubeconfig value that means "where kubectl would look":
@@ -37,6 +38,7 @@ type config struct {
 	leRetry       time.Duration
 	metricsAddr   string
 	budgets       budgetFlags
+	manager       managerFlags
 	seconds       int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
@@ -100,6 +102,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", clientgo.DefaultRetryPeriod, "time between tries to take or renew the Lease")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none)")
 	cfg.budgets.define(fs)
+	cfg.manager.define(fs)
 	fs.Int64Var(&cfg.seconds, "toleration-seconds", 3, "in the demo, how long api-1 tolerates the unreachable taint")
 	// Of klog's flags, only -v: the others (log files, headers) are of no use here.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -134,6 +137,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 // validate checks the values the flag package cannot.
 func (cfg config) validate() error {
 	if err := cfg.budgets.validate(); err != nil {
+		return err
+	}
+	if err := cfg.manager.validate(); err != nil {
 		return err
 	}
 	switch {
@@ -183,9 +189,10 @@ func (cfg config) validateLeaderElection() error {
 func (cfg config) controllerOptions() clientgo.Options {
 	opts := clientgo.Options{
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
-		Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers,
+		Manager: eviction.Options{Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers},
 	}
-	opts.RateLimit, opts.TaintRateLimits, opts.Brake = cfg.budgets.options()
+	opts.Manager.RateLimit, opts.Manager.TaintRateLimits, opts.Manager.Brake = cfg.budgets.options()
+	cfg.manager.apply(&opts.Manager)
 	if cfg.leaderElect {
 		opts.LeaderElection = &clientgo.LeaderElection{
 			Namespace: cfg.leNamespace, LeaseDuration: cfg.leLease, RenewDeadline: cfg.leRenew, RetryPeriod: cfg.leRetry,

@@ -2,13 +2,11 @@ module github.com/taintevict/taintevict/examples/controller
 
 go 1.26.8
 
-replace github.com/taintevict/taintevict => ../..
-
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.24.0
 	github.com/stretchr/testify v1.12.1
-	github.com/taintevict/taintevict v0.0.0-00010101000000-000000000000
+	github.com/taintevict/taintevict v0.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.22.0
 	k8s.io/api v0.37.2
@@ -43,7 +41,6 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -52,6 +49,7 @@ require (
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	github.com/taintevict/taintevict/clientgo v0.1.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -8,7 +8,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // lineObserver writes a line per decision to out: the command's own output. It is an

@@ -13,7 +13,7 @@
 // -mode=dry-run is given. In a pod, deploy/ has the manifests.
 //
 // The pieces live in the importable package
-// github.com/taintevict/taintevict/examples/controller/clientgo; this command is flags
+// github.com/taintevict/taintevict/clientgo; this command is flags
 // (flags.go), the cluster mode (cluster.go), a line per decision on stdout (log.go) and
 // the in-memory scenario (demo.go), which waits with eviction.Manager.WaitIdle once the
 // informers have handed the Manager its changes (progress.go).

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the informers, the
@@ -268,7 +268,8 @@ func TestDemoEvict(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	cfg := flagsOf(t)
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, deleteWorkers: 8, qps: 50, burst: 100,
-		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3}, cfg,
+		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
+		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
 
 	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")

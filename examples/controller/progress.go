@@ -15,7 +15,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // How the demo waits, without sleeping for a guessed time. Manager.WaitIdle knows only what

@@ -17,9 +17,11 @@
 //     a test or a demo learn which changes the informers have handed the Manager, so that
 //     eviction.Manager.WaitIdle, which knows nothing of the informers, is enough after it.
 //
-// The package lives in the nested module examples/controller, so that the library's own
-// module never depends on client-go or Prometheus. The command in examples/controller is a
-// thin main on top of [Controller].
+// The package is the module github.com/taintevict/taintevict/clientgo, nested in the
+// library's repository, so that the library's own module never depends on client-go or
+// Prometheus, and so that this one depends on nothing that only the command, its manifests
+// or its end-to-end tests need. The command in examples/controller is a thin main on top of
+// [Controller].
 //
 // Errors are prefixed "clientgo:". A Deleter's error for a pod that is gone wraps
 // eviction.ErrPodGone; a Forbidden error names what RBAC refused, e.g.

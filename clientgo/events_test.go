@@ -2,10 +2,10 @@ package clientgo
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
@@ -36,17 +36,19 @@ func TestEventObserver(t *testing.T) {
 	o.Delayed(pod, eviction.ReasonRateLimited) // routine: no Event
 	o.Delayed(pod, eviction.ReasonPaused)
 	o.Started(pod, 1, testNow)
-	o.Failed(pod, 1, assert.AnError)
+	o.Failed(pod, 1, errTest)
 	o.Started(pod, 2, testNow) // a retry: no second Event
 	o.Succeeded(pod, 2, testNow, false)
 	o.Skipped(pod, eviction.ReasonPodFinished)
 	o.Cancelled(pod, eviction.ReasonNotTainted)
 
-	assert.Equal(t, []string{
+	if got, want := drain(rec), []string{
 		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + PausedMessage,
 		"Normal TaintManagerEviction Marking for deletion Pod shop/web-1",
 		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",
-	}, drain(rec))
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 
 	// Without a recorder, nothing happens, and nothing breaks.
 	EventObserver{}.Started(pod, 1, testNow)

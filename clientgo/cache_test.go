@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +19,9 @@ import (
 // starting the informers.
 func storeCache(t testing.TB) (InformerCache, cache.Indexer, cache.Indexer) {
 	inf, err := NewInformers(NewFactory(fake.NewClientset()))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return NewInformerCache(inf), inf.Pods.GetIndexer(), inf.Nodes.GetIndexer()
 }
 
@@ -30,25 +30,45 @@ func storeCache(t testing.TB) (InformerCache, cache.Indexer, cache.Indexer) {
 // lister would panic.
 func TestInformerCacheErrors(t *testing.T) {
 	c, pods, nodes := storeCache(t)
-	require.NoError(t, pods.Add(podOn("a", "p1", "node-1")))
-	require.NoError(t, nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}))
+	if err := pods.Add(podOn("a", "p1", "node-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}); err != nil {
+		t.Fatal(err)
+	}
 
 	_, err := c.Pod("a", "p2")
-	assert.True(t, apierrors.IsNotFound(err), "missing pod: %v", err)
-	assert.Equal(t, `pod "p2" not found`, fmt.Sprint(err))
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("missing pod: %v", err)
+	}
+	if got, want := fmt.Sprint(err), `pod "p2" not found`; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	_, err = c.Pod("b", "p1")
-	assert.True(t, apierrors.IsNotFound(err), "same name, other namespace: %v", err)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("same name, other namespace: %v", err)
+	}
 	_, err = c.Node("node-2")
-	assert.Equal(t, `node "node-2" not found`, fmt.Sprint(err))
+	if got, want := fmt.Sprint(err), `node "node-2" not found`; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 
 	// The pod informer's index refuses other types; a store without it takes them.
 	plain := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	require.NoError(t, plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}))
+	if err := plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}); err != nil {
+		t.Fatal(err)
+	}
 	_, err = InformerCache{pods: plain, nodes: nodes}.Pod("a", "odd")
-	assert.EqualError(t, err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
-	require.NoError(t, nodes.Add(podOn("", "odd", "")))
+	if err == nil || err.Error() != `clientgo: the pod store holds a *v1.Node under "a/odd"` {
+		t.Errorf("got %v, want the error %q", err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
+	}
+	if err := nodes.Add(podOn("", "odd", "")); err != nil {
+		t.Fatal(err)
+	}
 	_, err = c.Node("odd")
-	assert.EqualError(t, err, `clientgo: the node store holds a *v1.Pod under "odd"`)
+	if err == nil || err.Error() != `clientgo: the node store holds a *v1.Pod under "odd"` {
+		t.Errorf("got %v, want the error %q", err, `clientgo: the node store holds a *v1.Pod under "odd"`)
+	}
 }
 
 // BenchmarkInformerCache reads a pod and its node, as the Manager does several times for
@@ -56,10 +76,14 @@ func TestInformerCacheErrors(t *testing.T) {
 func BenchmarkInformerCache(b *testing.B) {
 	c, pods, nodes := storeCache(b)
 	for i := range 100 {
-		require.NoError(b, nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)}}))
+		if err := nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for i := range 10_000 {
-		require.NoError(b, pods.Add(podOn(fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("pod-%d", i), fmt.Sprintf("node-%d", i%100))))
+		if err := pods.Add(podOn(fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("pod-%d", i), fmt.Sprintf("node-%d", i%100))); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -80,18 +104,34 @@ func TestManagerCache(t *testing.T) {
 	c, pods, nodes := storeCache(t)
 	m := managerCache{c}
 	pod, node := podOn("a", "p1", "node-1"), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
-	require.NoError(t, pods.Add(pod))
-	require.NoError(t, nodes.Add(node))
+	if err := pods.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.Add(node); err != nil {
+		t.Fatal(err)
+	}
 
 	got, err := m.Pod("a", "p1")
-	require.NoError(t, err)
-	assert.Same(t, pod, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != pod {
+		t.Errorf("got %p, want %p (the same pointer)", got, pod)
+	}
 	gotNode, err := m.Node("node-1")
-	require.NoError(t, err)
-	assert.Same(t, node, gotNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotNode != node {
+		t.Errorf("got %p, want %p (the same pointer)", gotNode, node)
+	}
 	pods2, err := m.PodsOnNode("node-1")
-	require.NoError(t, err)
-	assert.Equal(t, []*v1.Pod{pod}, pods2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pods2, []*v1.Pod{pod}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -103,15 +143,23 @@ func TestManagerCache(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj, err := tc.lookup()
-			assert.NoError(t, err)
-			assert.True(t, obj == nil || reflect.ValueOf(obj).IsNil(), "got %v, want nil", obj)
+			if err != nil {
+				t.Error(err)
+			}
+			if !(obj == nil || reflect.ValueOf(obj).IsNil()) {
+				t.Errorf("got %v, want nil", obj)
+			}
 		})
 	}
 
 	plain := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	require.NoError(t, plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}))
+	if err := plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}); err != nil {
+		t.Fatal(err)
+	}
 	_, err = managerCache{InformerCache{pods: plain, nodes: nodes}}.Pod("a", "odd")
-	assert.EqualError(t, err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
+	if err == nil || err.Error() != `clientgo: the pod store holds a *v1.Node under "a/odd"` {
+		t.Errorf("got %v, want the error %q", err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
+	}
 }
 
 // BenchmarkCacheMiss looks up a pod that is not in a store of 10,000 pods, as the Manager
@@ -120,7 +168,9 @@ func TestManagerCache(t *testing.T) {
 func BenchmarkCacheMiss(b *testing.B) {
 	c, pods, _ := storeCache(b)
 	for i := range 10_000 {
-		require.NoError(b, pods.Add(podOn(fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("pod-%d", i), fmt.Sprintf("node-%d", i%100))))
+		if err := pods.Add(podOn(fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("pod-%d", i), fmt.Sprintf("node-%d", i%100))); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for _, bc := range []struct {
 		name  string

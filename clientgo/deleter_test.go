@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,37 +72,63 @@ func TestPodDeleterTwoCalls(t *testing.T) {
 	var merged *v1.Pod // the pod as the status patch left it, read right before the delete
 	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		obj, err := client.Tracker().Get(podsGVR, "shop", "web-1")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		merged = obj.(*v1.Pod)
 		return false, nil, nil
 	})
 	obs := &removals{}
 	d := NewPodDeleter(client, PodDeleterOptions{Pods: podCache{"shop/web-1": pod}, Observer: obs, Clock: clocktesting.NewFakePassiveClock(testNow)})
 
-	require.NoError(t, d.Delete(t.Context(), testRef))
+	if err := d.Delete(t.Context(), testRef); err != nil {
+		t.Fatal(err)
+	}
 
 	actions := client.Actions()
-	require.Equal(t, []string{"patch pods/status", "delete pods"}, writes(actions))
-	assert.Len(t, actions, 2, "two requests in all: no GET")
+	if got, want := writes(actions), []string{"patch pods/status", "delete pods"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if len(actions) != 2 {
+		t.Errorf("two requests in all: no GET: got %d (%v), want %d", len(actions), actions, 2)
+	}
 	patch := actions[0].(k8stesting.PatchAction)
-	assert.Equal(t, types.StrategicMergePatchType, patch.GetPatchType())
+	if got, want := patch.GetPatchType(), types.StrategicMergePatchType; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	var body map[string]any
-	require.NoError(t, json.Unmarshal(patch.GetPatch(), &body))
-	assert.Equal(t, map[string]any{
+	if err := json.Unmarshal(patch.GetPatch(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := body, map[string]any{
 		"metadata": map[string]any{"uid": "uid-old"},
 		"status": map[string]any{"conditions": []any{map[string]any{
 			"type": "DisruptionTarget", "status": "True", "observedGeneration": float64(3),
 			"lastTransitionTime": "2026-11-30T12:00:00Z",
 			"reason":             "DeletionByTaintManager", "message": "Taint manager: deleting due to NoExecute taint",
 		}}},
-	}, body)
-	require.NotNil(t, merged)
-	assert.Contains(t, merged.Status.Conditions, ready, "other conditions kept")
-	assert.Len(t, merged.Status.Conditions, 2)
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if merged == nil {
+		t.Fatal("merged: got nil, want a value")
+	}
+	if !slices.ContainsFunc(merged.Status.Conditions, func(c v1.PodCondition) bool { return reflect.DeepEqual(c, ready) }) {
+		t.Errorf("other conditions kept: got %v, want them to hold %v", merged.Status.Conditions, ready)
+	}
+	if len(merged.Status.Conditions) != 2 {
+		t.Errorf("got %d (%v), want %d", len(merged.Status.Conditions), merged.Status.Conditions, 2)
+	}
 	del := actions[1].(k8stesting.DeleteAction)
-	require.NotNil(t, del.GetDeleteOptions().Preconditions)
-	assert.Equal(t, types.UID("uid-old"), *del.GetDeleteOptions().Preconditions.UID)
-	assert.Equal(t, []string{"shop/web-1 delete gone=false"}, obs.got)
+	if del.GetDeleteOptions().Preconditions == nil {
+		t.Fatal("del.GetDeleteOptions().Preconditions: got nil, want a value")
+	}
+	if got, want := *del.GetDeleteOptions().Preconditions.UID, types.UID("uid-old"); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := obs.got, []string{"shop/web-1 delete gone=false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
 
 // TestPodDeleterCondition checks the condition against the cached pod as kube computes it:
@@ -135,21 +162,35 @@ func TestPodDeleterCondition(t *testing.T) {
 			if tc.cached != nil {
 				opts.Pods = podCache{"shop/web-1": tc.cached}
 			}
-			require.NoError(t, NewPodDeleter(client, opts).Delete(t.Context(), testRef))
+			if err := NewPodDeleter(client, opts).Delete(t.Context(), testRef); err != nil {
+				t.Fatal(err)
+			}
 			actions := client.Actions()
-			require.Equal(t, tc.writes, writes(actions))
+			if got, want := writes(actions), tc.writes; !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
 			if len(actions) < 2 {
 				return
 			}
 			var body struct {
 				Status struct{ Conditions []map[string]any }
 			}
-			require.NoError(t, json.Unmarshal(actions[0].(k8stesting.PatchAction).GetPatch(), &body))
-			require.Len(t, body.Status.Conditions, 1)
+			if err := json.Unmarshal(actions[0].(k8stesting.PatchAction).GetPatch(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if len(body.Status.Conditions) != 1 {
+				t.Fatalf("got %d (%v), want %d", len(body.Status.Conditions), body.Status.Conditions, 1)
+			}
 			c := body.Status.Conditions[0]
-			assert.Equal(t, tc.ltt, c["lastTransitionTime"])
-			assert.Equal(t, tc.gen, c["observedGeneration"])
-			assert.Equal(t, DisruptionReason, c["reason"])
+			if got, want := c["lastTransitionTime"], tc.ltt; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if got, want := c["observedGeneration"], tc.gen; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if got, want := c["reason"], DisruptionReason; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
 		})
 	}
 }
@@ -192,15 +233,29 @@ func TestPodDeleterErrors(t *testing.T) {
 
 			err := NewPodDeleter(client, PodDeleterOptions{Observer: obs}).Delete(t.Context(), testRef)
 
-			require.Error(t, err)
-			assert.Equal(t, tc.gone, errors.Is(err, eviction.ErrPodGone), "errors.Is(%v, ErrPodGone)", err)
-			assert.ErrorIs(t, err, tc.err, "the API error stays in the chain")
-			assert.Contains(t, err.Error(), tc.message)
-			assert.Equal(t, tc.writes, writes(client.Actions()))
+			if err == nil {
+				t.Fatalf("got no error, want one")
+			}
+			if got, want := errors.Is(err, eviction.ErrPodGone), tc.gone; !reflect.DeepEqual(got, want) {
+				t.Errorf("errors.Is(%v, ErrPodGone): got %v, want %v", err, got, want)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("the API error stays in the chain: got %v, want %v", err, tc.err)
+			}
+			if !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("got %q, want it to contain %q", err.Error(), tc.message)
+			}
+			if got, want := writes(client.Actions()), tc.writes; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
 			if tc.gone {
-				assert.Equal(t, []string{"shop/web-1 delete gone=true"}, obs.got)
+				if got, want := obs.got, []string{"shop/web-1 delete gone=true"}; !reflect.DeepEqual(got, want) {
+					t.Errorf("got %v, want %v", got, want)
+				}
 			} else {
-				assert.Empty(t, obs.got)
+				if len(obs.got) != 0 {
+					t.Errorf("got %v, want none", obs.got)
+				}
 			}
 		})
 	}

@@ -16,7 +16,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
 )
@@ -34,22 +33,25 @@ const (
 // Options configures a [Controller]. The zero value deletes as kube does, with the
 // Manager's defaults, no metrics and no leader election.
 type Options struct {
-	// Mode is how pods are removed; "" means ModeDelete.
+	// Mode is how pods are removed; "" means ModeDelete. ModeDryRun is the one way to ask
+	// for a dry run: it sets the Manager's DryRun, calls no Deleter and records no Events.
 	Mode Mode
 	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
 	PDBTimeout time.Duration
-	// Workers, DeleteWorkers and DeleteTimeout are the Manager's; see eviction.Options.
-	Workers, DeleteWorkers int
-	DeleteTimeout          time.Duration
-	// RateLimit, TaintRateLimits and Brake are the Manager's budgets against mass
-	// eviction; see eviction.Options. Their zero values set none.
-	RateLimit       eviction.Limit
-	TaintRateLimits map[string]eviction.Limit
-	Brake           eviction.Brake
-	// Clock is the Manager's, the Deleters' and the metrics' clock. nil means the real one.
-	Clock clock.Clock
-	// Observers are told every decision too, after the Events and the metrics. Those that
-	// also implement [DeleteObserver] are told how each pod went.
+	// Manager is the Manager's options, every one of them (workers, delete timeout,
+	// Backoff, DeadlineSource, ComparisonOperators, the budgets against mass eviction...),
+	// as [eviction.Options] documents them, with three rules:
+	//   - Manager.DryRun must be false (NewController fails otherwise): Mode says it, so
+	//     that the Deleter, the Events and the Manager cannot disagree.
+	//   - Manager.Clock is the clock of the Deleters and of the metrics too: nil means the
+	//     real one.
+	//   - Manager.Observer, if not nil, is told every decision after the Events and the
+	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
+	//     how each pod went.
+	Manager eviction.Options
+	// Observers are told every decision too, after the Events, the metrics and
+	// Manager.Observer. Those that also implement [DeleteObserver] are told how each pod
+	// went.
 	Observers []eviction.Observer
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
@@ -93,10 +95,14 @@ type Controller struct {
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
 // starts it and shuts it down. ctx gives only the logger of the event handlers and the
-// broadcaster. It fails when an option is out of range.
+// broadcaster. It fails when an option is out of range, and when opts.Manager.DryRun is set
+// (use ModeDryRun).
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	if opts.Mode == "" {
 		opts.Mode = ModeDelete
+	}
+	if opts.Manager.DryRun {
+		return nil, fmt.Errorf("clientgo: Options.Manager.DryRun is set with Mode %q: ask for a dry run with Mode %q", opts.Mode, ModeDryRun)
 	}
 	logger := klog.FromContext(ctx)
 	inf, err := NewInformers(factory)
@@ -125,13 +131,17 @@ func (c *Controller) build(logger klog.Logger) error {
 		obs = append(obs, EventObserver{Recorder: rec})
 	}
 	if c.opts.Metrics != nil {
-		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Clock, Pending: c.pending})
+		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending})
 		if err != nil {
 			return err
 		}
 		obs, delObs = append(obs, m), append(delObs, m)
 	}
-	for _, o := range c.opts.Observers {
+	callers := c.opts.Observers
+	if c.opts.Manager.Observer != nil {
+		callers = append([]eviction.Observer{c.opts.Manager.Observer}, callers...)
+	}
+	for _, o := range callers {
 		obs = append(obs, o)
 		if d, ok := o.(DeleteObserver); ok {
 			delObs = append(delObs, d)
@@ -141,11 +151,9 @@ func (c *Controller) build(logger klog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, eviction.Options{
-		Clock: c.opts.Clock, Workers: c.opts.Workers, DeleteWorkers: c.opts.DeleteWorkers,
-		DeleteTimeout: c.opts.DeleteTimeout, Observer: obs, DryRun: c.opts.Mode == ModeDryRun,
-		RateLimit: c.opts.RateLimit, TaintRateLimits: c.opts.TaintRateLimits, Brake: c.opts.Brake,
-	})
+	mopts := c.opts.Manager
+	mopts.Observer, mopts.DryRun = obs, c.opts.Mode == ModeDryRun
+	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, mopts)
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
 	}
@@ -173,9 +181,9 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 	case ModeDryRun:
 		return nil, nil
 	case ModeDelete:
-		d = NewPodDeleter(c.client, PodDeleterOptions{Pods: cache, Observer: o, Clock: c.opts.Clock})
+		d = NewPodDeleter(c.client, PodDeleterOptions{Pods: cache, Observer: o, Clock: c.opts.Manager.Clock})
 	case ModeEvict:
-		ed, err := NewEvictionDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: cache, Observer: o, Clock: c.opts.Clock})
+		ed, err := NewEvictionDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: cache, Observer: o, Clock: c.opts.Manager.Clock})
 		if err != nil {
 			return nil, err
 		}

@@ -2,11 +2,11 @@ package clientgo
 
 import (
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,19 +40,37 @@ func TestEvictionDeleter(t *testing.T) {
 	evictions(client, &refuse)
 	obs := &removals{}
 	d, err := NewEvictionDeleter(client, EvictionDeleterOptions{Observer: obs})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	require.NoError(t, d.Delete(t.Context(), testRef))
+	if err := d.Delete(t.Context(), testRef); err != nil {
+		t.Fatal(err)
+	}
 
 	actions := client.Actions()
-	require.Equal(t, []string{"create pods/eviction"}, writes(actions))
-	assert.Len(t, actions, 1, "one request in all")
+	if got, want := writes(actions), []string{"create pods/eviction"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if len(actions) != 1 {
+		t.Errorf("one request in all: got %d (%v), want %d", len(actions), actions, 1)
+	}
 	ev := actions[0].(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
-	assert.Equal(t, "shop", ev.Namespace)
-	assert.Equal(t, "web-1", ev.Name)
-	require.NotNil(t, ev.DeleteOptions.Preconditions)
-	assert.Equal(t, types.UID("uid-old"), *ev.DeleteOptions.Preconditions.UID)
-	assert.Equal(t, []string{"shop/web-1 evict gone=false"}, obs.got)
+	if got, want := ev.Namespace, "shop"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := ev.Name, "web-1"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if ev.DeleteOptions.Preconditions == nil {
+		t.Fatal("ev.DeleteOptions.Preconditions: got nil, want a value")
+	}
+	if got, want := *ev.DeleteOptions.Preconditions.UID, types.UID("uid-old"); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := obs.got, []string{"shop/web-1 evict gone=false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
 
 // TestEvictionDeleterPDBTimeout: a budget refuses the eviction (429), which is an ordinary
@@ -67,27 +85,49 @@ func TestEvictionDeleterPDBTimeout(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(testNow)
 			obs := &removals{}
 			d, err := NewEvictionDeleter(client, EvictionDeleterOptions{PDBTimeout: timeout, Observer: obs, Clock: clk})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			for range 3 { // refused at 0, 4 and 4m59s
 				err = d.Delete(t.Context(), testRef)
-				require.Error(t, err)
-				assert.True(t, apierrors.IsTooManyRequests(err), "the 429 stays in the chain: %v", err)
-				assert.False(t, eviction.IsGone(err))
+				if err == nil {
+					t.Fatalf("got no error, want one")
+				}
+				if !apierrors.IsTooManyRequests(err) {
+					t.Errorf("the 429 stays in the chain: %v", err)
+				}
+				if eviction.IsGone(err) {
+					t.Error("eviction.IsGone(err): got true, want false")
+				}
 				clk.SetTime(clk.Now().Add(2*time.Minute + 29*time.Second + 500*time.Millisecond))
 			}
 			clk.SetTime(testNow.Add(5 * time.Minute))
 			err = d.Delete(t.Context(), testRef)
 			if timeout == 0 {
-				require.Error(t, err, "no timeout: the budget is honoured for ever")
-				assert.Equal(t, []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "create pods/eviction"}, writes(client.Actions()))
-				assert.Empty(t, obs.got)
+				if err == nil {
+					t.Fatalf("no timeout: the budget is honoured for ever: got no error, want one")
+				}
+				if got, want := writes(client.Actions()), []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "create pods/eviction"}; !reflect.DeepEqual(got, want) {
+					t.Errorf("got %v, want %v", got, want)
+				}
+				if len(obs.got) != 0 {
+					t.Errorf("got %v, want none", obs.got)
+				}
 				return
 			}
-			require.NoError(t, err)
-			assert.Equal(t, []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "patch pods/status", "delete pods"}, writes(client.Actions()))
-			assert.Equal(t, []string{"shop/web-1 delete-after-pdb-timeout gone=false"}, obs.got)
-			assert.Empty(t, d.refused, "the refusal is forgotten")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := writes(client.Actions()), []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "patch pods/status", "delete pods"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if got, want := obs.got, []string{"shop/web-1 delete-after-pdb-timeout gone=false"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if len(d.refused) != 0 {
+				t.Errorf("the refusal is forgotten: got %v, want none", d.refused)
+			}
 		})
 	}
 }
@@ -110,19 +150,33 @@ func TestEvictionDeleterErrors(t *testing.T) {
 			evictions(client, &tc.err)
 			obs := &removals{}
 			d, err := NewEvictionDeleter(client, EvictionDeleterOptions{Observer: obs})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			err = d.Delete(t.Context(), testRef)
-			require.Error(t, err)
-			assert.Equal(t, tc.gone, eviction.IsGone(err))
-			assert.ErrorIs(t, err, tc.err)
-			assert.Contains(t, err.Error(), tc.message)
+			if err == nil {
+				t.Fatalf("got no error, want one")
+			}
+			if got, want := eviction.IsGone(err), tc.gone; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("got %v, want %v", err, tc.err)
+			}
+			if !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("got %q, want it to contain %q", err.Error(), tc.message)
+			}
 			if tc.gone {
-				assert.Equal(t, []string{"shop/web-1 evict gone=true"}, obs.got)
+				if got, want := obs.got, []string{"shop/web-1 evict gone=true"}; !reflect.DeepEqual(got, want) {
+					t.Errorf("got %v, want %v", got, want)
+				}
 			}
 		})
 	}
 	_, err := NewEvictionDeleter(fake.NewClientset(), EvictionDeleterOptions{PDBTimeout: -time.Second})
-	assert.ErrorContains(t, err, "clientgo: EvictionDeleterOptions.PDBTimeout is negative")
+	if err == nil || !strings.Contains(err.Error(), "clientgo: EvictionDeleterOptions.PDBTimeout is negative") {
+		t.Errorf("got %v, want an error that contains %q", err, "clientgo: EvictionDeleterOptions.PDBTimeout is negative")
+	}
 }
 
 // TestEvictionDeleterForgetsStaleRefusals: a pod refused once and never tried again (its
@@ -130,7 +184,9 @@ func TestEvictionDeleterErrors(t *testing.T) {
 func TestEvictionDeleterForgetsStaleRefusals(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(testNow)
 	d, err := NewEvictionDeleter(fake.NewClientset(), EvictionDeleterOptions{PDBTimeout: time.Minute, Clock: clk})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 60 {
 		d.refusedNow(types.UID(rune('a' + i)))
 	}
@@ -138,5 +194,7 @@ func TestEvictionDeleterForgetsStaleRefusals(t *testing.T) {
 	for i := range 10 {
 		d.refusedNow(types.UID("new-" + string(rune('a'+i))))
 	}
-	assert.Len(t, d.refused, 10, "the 60 stale refusals swept when the map passed 64 entries; the 10 new ones kept")
+	if len(d.refused) != 10 {
+		t.Errorf("the 60 stale refusals swept when the map passed 64 entries; the 10 new ones kept: got %d (%v), want %d", len(d.refused), d.refused, 10)
+	}
 }

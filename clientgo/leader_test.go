@@ -3,12 +3,11 @@ package clientgo
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -52,7 +51,9 @@ func (a *audit) get() []string {
 func leaseHolder(t *testing.T, client *fake.Clientset) string {
 	t.Helper()
 	l, err := client.CoordinationV1().Leases("taintevict").Get(t.Context(), DefaultLeaseName, metav1.GetOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l.Spec.HolderIdentity == nil {
 		return ""
 	}
@@ -69,28 +70,52 @@ func TestLeaderElectionFailover(t *testing.T) {
 	wa, wb := newWaiter(), newWaiter()
 	var err error
 	ca, err = NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: testElection("a"), WrapDeleter: a.wrap("a", &ca), Observers: []eviction.Observer{wa}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cb, err = NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: testElection("b"), WrapDeleter: a.wrap("b", &cb), Observers: []eviction.Observer{wb}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	stopA := startController(t, ca)
 	wa.until(t, "a evicts web-1", func() bool { return len(a.get()) == 1 })
-	assert.Equal(t, "a", leaseHolder(t, client))
+	if got, want := leaseHolder(t, client), "a"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	stopB := startController(t, cb)
 	<-cb.Synced()
-	assert.NoError(t, cb.Ready(), "the standby is ready: it waits for the Lease")
-	assert.False(t, cb.Leading())
+	if err := cb.Ready(); err != nil {
+		t.Errorf("the standby is ready: it waits for the Lease: %v", err)
+	}
+	if cb.Leading() {
+		t.Error("cb.Leading(): got true, want false")
+	}
 
-	require.NoError(t, stopA(), "a clean stop")
-	assert.Error(t, ca.Ready(), "a stopped replica is not ready")
+	if err := stopA(); err != nil {
+		t.Fatalf("a clean stop: %v", err)
+	}
+	if ca.Ready() == nil {
+		t.Errorf("a stopped replica is not ready: got no error, want one")
+	}
 	// b takes the Lease and evicts a pod added after a left.
 	_, err = client.CoreV1().Pods("shop").Create(t.Context(), podOn("shop", "web-2", "node-1"), metav1.CreateOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	wb.until(t, "b evicts web-2", func() bool { return len(a.get()) == 2 })
-	assert.Equal(t, []string{"a shop/web-1", "b shop/web-2"}, a.get())
-	assert.Equal(t, "b", leaseHolder(t, client))
-	require.NoError(t, stopB())
-	assert.Equal(t, "", leaseHolder(t, client), "released on a clean stop")
+	if got, want := a.get(), []string{"a shop/web-1", "b shop/web-2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := leaseHolder(t, client), "b"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if err := stopB(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := leaseHolder(t, client), ""; !reflect.DeepEqual(got, want) {
+		t.Errorf("released on a clean stop: got %v, want %v", got, want)
+	}
 }
 
 // TestLeaderElectionLost: when the leader cannot renew its Lease, its Manager stops at once
@@ -121,25 +146,41 @@ func TestLeaderElectionLost(t *testing.T) {
 	le := testElection("a")
 	le.KeepLeaseOnStop = true
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: le, WrapDeleter: hang})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(t.Context()) }() // it returns by itself, when the Lease is lost
 	<-calling
-	assert.True(t, c.Leading())
+	if !c.Leading() {
+		t.Error("c.Leading(): got false, want true")
+	}
 	mu.Lock()
 	failRenewals = true
 	mu.Unlock()
 
 	select {
 	case err := <-stopped:
-		assert.ErrorIs(t, err, ErrLeaseLost)
+		if !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("got %v, want %v", err, ErrLeaseLost)
+		}
 	case <-time.After(failAfter):
 		t.Fatal("Run did not return after the Lease was lost")
 	}
-	assert.ErrorIs(t, afterCancel, context.Canceled, "the Deleter's call was cancelled")
-	assert.False(t, c.Leading())
-	assert.ErrorIs(t, c.Ready(), ErrLeaseLost)
-	assert.ErrorIs(t, c.Healthy(), ErrLeaseLost)
+	if !errors.Is(afterCancel, context.Canceled) {
+		t.Errorf("the Deleter's call was cancelled: got %v, want %v", afterCancel, context.Canceled)
+	}
+	if c.Leading() {
+		t.Error("c.Leading(): got true, want false")
+	}
+	if err := c.Ready(); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Ready: got %v, want %v", err, ErrLeaseLost)
+	}
+	if err := c.Healthy(); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Healthy: got %v, want %v", err, ErrLeaseLost)
+	}
 	_, err = client.CoreV1().Pods("shop").Get(t.Context(), "web-1", metav1.GetOptions{})
-	assert.NoError(t, err, "nothing deleted")
+	if err != nil {
+		t.Errorf("nothing deleted: %v", err)
+	}
 }

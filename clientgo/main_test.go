@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
+
+// errTest is an error for the tests to return and to find again.
+var errTest = errors.New("clientgo: test error")
 
 // failAfter bounds a test that waits on the real clock. It is a failure timeout, not a
 // wait: the tests wait on channels and events.

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,40 +24,68 @@ func TestInformerCache(t *testing.T) {
 	)
 	factory := NewFactory(client)
 	inf, err := NewInformers(factory)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	factory.StartWithContext(ctx)
 	defer factory.Shutdown()
 	defer cancel()
-	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		t.Fatal(err)
+	}
 	c := NewInformerCache(inf)
 
 	pods, err := c.PodsOnNode("node-1")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	for _, p := range pods {
 		names = append(names, p.Namespace+"/"+p.Name)
 	}
 	slices.Sort(names)
-	assert.Equal(t, []string{"a/p1", "b/p2"}, names)
+	if got, want := names, []string{"a/p1", "b/p2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	pods, err = c.PodsOnNode("node-9")
-	require.NoError(t, err)
-	assert.Empty(t, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 0 {
+		t.Errorf("got %v, want none", pods)
+	}
 	pods, err = c.PodsOnNode("")
-	require.NoError(t, err)
-	assert.Empty(t, pods, "unbound pods are not indexed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 0 {
+		t.Errorf("unbound pods are not indexed: got %v, want none", pods)
+	}
 
 	pod, err := c.Pod("b", "p2")
-	require.NoError(t, err)
-	assert.Equal(t, "node-1", pod.Spec.NodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pod.Spec.NodeName, "node-1"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	_, err = c.Pod("b", "p1")
-	assert.True(t, apierrors.IsNotFound(err), "a missing pod is NotFound: %v", err)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("a missing pod is NotFound: %v", err)
+	}
 
 	node, err := c.Node("node-1")
-	require.NoError(t, err)
-	assert.Equal(t, "node-1", node.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := node.Name, "node-1"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	_, err = c.Node("node-2")
-	assert.True(t, apierrors.IsNotFound(err), "a missing node is NotFound: %v", err)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("a missing node is NotFound: %v", err)
+	}
 }
 
 // call is one call of an Updater method: its name, and the names of old and new ("" for
@@ -107,7 +133,7 @@ func TestHandlers(t *testing.T) {
 	pods.OnDelete(cache.DeletedFinalStateUnknown{Key: "a/p1", Obj: p1})
 	pods.OnDelete(42) // ignored
 
-	assert.Equal(t, []call{
+	if got, want := r.calls, []call{
 		{"NodeUpdated", "", "n1"},
 		{"NodeUpdated", "n1", "n1"},
 		{"NodeUpdated", "n1", ""},
@@ -116,18 +142,30 @@ func TestHandlers(t *testing.T) {
 		{"PodUpdated", "p1", "p1"},
 		{"PodUpdated", "p1", ""},
 		{"PodUpdated", "p1", ""},
-	}, r.calls)
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
 
 func TestPodsByNodeName(t *testing.T) {
 	keys, err := podsByNodeName(podOn("a", "p", "n1"))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"n1"}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keys, []string{"n1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	keys, err = podsByNodeName(podOn("a", "p", ""))
-	require.NoError(t, err)
-	assert.Empty(t, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Errorf("got %v, want none", keys)
+	}
 	_, err = podsByNodeName(&v1.Node{})
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("got no error, want one")
+	}
 }
 
 // TestDropManagedFields: the transform clears managedFields on a copy, leaving the object
@@ -136,15 +174,29 @@ func TestDropManagedFields(t *testing.T) {
 	pod := podOn("shop", "web-1", "node-1")
 	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	got, err := dropManagedFields(pod)
-	require.NoError(t, err)
-	assert.Empty(t, got.(*v1.Pod).ManagedFields, "the informer's copy")
-	assert.Len(t, pod.ManagedFields, 1, "the object given")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.(*v1.Pod).ManagedFields) != 0 {
+		t.Errorf("the informer's copy: got %v, want none", got.(*v1.Pod).ManagedFields)
+	}
+	if len(pod.ManagedFields) != 1 {
+		t.Errorf("the object given: got %d (%v), want %d", len(pod.ManagedFields), pod.ManagedFields, 1)
+	}
 
 	bare := podOn("shop", "web-2", "node-1")
 	got, err = dropManagedFields(bare)
-	require.NoError(t, err)
-	assert.Same(t, bare, got, "nothing to clear: no copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != bare {
+		t.Errorf("nothing to clear: no copy: got %p, want %p", got, bare)
+	}
 	got, err = dropManagedFields("not an object")
-	require.NoError(t, err)
-	assert.Equal(t, "not an object", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := got, "not an object"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }

@@ -2,11 +2,10 @@ package clientgo
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,7 +36,9 @@ func referencePatch(t testing.TB, c disruptionCondition, uid types.UID) []byte {
 	p.Metadata.UID = uid
 	p.Status.Conditions = []jsonCondition{{c.Type, c.Status, c.ObservedGeneration, c.LastTransitionTime, c.Reason, c.Message}}
 	b, err := json.Marshal(p)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 
@@ -69,7 +70,9 @@ func TestStatusPatchBytes(t *testing.T) {
 			c := ours
 			tc.cond(&c)
 			got, want := c.statusPatch(tc.uid), referencePatch(t, c, tc.uid)
-			assert.Equal(t, string(want), string(got))
+			if got, want := string(got), string(want); !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
 		})
 	}
 }

@@ -2,9 +2,11 @@ package clientgo
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,8 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,11 +94,17 @@ func startController(t *testing.T, c *Controller) func() error {
 func scrape(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resp.StatusCode, http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: got %v, want %v", string(body), got, want)
+	}
 	return string(body)
 }
 
@@ -120,14 +126,16 @@ func TestControllerMetrics(t *testing.T) {
 	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if forbidden > 0 {
 			forbidden--
-			return true, nil, apierrors.NewForbidden(podsResource, "web-1", assert.AnError)
+			return true, nil, apierrors.NewForbidden(podsResource, "web-1", errTest)
 		}
 		return false, nil, nil
 	})
 	reg := prometheus.NewPedanticRegistry()
 	w := newWaiter()
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg, Observers: []eviction.Observer{w}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(c.Handler(reg))
 	defer srv.Close()
 	startController(t, c)
@@ -158,64 +166,168 @@ func TestControllerMetrics(t *testing.T) {
 		`taintevict_delayed_evictions{reason="RateLimited"} 0`,
 		"taintevict_eviction_lateness_seconds_count 1",
 	} {
-		assert.Contains(t, body, series+"\n")
+		if !strings.Contains(body, series+"\n") {
+			t.Errorf("got %q, want it to contain %q", body, series+"\n")
+		}
 	}
 	// web-1 was due when the Manager saw it (it tolerates nothing), as kube's fireAt; its
 	// deletion came after the Forbidden attempt and one backoff of about 100 ms, and is
 	// observed in seconds.
-	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
-	assert.Contains(t, body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
+	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`) {
+		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
+	}
+	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`) {
+		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
+	}
 
 	// The node comes back: cache-1's eviction is cancelled.
 	node, err := client.CoreV1().Nodes().Get(t.Context(), "node-1", metav1.GetOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	node.Spec.Taints = nil
 	_, err = client.CoreV1().Nodes().Update(t.Context(), node, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.until(t, "cache-1 cancelled", func() bool { return len(c.Manager().Pending()) == 0 })
 	body = scrape(t, srv.URL+"/metrics")
-	assert.Contains(t, body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
-	assert.Contains(t, body, "taintevict_pending_evictions 0\n")
+	if !strings.Contains(body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n") {
+		t.Errorf("got %q, want it to contain %q", body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
+	}
+	if !strings.Contains(body, "taintevict_pending_evictions 0\n") {
+		t.Errorf("got %q, want it to contain %q", body, "taintevict_pending_evictions 0\n")
+	}
 	_, err = client.CoreV1().Pods("logging").Get(t.Context(), "agent-1", metav1.GetOptions{})
-	assert.NoError(t, err, "the pod tolerating forever stays")
+	if err != nil {
+		t.Errorf("the pod tolerating forever stays: %v", err)
+	}
 }
 
 // TestControllerProbes: not ready before the caches sync, ready after; healthy throughout.
 func TestControllerProbes(t *testing.T) {
 	client := fake.NewClientset()
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(c.Handler(nil))
 	defer srv.Close()
 	get := func(path string) int {
 		resp, err := http.Get(srv.URL + path)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz"))
-	assert.Equal(t, http.StatusOK, get("/healthz"))
-	assert.Equal(t, http.StatusNotFound, get("/metrics"), "no registry, no /metrics")
+	if got, want := get("/readyz"), http.StatusServiceUnavailable; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := get("/healthz"), http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := get("/metrics"), http.StatusNotFound; !reflect.DeepEqual(got, want) {
+		t.Errorf("no registry, no /metrics: got %v, want %v", got, want)
+	}
 	stop := startController(t, c)
 	<-c.Synced()
-	assert.Equal(t, http.StatusOK, get("/readyz"))
-	require.NoError(t, stop())
-	assert.ErrorContains(t, c.Run(t.Context()), "more than once")
+	if got, want := get("/readyz"), http.StatusOK; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "more than once") {
+		t.Errorf("a second Run: got %v, want an error that contains %q", err, "more than once")
+	}
 }
 
 func TestControllerOptions(t *testing.T) {
 	client := fake.NewClientset()
-	_, err := NewController(t.Context(), client, NewFactory(client), Options{Mode: "shred"})
-	assert.ErrorContains(t, err, `clientgo: unknown Mode "shred"`)
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Mode: ModeEvict, PDBTimeout: -1})
-	assert.ErrorContains(t, err, "PDBTimeout is negative")
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Workers: -1})
-	assert.ErrorContains(t, err, "clientgo: eviction:")
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: &LeaderElection{}})
-	assert.ErrorContains(t, err, "Namespace is required")
-	reg := prometheus.NewRegistry()
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-	require.NoError(t, err)
-	_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-	assert.ErrorContains(t, err, "clientgo: registering metrics")
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string // a part of the error
+	}{
+		{"unknown Mode", Options{Mode: "shred"}, `clientgo: unknown Mode "shred"`},
+		{"negative PDBTimeout", Options{Mode: ModeEvict, PDBTimeout: -1}, "PDBTimeout is negative"},
+		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: Workers"},
+		{"negative Backoff", Options{Manager: eviction.Options{Backoff: eviction.Backoff{Base: -1}}}, "clientgo: eviction: Backoff"},
+		{"unknown DeadlineSource", Options{Manager: eviction.Options{DeadlineSource: 7}}, "clientgo: eviction: unknown DeadlineSource 7"},
+		{"Manager.DryRun", Options{Manager: eviction.Options{DryRun: true}}, `clientgo: Options.Manager.DryRun is set with Mode "delete": ask for a dry run with Mode "dry-run"`},
+		{"Manager.DryRun with ModeDryRun", Options{Mode: ModeDryRun, Manager: eviction.Options{DryRun: true}}, "Options.Manager.DryRun is set"},
+		{"LeaderElection without Namespace", Options{LeaderElection: &LeaderElection{}}, "Namespace is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewController(t.Context(), client, NewFactory(client), tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error that contains %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("metrics registered twice", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		_, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
+		if err == nil || !strings.Contains(err.Error(), "clientgo: registering metrics") {
+			t.Errorf("got %v, want an error that contains %q", err, "clientgo: registering metrics")
+		}
+	})
+}
+
+// list returns what r has been told so far.
+func (r *removals) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
+// observerAndRemovals is the Manager's Observer of TestControllerManagerOptions: a waiter
+// that is a DeleteObserver too.
+type observerAndRemovals struct {
+	*waiter
+	*removals
+}
+
+// TestControllerManagerOptions: every option of the Manager reaches it through
+// Options.Manager. ComparisonOperators makes an Lt toleration match, DeadlineSource
+// FromObservation counts from when the Manager saw the pod and not from the taint's
+// TimeAdded, and Manager.Observer is told the decisions and, being a DeleteObserver, how
+// each pod went.
+func TestControllerManagerOptions(t *testing.T) {
+	hour := int64(3600)
+	added := time.Now().Add(-30 * time.Minute)
+	at := metav1.NewTime(added)
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: v1.NodeSpec{Taints: []v1.Taint{
+		{Key: "example.com/health", Value: "3", Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
+	lt := podOn("shop", "lt-1", "node-1")
+	lt.Spec.Tolerations = []v1.Toleration{{Key: "example.com/health", Operator: v1.TolerationOpLt, Value: "5", Effect: v1.TaintEffectNoExecute, TolerationSeconds: &hour}}
+	client := fake.NewClientset(node, lt, podOn("shop", "web-1", "node-1"))
+	obs := observerAndRemovals{newWaiter(), &removals{}}
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: eviction.Options{
+		ComparisonOperators: true, DeadlineSource: eviction.FromObservation, Observer: obs,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startController(t, c)
+	obs.until(t, "web-1 removed and lt-1 pending", func() bool {
+		return len(obs.list()) == 1 && len(c.Manager().Pending()) == 1
+	})
+	if got, want := obs.list(), []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	p := c.Manager().Pending()[0]
+	if got, want := p.Pod.Name, "lt-1"; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// From TimeAdded, lt-1 would be due 30 minutes from now; from its observation, an hour
+	// from the time the Manager saw it, which is after this test began.
+	if want := added.Add(30*time.Minute + time.Hour); p.At.Before(want) {
+		t.Errorf("lt-1 due at %v, want at or after %v (an hour after it was observed)", p.At, want)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,8 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,7 +29,9 @@ func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	pending := []eviction.Pending{{}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonRateLimited}, {}}
 	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() []eviction.Pending { return pending }})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ref := func(name string) eviction.PodRef {
 		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"}
 	}
@@ -65,7 +67,9 @@ func TestMetrics(t *testing.T) {
 	m.Removed(ref("g"), MethodDelete, false) // then fails: not kept
 	m.Failed(ref("g"), 3, errors.New("what"))
 
-	assert.Empty(t, m.removed, "nothing kept once the attempts ended")
+	if len(m.removed) != 0 {
+		t.Errorf("nothing kept once the attempts ended: got %v, want none", m.removed)
+	}
 	want := `
 # HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
 # TYPE taintevict_evictions_total counter
@@ -94,28 +98,44 @@ taintevict_delayed_evictions{reason="RateLimited"} 1
 # TYPE taint_eviction_controller_pod_deletions_total counter
 taint_eviction_controller_pod_deletions_total 2
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"taintevict_evictions_total", "taintevict_evictions_delayed_total", "taintevict_pending_evictions",
-		"taintevict_delayed_evictions", "taint_eviction_controller_pod_deletions_total"))
+		"taintevict_delayed_evictions", "taint_eviction_controller_pod_deletions_total"); err != nil {
+		t.Fatal(err)
+	}
 
 	// Durations, in seconds: a's 10 s and c's 15 s.
 	n, sum := histogram(t, m.duration)
-	assert.Equal(t, uint64(2), n)
-	assert.InDelta(t, 10+15, sum, 1e-9)
+	if got, want := n, uint64(2); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := float64(sum), float64(10+15); math.Abs(got-want) > 1e-9 {
+		t.Errorf("got %v, want %v", got, want)
+	}
 	// Lateness: a's first attempt 2 s late; b 10 s, c 15 s.
 	n, sum = histogram(t, m.lateness)
-	assert.Equal(t, uint64(3), n)
-	assert.InDelta(t, 2+10+15, sum, 1e-9)
+	if got, want := n, uint64(3); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := float64(sum), float64(2+10+15); math.Abs(got-want) > 1e-9 {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
 
 // histogram returns the count and sum of h's observations.
 func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(h))
+	if err := reg.Register(h); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	require.Len(t, mfs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) != 1 {
+		t.Fatalf("got %d (%v), want %d", len(mfs), mfs, 1)
+	}
 	hist := mfs[0].GetMetric()[0].GetHistogram()
 	return hist.GetSampleCount(), hist.GetSampleSum()
 }
@@ -127,7 +147,9 @@ func TestMetricsCancelledWhileDeleting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
 		m, err := NewMetrics(reg, MetricsOptions{})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		tainted, pod := taintedNode("node-1", time.Now()), podOn("shop", "web-1", "node-1")
 		c := &evictiontest.Cache{}
 		c.SetNode(tainted)
@@ -138,7 +160,9 @@ func TestMetricsCancelledWhileDeleting(t *testing.T) {
 			return apierrors.NewServiceUnavailable("try later")
 		}}
 		mgr, err := eviction.New(d, c, eviction.Options{Observer: m})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- mgr.Run(ctx) }()
@@ -146,25 +170,39 @@ func TestMetricsCancelledWhileDeleting(t *testing.T) {
 		mgr.NodeUpdated(nil, tainted)
 		mgr.PodUpdated(nil, pod)
 		synctest.Wait() // the Deleter call runs, and waits
-		require.Equal(t, 1, d.Count())
+		if got, want := d.Count(), 1; !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
 		untainted := tainted.DeepCopy()
 		untainted.Spec.Taints = nil
 		c.SetNode(untainted)
 		mgr.NodeUpdated(tainted, untainted)
 		synctest.Wait() // the eviction is cancelled while its call runs
 		close(release)
-		require.NoError(t, mgr.WaitIdle(ctx))
+		if err := mgr.WaitIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
 
 		m.mu.Lock()
 		left := len(m.removed)
 		m.mu.Unlock()
-		assert.Zero(t, left, "entries of the cancelled eviction")
+		if left != 0 {
+			t.Errorf("entries of the cancelled eviction: got %v, want 0", left)
+		}
 		got, err := testutil.GatherAndCount(reg, "taintevict_evictions_total")
-		require.NoError(t, err)
-		assert.Equal(t, 1, got, "series of taintevict_evictions_total: only the cancel")
-		assert.InDelta(t, 1, testutil.ToFloat64(m.outcomes.WithLabelValues(OutcomeCancelled, string(eviction.ReasonNotTainted))), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := got, 1; !reflect.DeepEqual(got, want) {
+			t.Errorf("series of taintevict_evictions_total: only the cancel: got %v, want %v", got, want)
+		}
+		if got, want := float64(testutil.ToFloat64(m.outcomes.WithLabelValues(OutcomeCancelled, string(eviction.ReasonNotTainted)))), float64(1); math.Abs(got-want) > 0 {
+			t.Errorf("got %v, want %v", got, want)
+		}
 		cancel()
-		assert.ErrorIs(t, <-done, context.Canceled)
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: got %v, want %v", err, context.Canceled)
+		}
 	})
 }
 
@@ -176,7 +214,9 @@ func TestMetricsFromManager(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(testNow)
 		m, err := NewMetrics(prometheus.NewPedanticRegistry(), MetricsOptions{Clock: clk})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := &evictiontest.Cache{}
 		node := taintedNode("node-1", testNow)
 		c.SetNode(node)
@@ -194,7 +234,9 @@ func TestMetricsFromManager(t *testing.T) {
 		mgr, err := eviction.New(&evictiontest.Deleter{}, c, eviction.Options{
 			Clock: clk, Observer: m, RateLimit: eviction.Limit{PerSecond: 1, Burst: 1},
 		})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- mgr.Run(ctx) }()
@@ -203,21 +245,37 @@ func TestMetricsFromManager(t *testing.T) {
 			mgr.PodUpdated(nil, p)
 		}
 		synctest.Wait()
-		require.Len(t, mgr.Pending(), 102)
-		assert.Empty(t, m.removed)
+		if len(mgr.Pending()) != 102 {
+			t.Fatalf("got %d (%v), want %d", len(mgr.Pending()), mgr.Pending(), 102)
+		}
+		if len(m.removed) != 0 {
+			t.Errorf("got %v, want none", m.removed)
+		}
 		clk.Step(time.Minute)
 		synctest.Wait()
 		clk.Step(time.Second)
 		synctest.Wait()
 
 		n, sum := histogram(t, m.lateness)
-		assert.Equal(t, uint64(2), n, "lateness observations")
-		assert.InDelta(t, 1, sum, 1e-9, "lateness: 0 s and 1 s")
+		if got, want := n, uint64(2); !reflect.DeepEqual(got, want) {
+			t.Errorf("lateness observations: got %v, want %v", got, want)
+		}
+		if got, want := float64(sum), float64(1); math.Abs(got-want) > 1e-9 {
+			t.Errorf("lateness: 0 s and 1 s: got %v, want %v", got, want)
+		}
 		n, sum = histogram(t, m.duration)
-		assert.Equal(t, uint64(2), n, "duration observations")
-		assert.InDelta(t, 1, sum, 1e-9, "duration: 0 s and 1 s")
-		assert.Len(t, mgr.Pending(), 100)
+		if got, want := n, uint64(2); !reflect.DeepEqual(got, want) {
+			t.Errorf("duration observations: got %v, want %v", got, want)
+		}
+		if got, want := float64(sum), float64(1); math.Abs(got-want) > 1e-9 {
+			t.Errorf("duration: 0 s and 1 s: got %v, want %v", got, want)
+		}
+		if len(mgr.Pending()) != 100 {
+			t.Errorf("got %d (%v), want %d", len(mgr.Pending()), mgr.Pending(), 100)
+		}
 		cancel()
-		assert.ErrorIs(t, <-done, context.Canceled)
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: got %v, want %v", err, context.Canceled)
+		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 
-	"github.com/taintevict/taintevict/examples/controller/clientgo"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // Example runs a Manager on a program's own SharedInformerFactory: the lines between the

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# hack/release-check.sh checks that the next release works for someone outside the
+# repository, before it is tagged. hack/test.sh runs it, so CI does.
+#
+#  1. The version is the one clientgo/go.mod requires of the core (the modules are released
+#     together: core vX, clientgo/vX, examples/controller/vX). Every go.mod in the
+#     repository that requires one of the library's modules must require that version, and
+#     so must every `go get` line of ours in a README.md (CHANGELOG.md keeps old ones).
+#  2. hack/release (a module of its own) writes a Go module proxy folder from the working
+#     tree at that version: the core, clientgo and examples/controller, as a tag of it
+#     would publish them.
+#  3. In a fresh module in a temporary folder outside the repository, with GOWORK=off,
+#     GOFLAGS=-mod=mod, that folder first in GOPROXY, and GONOSUMDB for the library's
+#     modules only (the checksum database is still asked about every other module), it runs
+#     the `go get` lines of README.md's block marked `<!-- release-check: go-get -->`,
+#     exactly as they are, and writes each Go block marked `<!-- release-check: file NAME
+#     -->` to NAME. It builds and vets them, and runs hack/release/testdata/consumer's test
+#     with -race: the README's RunTaintEviction on a fake clientset evicts the pod that does
+#     not tolerate a taint.
+#  4. `go mod graph` of the adapters module, resolved as a consumer resolves it, must name
+#     neither controller-runtime nor envtest.
+#  5. `go install github.com/taintevict/taintevict/examples/controller@VERSION`, which
+#     refuses a module with replace directives, builds the command, and it runs (-h).
+#
+# It fails if a module requires a version that cannot be resolved, if the README's lines or
+# snippets do not build, or if the test fails. Third-party modules come from the module
+# cache when it has them, else from the usual GOPROXY. KEEP=1 keeps the temporary folder.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+core=github.com/taintevict/taintevict
+version=$(GOWORK=off go mod edit -json clientgo/go.mod |
+  awk -v core="$core" '$1 == "\"Path\":" && $2 == "\"" core "\"," { getline; gsub(/[",]/, "", $2); print $2; exit }')
+if [ -z "$version" ]; then
+  echo "release-check: clientgo/go.mod does not require $core" >&2
+  exit 1
+fi
+echo "release-check: version $version"
+
+# 1. One version everywhere.
+bad=0
+while IFS= read -r mod; do
+  while read -r path v; do
+    if [ "$v" != "$version" ]; then
+      echo "release-check: $mod requires $path $v, want $version" >&2
+      bad=1
+    fi
+  done < <(GOWORK=off go mod edit -json "$mod" |
+    awk -v core="$core" '$1 == "\"Path\":" { p = $2; gsub(/[",]/, "", p) } $1 == "\"Version\":" && (p == core || index(p, core "/") == 1) { v = $2; gsub(/[",]/, "", v); print p, v }' |
+    sort -u)
+done < <(git ls-files '*go.mod')
+while IFS= read -r line; do
+  case "$line" in
+  *"@$version"|*"@$version "*) ;;
+  *) echo "release-check: a go get line names another version than $version: $line" >&2; bad=1 ;;
+  esac
+done < <(git grep -h -o -E "go get [^\`]*$core[^\` ]*" -- '*README.md' || true)
+[ "$bad" = 0 ] || exit 1
+
+tmp=$(mktemp -d)
+cleanup() {
+  if [ "${KEEP:-}" = 1 ]; then
+    echo "release-check: kept $tmp" >&2
+  else
+    # The module cache is read-only; the go command empties it.
+    [ -d "$tmp/modcache" ] && GOMODCACHE="$tmp/modcache" go clean -modcache >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+  fi
+}
+trap cleanup EXIT
+
+# 2. The proxy folder.
+(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/examples/controller")
+
+# 3. A consumer.
+cache_proxy="file://$(go env GOMODCACHE)/cache/download"
+export GOWORK=off GOFLAGS="-mod=mod -trimpath" GOMODCACHE="$tmp/modcache" GOBIN="$tmp/bin"
+export GOPROXY="file://$tmp/proxy,$cache_proxy,$(go env GOPROXY)"
+export GONOSUMDB=$core GOPRIVATE= GONOPROXY=
+consumer="$tmp/consumer"
+mkdir -p "$consumer"
+cd "$consumer"
+go mod init example.com/consumer >/dev/null 2>&1
+
+# The README's marked blocks: go-get's lines, and file NAME's Go source.
+awk -v dir="$consumer" '
+  /^<!-- release-check: / { mark = $3; name = $4; next }
+  mark != "" && /^```/ && !inblock { inblock = 1; n++; next }
+  inblock && /^```/ { inblock = 0; mark = ""; next }
+  inblock && mark == "go-get" { print > (dir "/go-get.txt"); next }
+  inblock && mark == "file" { print > (dir "/" name); next }
+' "$root/README.md"
+if [ ! -s go-get.txt ]; then
+  echo "release-check: README.md has no block marked <!-- release-check: go-get -->" >&2
+  exit 1
+fi
+while IFS= read -r line; do
+  case "$line" in
+  "" | "#"*) continue ;;
+  "go get "*) ;;
+  *) echo "release-check: README.md's go-get block has a line that is not a go get: $line" >&2; exit 1 ;;
+  esac
+  echo "release-check: $line"
+  # The line's words, as the README shows them; nothing else is run.
+  read -r -a words <<<"$line"
+  "${words[@]}"
+done < go-get.txt
+rm go-get.txt
+snippets=$(ls ./*.go 2>/dev/null || true)
+if [ -z "$snippets" ]; then
+  echo "release-check: README.md has no Go block marked <!-- release-check: file NAME -->" >&2
+  exit 1
+fi
+echo "release-check: README.md's snippets: $(echo $snippets)"
+cp "$root"/hack/release/testdata/consumer/*_test.go .
+go build ./...
+go vet ./...
+go test -race -count=1 ./...
+echo "release-check: the consumer's requirements:"
+go list -m all | grep "^$core" | sed 's/^/  /'
+
+# 4. The adapters module's graph, as a consumer resolves it.
+mkdir "$tmp/adapters"
+cp "$root/clientgo/go.mod" "$root/clientgo/go.sum" "$tmp/adapters/"
+if (cd "$tmp/adapters" && go mod graph) | grep -E 'controller-runtime|envtest'; then
+  echo "release-check: the adapters module's graph names controller-runtime or envtest (above)" >&2
+  exit 1
+fi
+echo "release-check: the adapters module's graph has no controller-runtime and no envtest"
+
+# 5. The command, installed as a user would.
+# CGO_ENABLED=0 -trimpath, as hack/image builds it: the two share their compiled packages.
+CGO_ENABLED=0 go install "$core/examples/controller@$version"
+if ! help=$("$GOBIN/controller" -h 2>&1) || ! grep -q -- '-kubeconfig' <<<"$help"; then
+  echo "release-check: $core/examples/controller@$version installed, but its -h names no -kubeconfig: $help" >&2
+  exit 1
+fi
+echo "release-check: go install $core/examples/controller@$version: ok"
+echo "release-check: ok"

@@ -1,0 +1,5 @@
+module github.com/taintevict/taintevict/hack/release
+
+go 1.26.8
+
+require golang.org/x/mod v0.37.0
