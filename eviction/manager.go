@@ -52,6 +52,9 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if cache == nil {
 		return nil, errors.New("eviction: nil Cache")
 	}
+	if opts.Workers < 0 || opts.DeleteWorkers < 0 { // named here: the engine's are ActWorkers
+		return nil, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", opts.Workers, opts.DeleteWorkers)
+	}
 	var act engine.Actuator
 	if deleter != nil {
 		act = PodActuator(deleter)
