@@ -20,13 +20,19 @@
 //   - [github.com/taintevict/taintevict/timedqueue]: a generic, cancellable timed worker
 //     queue with an injected clock, a bounded worker pool and retries, built to hold a
 //     million pending items. It knows nothing of Kubernetes.
-//   - [github.com/taintevict/taintevict/eviction]: a Manager that takes node and pod updates
-//     (no informers inside), keeps the schedule, and calls a pluggable Deleter when a pod's
-//     time is up.
+//   - [github.com/taintevict/taintevict/eviction/engine]: the generic core. Holders carry
+//     taints (nodes, DRA devices, clusters); targets are bound to one or more holders, each
+//     binding with its own tolerations; an Actuator acts on a target when the earliest
+//     deadline over its bindings has come (delete, evict, migrate, move). No informers,
+//     clients or real time inside.
+//   - [github.com/taintevict/taintevict/eviction]: the engine's instantiation for pods on
+//     nodes, a Manager that takes node and pod updates (no informers inside), keeps the
+//     schedule, and calls a pluggable Deleter when a pod's time is up.
 //   - github.com/taintevict/taintevict/clientgo, a module of its own: the adapters to
 //     client-go (the informers, the Cache, the Deleters, Events and Prometheus metrics, and
 //     a drop-in Controller with leader election).
 //   - examples/: runnable programs. examples/outage simulates a zone outage in memory;
+//     examples/clusters moves workloads off clusters that lose contact, on the engine;
 //     examples/controller, a module of its own, is the command of a drop-in replacement for
 //     kube's taint eviction controller (leader election, metrics, the Eviction API as an
 //     option, manifests), built on the clientgo module. It runs on an in-memory cluster by
