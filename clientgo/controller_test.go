@@ -249,7 +249,7 @@ func TestControllerOptions(t *testing.T) {
 	}{
 		{"unknown Mode", Options{Mode: "shred"}, `clientgo: unknown Mode "shred"`},
 		{"negative PDBTimeout", Options{Mode: ModeEvict, PDBTimeout: -1}, "PDBTimeout is negative"},
-		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: Workers (-1) and DeleteWorkers (0) must not be negative"},
+		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: Workers (-1), DeleteWorkers (0) and MaxDeleteWorkers (0) must not be negative"},
 		{"negative Backoff", Options{Manager: eviction.Options{Backoff: eviction.Backoff{Base: -1}}}, "clientgo: eviction: engine: Backoff"},
 		{"unknown DeadlineSource", Options{Manager: eviction.Options{DeadlineSource: 7}}, "clientgo: eviction: engine: unknown DeadlineSource 7"},
 		{"Manager.DryRun", Options{Manager: eviction.Options{DryRun: true}}, `clientgo: Options.Manager.DryRun is set with Mode "delete": ask for a dry run with Mode "dry-run"`},

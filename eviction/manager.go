@@ -52,8 +52,8 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if cache == nil {
 		return nil, errors.New("eviction: nil Cache")
 	}
-	if opts.Workers < 0 || opts.DeleteWorkers < 0 { // named here: the engine's are ActWorkers
-		return nil, fmt.Errorf("eviction: Workers (%d) and DeleteWorkers (%d) must not be negative", opts.Workers, opts.DeleteWorkers)
+	if opts.Workers < 0 || opts.DeleteWorkers < 0 || opts.MaxDeleteWorkers < 0 { // named here: the engine's are ActWorkers
+		return nil, fmt.Errorf("eviction: Workers (%d), DeleteWorkers (%d) and MaxDeleteWorkers (%d) must not be negative", opts.Workers, opts.DeleteWorkers, opts.MaxDeleteWorkers)
 	}
 	var act engine.Actuator
 	if deleter != nil {
@@ -89,6 +89,10 @@ func (m *Manager) Pending() []Pending {
 	}
 	return out
 }
+
+// DeleteWorkers returns how many Deleter calls may run at once now: Options.DeleteWorkers
+// when it is set, and otherwise where the limit that follows the Deleter's latency stands.
+func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
 
 // Backlog returns the number of node and pod updates queued and not yet processed.
 func (m *Manager) Backlog() int { return m.e.Backlog() }

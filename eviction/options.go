@@ -45,10 +45,11 @@ type Brake = engine.Brake
 // 2 minutes, with a jitter of 0.2.
 type Backoff = engine.Backoff
 
-// Options configures a [Manager]. The zero value gives the real clock, 8 event workers, 8
-// delete workers, deletes bounded by [DefaultDeleteTimeout] and retried forever with the
-// default [Backoff], deadlines from TimeAdded, Lt and Gt off, no observer, real
-// deletes, and no rate limit or brake. Each field is the engine's field of the same meaning
+// Options configures a [Manager]. The zero value gives the real clock, 8 event workers,
+// delete workers that follow the Deleter's latency (from 8 up to 128; see DeleteWorkers),
+// deletes bounded by [DefaultDeleteTimeout] and retried forever with the default [Backoff],
+// deadlines from TimeAdded, Lt and Gt off, no observer, real deletes, and no rate limit or
+// brake. Each field is the engine's field of the same meaning
 // ([engine.Options]), for pods on nodes.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock.
@@ -57,9 +58,15 @@ type Options struct {
 	// them by name, so that one node's updates are processed in order and before updates of
 	// its pods. 0 means 8; negative is an error.
 	Workers int
-	// DeleteWorkers is how many Deleter calls may run at once. 0 means 8; negative is an
-	// error.
+	// DeleteWorkers is how many Deleter calls may run at once. 0 means that it follows the
+	// Deleter: it starts at 8 and moves between that and MaxDeleteWorkers from each call's
+	// latency against the least latency seen lately, so that whatever limits the deletes (the
+	// client's rate limiter, at any QPS, or the API server) always has a few waiting and never
+	// many (see [engine.Options].ActWorkers). A positive value pins it; negative is an error.
 	DeleteWorkers int
+	// MaxDeleteWorkers caps DeleteWorkers when it follows the Deleter. 0 means
+	// engine.DefaultMaxActWorkers (128); negative is an error.
+	MaxDeleteWorkers int
 	// DeleteTimeout bounds each Deleter call: its context is cancelled after that long and
 	// the call counts as failed. 0 means DefaultDeleteTimeout; negative means no bound.
 	DeleteTimeout time.Duration
@@ -102,6 +109,7 @@ func (o Options) engine() engine.Options {
 		Clock:           o.Clock,
 		Workers:         o.Workers,
 		ActWorkers:      o.DeleteWorkers,
+		MaxActWorkers:   o.MaxDeleteWorkers,
 		ActTimeout:      o.DeleteTimeout,
 		Backoff:         o.Backoff,
 		Tolerations:     tolerations.Options{ComparisonOperators: o.ComparisonOperators},

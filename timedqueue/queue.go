@@ -83,7 +83,8 @@ type Queue[K comparable, V any] struct {
 	// seq is the last number nextSeq gave; renumbering starts when it reaches seqLimit,
 	// which only tests lower.
 	seq, seqLimit uint32
-	batches       batches[K, V] // one per worker
+	batches       batches[K, V] // one per worker there may be
+	workers       workerSet     // the workers running, and how many may (workers.go)
 	active        int           // keys running (claimed or started)
 	sleepers      atomic.Int32  // workers waiting in cond; read without the lock too
 	lastClaim     int64         // the clock when a worker last claimed work
@@ -128,6 +129,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 		backoff:  b,
 		kick:     make(chan struct{}, 1),
 		batches:  make(batches[K, V], workers),
+		workers:  workerSet{limit: workers, alive: make([]bool, workers)},
 		armed:    maxNanos,
 		seqLimit: math.MaxUint32,
 	}

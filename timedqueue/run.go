@@ -3,7 +3,6 @@ package timedqueue
 import (
 	"context"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -28,12 +27,10 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 		return ErrRunTwice
 	}
 	q.started = true
+	q.workers.ctx = ctx
+	q.startWorkers()
 	q.mu.Unlock()
 
-	var wg sync.WaitGroup
-	for w := range q.batches {
-		wg.Go(func() { q.worker(ctx, int32(w)) })
-	}
 	q.dispatch(ctx)
 
 	q.mu.Lock()
@@ -41,7 +38,7 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 	q.cond.Broadcast()
 	q.changed()
 	q.mu.Unlock()
-	wg.Wait()
+	q.workers.wg.Wait()
 	return ctx.Err()
 }
 
@@ -113,16 +110,18 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// worker runs due work until the queue closes. Each round claims the next due items under
-// the lock (a batch), calls the work function for each of them outside it, and finishes the
-// attempts (records their outcomes) under the lock again.
+// worker runs due work until the queue closes, or until SetWorkers leaves no room for it
+// (w is at or past the limit). Each round claims the next due items under the lock (a
+// batch), calls the work function for each of them outside it, and finishes the attempts
+// (records their outcomes) under the lock again.
 func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 	b := &q.batches[w]
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.workers.exited(w)
 	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
 	// until then a worker returning from an attempt would start the next due item.
-	for !q.closed && ctx.Err() == nil {
+	for !q.closed && ctx.Err() == nil && int(w) < q.workers.limit {
 		if !q.claimNextDue(b) {
 			q.sleepers.Add(1)
 			q.cond.Wait()
@@ -151,7 +150,7 @@ func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
 		if ctx.Err() != nil {
 			return
 		}
-		if unfinished && int(q.sleepers.Load()) >= len(q.batches)-1 && q.mu.TryLock() {
+		if unfinished && int(q.sleepers.Load()) >= int(q.workers.running.Load())-1 && q.mu.TryLock() {
 			q.finishDone(b)
 			q.mu.Unlock()
 			unfinished = false

@@ -15,9 +15,14 @@ import (
 // returns nil: the record, not the schedule, keeps an eviction's attempts and retries.
 func (e *Engine[T]) work(ctx context.Context, key types.NamespacedName, id recordID) error {
 	ref, due, call := e.beforeAct(key, id)
-	if call {
-		e.afterAct(key, id, ref, due, e.callActuator(ctx, ref))
+	if !call {
+		return nil
 	}
+	saturated := e.conc.begin()
+	start := e.clock.Now()
+	err := e.callActuator(ctx, ref)
+	e.conc.end(e.clock.Since(start), saturated, err == nil)
+	e.afterAct(key, id, ref, due, err)
 	return nil
 }
 
@@ -188,7 +193,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 // as an update would.
 func (e *Engine[T]) resettle(k locked, now time.Time) {
 	s := &k.stripe.seen
-	s.clear()
+	s.reset()
 	obj, found, err := e.src.Target(k.key)
 	if err != nil && !apierrors.IsNotFound(err) {
 		// The decision waits for the next update or retry of the target; a done record

@@ -50,6 +50,7 @@ type Engine[T any] struct {
 	queue   *schedule      // when each open record wants a worker, and where it is
 	retries *lookupRetries // updates whose lookups failed
 	taints  holderTaints   // NoExecute taints of known holders
+	conc    *concurrency   // how many actuator calls may run at once
 	gate    *gate          // rate limits and brake; nil when Options set none
 
 	actTimers timeoutTimers // the timers of Options.ActTimeout, reused
@@ -89,13 +90,15 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	}
 	e.timeout = fmt.Errorf("%w after %s", ErrActTimeout, opts.ActTimeout)
 	e.actTimers.cause = e.timeout
-	e.queue, err = timedqueue.New(e.work, timedqueue.Options{
-		Clock:   opts.Clock,
-		Workers: opts.ActWorkers,
-	})
+	workers := opts.MaxActWorkers
+	if opts.ActWorkers > 0 {
+		workers = opts.ActWorkers
+	}
+	e.queue, err = timedqueue.New(e.work, timedqueue.Options{Clock: opts.Clock, Workers: workers})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.conc = newConcurrency(opts, e.queue.SetWorkers)
 	if e.retries, err = newLookupRetries(opts.Clock, opts.Backoff); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -188,6 +191,10 @@ func (e *Engine[T]) lock(key types.NamespacedName) locked {
 	return e.stripes.lock(key, &e.records, e.queue)
 }
 
+// ActWorkers returns how many Actuator calls may run at once now: Options.ActWorkers when
+// it is set, and otherwise where the limit that follows the actuator's latency stands.
+func (e *Engine[T]) ActWorkers() int { return e.conc.current() }
+
 // Backlog returns the number of holder and target updates queued and not yet processed.
 func (e *Engine[T]) Backlog() int {
 	n := 0
@@ -208,7 +215,7 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	}
 	logger := logr.FromContextOrDiscard(ctx).WithName("taint-eviction")
 	ctx = logr.NewContext(ctx, logger)
-	logger.V(2).Info("starting", "workers", e.opts.Workers, "actWorkers", e.opts.ActWorkers, "dryRun", e.opts.DryRun)
+	logger.V(2).Info("starting", "workers", e.opts.Workers, "actWorkers", e.opts.ActWorkers, "maxActWorkers", e.opts.MaxActWorkers, "dryRun", e.opts.DryRun)
 
 	var wg sync.WaitGroup
 	for _, s := range e.shards {

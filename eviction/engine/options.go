@@ -32,10 +32,11 @@ const (
 // DefaultActTimeout bounds one Actuator call when Options.ActTimeout is zero.
 const DefaultActTimeout = 30 * time.Second
 
-// Options configures an [Engine]. The zero value gives the real clock, 8 event workers, 8
-// act workers, actuator calls bounded by [DefaultActTimeout] and retried forever with the
-// default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations, no
-// observer, real actions, and no rate limit or brake.
+// Options configures an [Engine]. The zero value gives the real clock, 8 event workers, act
+// workers that follow the actuator's latency (from [MinActWorkers] up to
+// [DefaultMaxActWorkers]), actuator calls bounded by [DefaultActTimeout] and retried forever
+// with the default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations,
+// no observer, real actions, and no rate limit or brake.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock.
 	Clock clock.Clock
@@ -44,9 +45,17 @@ type Options struct {
 	// holder's updates are processed in order and before updates of its targets. 0 means
 	// 8; negative is an error.
 	Workers int
-	// ActWorkers is how many Actuator calls may run at once. 0 means 8; negative is an
-	// error.
+	// ActWorkers is how many Actuator calls may run at once. 0 means that it follows the
+	// actuator: it starts at MinActWorkers and moves between that and MaxActWorkers as TCP
+	// Vegas moves a congestion window, from each call's latency against the least latency
+	// seen lately, so that whatever limits the calls (a client's rate limiter, at any QPS,
+	// or the API server) always has a few waiting and never many. A positive value pins
+	// it; negative is an error. [Engine.ActWorkers] tells the current number.
 	ActWorkers int
+	// MaxActWorkers caps ActWorkers when it follows the actuator, for memory and fairness.
+	// 0 means DefaultMaxActWorkers; negative is an error. It is ignored when ActWorkers is
+	// set.
+	MaxActWorkers int
 	// ActTimeout bounds each Actuator call: its context is cancelled after that long, with
 	// the cause [ErrActTimeout], and the call counts as failed. 0 means DefaultActTimeout;
 	// negative means no bound.
@@ -87,8 +96,8 @@ type Options struct {
 
 func (o Options) normalize() (Options, error) {
 	errs := []error{o.Backoff.validate(), validateBudgets(o.RateLimit, o.TaintRateLimits, o.Brake)}
-	if o.Workers < 0 || o.ActWorkers < 0 {
-		errs = append(errs, fmt.Errorf("engine: Workers (%d) and ActWorkers (%d) must not be negative", o.Workers, o.ActWorkers))
+	if o.Workers < 0 || o.ActWorkers < 0 || o.MaxActWorkers < 0 {
+		errs = append(errs, fmt.Errorf("engine: Workers (%d), ActWorkers (%d) and MaxActWorkers (%d) must not be negative", o.Workers, o.ActWorkers, o.MaxActWorkers))
 	}
 	if o.DeadlineSource > FromObservation {
 		errs = append(errs, fmt.Errorf("engine: unknown DeadlineSource %d", o.DeadlineSource))
@@ -105,8 +114,8 @@ func (o Options) normalize() (Options, error) {
 	if o.Workers == 0 {
 		o.Workers = 8
 	}
-	if o.ActWorkers == 0 {
-		o.ActWorkers = 8
+	if o.MaxActWorkers == 0 {
+		o.MaxActWorkers = DefaultMaxActWorkers
 	}
 	if o.ActTimeout == 0 {
 		o.ActTimeout = DefaultActTimeout

@@ -75,10 +75,11 @@ func (s *stripes) lock(key types.NamespacedName, recs *records, q *schedule) loc
 	return locked{key: key, stripe: st, recs: recs, queue: q}
 }
 
-// unlock releases the lock, and lets go of what the scratch space points to (objects of the
-// Source that would otherwise stay reachable).
+// unlock empties the scratch space and releases the lock. What the scratch space pointed
+// to (a few objects of the Source a stripe, until its next decision) is left in place:
+// clearing it costs every decision writes, with the collector's barriers, to save nothing.
 func (k locked) unlock() {
-	k.stripe.seen.clear()
+	k.stripe.seen.reset()
 	<-k.stripe.lock
 }
 
@@ -141,12 +142,10 @@ type seen struct {
 	gone string
 }
 
-// clear empties s, keeping its storage.
-func (s *seen) clear() {
-	clear(s.t.Bindings)
-	clear(s.taints)
-	clear(s.groups)
-	s.t = Target{Bindings: s.t.Bindings[:0]}
+// reset empties s, keeping its storage.
+func (s *seen) reset() {
+	s.t.Leaving = ""
+	s.t.Bindings = s.t.Bindings[:0]
 	s.taints, s.groups = s.taints[:0], s.groups[:0]
 	s.exists, s.gone = false, ""
 }

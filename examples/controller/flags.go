@@ -24,22 +24,23 @@ const AutoKubeconfig = "auto"
 
 // config is what the command line says.
 type config struct {
-	kubeconfig    string // "" for the in-memory demo
-	mode          clientgo.Mode
-	pdbTimeout    time.Duration
-	workers       int
-	deleteWorkers int
-	qps           float64
-	burst         int
-	leaderElect   bool
-	leNamespace   string
-	leLease       time.Duration
-	leRenew       time.Duration
-	leRetry       time.Duration
-	metricsAddr   string
-	budgets       budgetFlags
-	manager       managerFlags
-	seconds       int64 // api-1's toleration in the demo
+	kubeconfig       string // "" for the in-memory demo
+	mode             clientgo.Mode
+	pdbTimeout       time.Duration
+	workers          int
+	deleteWorkers    int
+	maxDeleteWorkers int
+	qps              float64
+	burst            int
+	leaderElect      bool
+	leNamespace      string
+	leLease          time.Duration
+	leRenew          time.Duration
+	leRetry          time.Duration
+	metricsAddr      string
+	budgets          budgetFlags
+	manager          managerFlags
+	seconds          int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
 	dryRun   bool          // what -dry-run said
@@ -92,7 +93,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	})
 	fs.DurationVar(&cfg.pdbTimeout, "pdb-timeout", 0, "with -mode=evict: delete a pod anyway once PodDisruptionBudgets have refused its eviction for this long (0: never)")
 	fs.IntVar(&cfg.workers, "workers", 8, "goroutines that process node and pod updates")
-	fs.IntVar(&cfg.deleteWorkers, "delete-workers", 8, "Deleter calls that may run at once")
+	fs.IntVar(&cfg.deleteWorkers, "delete-workers", 0, "Deleter calls that may run at once. 0 (the default) lets the number follow the budget: it starts at 8 and moves up to -max-delete-workers from each call's latency, so that the client's rate limiter (-kube-api-qps, -kube-api-burst) is kept busy at any QPS and an API server that slows down gets fewer calls; a positive value pins it")
+	fs.IntVar(&cfg.maxDeleteWorkers, "max-delete-workers", 128, "the most Deleter calls that may run at once while -delete-workers is 0 (for memory and fairness)")
 	fs.Float64Var(&cfg.qps, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&cfg.burst, "kube-api-burst", 100, "burst of queries to the API server")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", inCluster(), "run the Manager only while holding a Lease (default true in a pod)")
@@ -149,8 +151,10 @@ func (cfg config) validate() error {
 		return fmt.Errorf("-pdb-timeout needs -mode=evict (the mode is %s)", cfg.mode)
 	case cfg.workers < 1:
 		return fmt.Errorf("-workers must be at least 1, got %d", cfg.workers)
-	case cfg.deleteWorkers < 1:
-		return fmt.Errorf("-delete-workers must be at least 1, got %d", cfg.deleteWorkers)
+	case cfg.deleteWorkers < 0:
+		return fmt.Errorf("-delete-workers must not be negative, got %d", cfg.deleteWorkers)
+	case cfg.maxDeleteWorkers < 1:
+		return fmt.Errorf("-max-delete-workers must be at least 1, got %d", cfg.maxDeleteWorkers)
 	case !(cfg.qps > 0) || cfg.qps > 1e6:
 		return fmt.Errorf("-kube-api-qps must be above 0 and at most 1e6, got %g", cfg.qps)
 	case cfg.burst < 1:
@@ -189,7 +193,7 @@ func (cfg config) validateLeaderElection() error {
 func (cfg config) controllerOptions() clientgo.Options {
 	opts := clientgo.Options{
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
-		Manager: eviction.Options{Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers},
+		Manager: eviction.Options{Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers, MaxDeleteWorkers: cfg.maxDeleteWorkers},
 	}
 	opts.Manager.RateLimit, opts.Manager.TaintRateLimits, opts.Manager.Brake = cfg.budgets.options()
 	cfg.manager.apply(&opts.Manager)

@@ -268,7 +268,7 @@ func TestDemoEvict(t *testing.T) {
 // exit code 2.
 func TestParseFlags(t *testing.T) {
 	cfg := flagsOf(t)
-	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, deleteWorkers: 8, qps: 50, burst: 100,
+	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
 		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
@@ -313,7 +313,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-mode=evict", "-pdb-timeout=-1s"}, "-pdb-timeout must not be negative"},
 		{[]string{"-pdb-timeout=soon"}, `invalid value "soon" for flag -pdb-timeout`},
 		{[]string{"-workers=0"}, "-workers must be at least 1"},
-		{[]string{"-delete-workers=-3"}, "-delete-workers must be at least 1"},
+		{[]string{"-delete-workers=-3"}, "-delete-workers must not be negative"},
+		{[]string{"-max-delete-workers=0"}, "-max-delete-workers must be at least 1"},
 		{[]string{"-kube-api-qps=0"}, "-kube-api-qps must be above 0"},
 		{[]string{"-kube-api-qps=NaN"}, "-kube-api-qps must be above 0"},
 		{[]string{"-kube-api-burst=0"}, "-kube-api-burst must be at least 1"},

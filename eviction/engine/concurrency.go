@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"sync"
+	"time"
+)
+
+// The bounds of the act workers when they adapt (Options.ActWorkers 0).
+const (
+	// MinActWorkers is where the number of act workers starts when it adapts, and the
+	// least it goes down to: what the engine ran with before it adapted.
+	MinActWorkers = 8
+	// DefaultMaxActWorkers is the most act workers run when Options.MaxActWorkers is 0: a
+	// cap for memory and fairness, far above what a client's rate limit or an API server
+	// keeps busy (about 50 at 1,000 requests a second and 25 ms a request).
+	DefaultMaxActWorkers = 128
+)
+
+// Vegas's thresholds, in actuator calls waiting at the bottleneck: below alpha the limit
+// grows (while every worker is busy), above beta it shrinks.
+const (
+	vegasAlpha = 3
+	vegasBeta  = 6
+)
+
+// concurrency decides how many actuator calls may run at once, as TCP Vegas decides a
+// congestion window, once a round (as many calls ended as the limit lets run, about one
+// round trip): the least latency of the round, against the least latency of any call that
+// succeeded (the latency with no queue: Vegas's baseRTT; failures and targets already gone
+// are left out, since they can be answered faster than a real action), tells how many
+// calls wait at the bottleneck, whether that is the client's rate limiter or the API
+// server. While fewer than vegasAlpha wait and every
+// worker was busy, the limit doubles a round (slow start) until it first finds a queue, and
+// then grows by one; while more than vegasBeta wait, it sheds half the excess a round. So
+// the bottleneck always has a few calls waiting (the rate limiter stays busy at any QPS)
+// and never many (an API server that slows down under load gets fewer). It is safe for
+// concurrent use.
+type concurrency struct {
+	mu          sync.Mutex
+	set         func(int) int // applies a limit: the schedule's SetWorkers
+	limit       int
+	floor, ceil int
+	fixed       bool
+	inflight    int
+	slowStart   bool
+
+	// The round so far: calls ended, whether one of them found every worker busy, and
+	// the least latency among them.
+	ended     int
+	saturated bool
+	roundMin  time.Duration
+
+	minRTT time.Duration // the baseline
+}
+
+// newConcurrency returns the control for opts's act workers (normalized), applying limits
+// with set.
+func newConcurrency(opts Options, set func(int) int) *concurrency {
+	c := &concurrency{set: set}
+	if opts.ActWorkers > 0 {
+		c.limit, c.floor, c.ceil, c.fixed = opts.ActWorkers, opts.ActWorkers, opts.ActWorkers, true
+	} else {
+		c.ceil = opts.MaxActWorkers
+		c.floor = min(MinActWorkers, c.ceil)
+		c.limit, c.slowStart = c.floor, true
+	}
+	c.set(c.limit)
+	return c
+}
+
+// begin counts an actuator call that starts, and returns whether it took the last free
+// worker: then the calls are as many as the limit lets run, and more could be.
+func (c *concurrency) begin() (saturated bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight++
+	return c.inflight >= c.limit
+}
+
+// end counts the end of a call that took rtt, started saturated or not, and succeeded
+// (acted) or not; at the end of a round it moves the limit as Vegas would. Only calls that
+// acted count for the rounds.
+func (c *concurrency) end(rtt time.Duration, saturated, acted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight--
+	if c.fixed || !acted {
+		return
+	}
+	if rtt > 0 && (c.minRTT == 0 || rtt < c.minRTT) {
+		c.minRTT = rtt
+	}
+	c.ended++
+	c.saturated = c.saturated || saturated
+	if c.roundMin == 0 || rtt < c.roundMin {
+		c.roundMin = rtt
+	}
+	if c.ended < c.limit {
+		return
+	}
+	waiting := 0.0
+	if c.roundMin > c.minRTT && c.minRTT > 0 {
+		waiting = float64(c.limit) * (1 - float64(c.minRTT)/float64(c.roundMin))
+	}
+	next := c.limit
+	switch {
+	case waiting < vegasAlpha && c.saturated && c.slowStart:
+		next *= 2
+	case waiting < vegasAlpha && c.saturated:
+		next++
+	case waiting > vegasBeta:
+		next -= int(waiting-vegasBeta+1) / 2
+		c.slowStart = false
+	}
+	if waiting >= vegasAlpha {
+		c.slowStart = false
+	}
+	next = min(max(next, c.floor), c.ceil)
+	if next != c.limit {
+		c.limit = c.set(next)
+	}
+	c.ended, c.saturated, c.roundMin = 0, false, 0
+}
+
+// current returns the limit.
+func (c *concurrency) current() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
+}
