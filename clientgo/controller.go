@@ -131,7 +131,7 @@ func (c *Controller) build(logger klog.Logger) error {
 		obs = append(obs, EventObserver{Recorder: rec})
 	}
 	if c.opts.Metrics != nil {
-		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending})
+		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending, DeleteWorkers: c.deleteWorkers})
 		if err != nil {
 			return err
 		}
@@ -199,6 +199,8 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 
 // pending returns the Manager's pending evictions, for the metrics' gauges.
 func (c *Controller) pending() []eviction.Pending { return c.manager.Pending() }
+
+func (c *Controller) deleteWorkers() int { return c.manager.DeleteWorkers() }
 
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }

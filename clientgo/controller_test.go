@@ -157,6 +157,7 @@ func TestControllerMetrics(t *testing.T) {
 		`taintevict_delayed_evictions{reason="Paused"} 0`,
 		`taintevict_delayed_evictions{reason="RateLimited"} 0`,
 		"taintevict_eviction_lateness_seconds_count 1",
+		"taintevict_delete_workers 8", // follows the budget; one delete at a time starts it nowhere
 	} {
 		if !strings.Contains(body, series+"\n") {
 			t.Errorf("got %q, want it to contain %q", body, series+"\n")

@@ -36,6 +36,11 @@ type MetricsOptions struct {
 	// and taintevict_delayed_evictions gauges when they are scraped: usually
 	// manager.Pending, which is exact. nil leaves both gauges out.
 	Pending func() []eviction.Pending
+	// DeleteWorkers, if not nil, gives how many Deleter calls may run at once, for the
+	// taintevict_delete_workers gauge when it is scraped: usually manager.DeleteWorkers,
+	// which follows the budget unless eviction.Options.DeleteWorkers pins it. nil leaves
+	// the gauge out.
+	DeleteWorkers func() int
 }
 
 // Metrics is the [eviction.Observer] (and [DeleteObserver]) that keeps Prometheus metrics:
@@ -53,7 +58,9 @@ type MetricsOptions struct {
 //     limit or the brake (alert on reason="Paused" above 0), when [MetricsOptions.Pending]
 //     is set; read from the Manager at each scrape, so they are exact;
 //   - taintevict_eviction_lateness_seconds: when the first Deleter call started, less the
-//     deadline (a wait for a budget counts in it).
+//     deadline (a wait for a budget counts in it);
+//   - taintevict_delete_workers: how many Deleter calls may run at once now, when
+//     [MetricsOptions.DeleteWorkers] is set.
 //
 // Give it to the Deleters as their Observer too, so that it can tell evictions from pods
 // found gone, and by which method. It registers on the Registerer given to [NewMetrics],
@@ -125,6 +132,12 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error
 	cs := []prometheus.Collector{m.deletions, m.duration, m.outcomes, m.delayed, m.lateness}
 	if opts.Pending != nil {
 		cs = append(cs, pendingCollector(opts.Pending))
+	}
+	if opts.DeleteWorkers != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "taintevict", Name: "delete_workers",
+			Help: "How many Deleter calls may run at once now: it follows the client's budget and the API server's latency unless pinned.",
+		}, func() float64 { return float64(opts.DeleteWorkers()) }))
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
