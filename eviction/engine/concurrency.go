@@ -18,9 +18,14 @@ const (
 
 // Vegas's thresholds, in actuator calls waiting at the bottleneck: below alpha the limit
 // grows (while every worker is busy), above beta it shrinks.
+//
+// The limit grows only for calls that take at least minLatency: workers hide latency, and a
+// call answered in microseconds (an actuator in the same process, a fake clientset) has
+// none to hide; more goroutines than that would only take turns on the processors.
 const (
 	vegasAlpha = 3
 	vegasBeta  = 6
+	minLatency = time.Millisecond
 )
 
 // concurrency decides how many actuator calls may run at once, as TCP Vegas decides a
@@ -103,10 +108,11 @@ func (c *concurrency) end(rtt time.Duration, saturated, acted bool) {
 		waiting = float64(c.limit) * (1 - float64(c.minRTT)/float64(c.roundMin))
 	}
 	next := c.limit
+	grow := waiting < vegasAlpha && c.saturated && c.roundMin >= minLatency
 	switch {
-	case waiting < vegasAlpha && c.saturated && c.slowStart:
+	case grow && c.slowStart:
 		next *= 2
-	case waiting < vegasAlpha && c.saturated:
+	case grow:
 		next++
 	case waiting > vegasBeta:
 		next -= int(waiting-vegasBeta+1) / 2
