@@ -11,12 +11,22 @@ import (
 // Limit is a token bucket: at most PerSecond evictions a second on average, and at most
 // Burst at once after a quiet spell. The zero Limit limits nothing.
 type Limit struct {
-	// PerSecond is the sustained rate; 0 means no limit. It must not be negative.
+	// PerSecond is the sustained rate; 0 means no limit. Otherwise it must be at least
+	// 0.001 (one eviction per 1,000 s).
 	PerSecond float64
 	// Burst is how many evictions may go at the same moment; it must be at least 1 when
-	// PerSecond is set, and 0 when it is not.
+	// PerSecond is set, and 0 when it is not. A full burst must refill in at most 10^6 s
+	// (Burst/PerSecond, about 11.6 days).
 	Burst int
 }
+
+// The bounds of a Limit keep the bucket's arithmetic in nanoseconds far from overflow:
+// slots at most 10^12 ns apart, a burst at most 10^15 ns ahead, and a million evictions
+// waiting reach 10^18 ns, under the 9.2*10^18 of an int64.
+const (
+	minPerSecond    = 1e-3
+	maxBurstSeconds = 1e6
+)
 
 // limits reports whether l limits anything.
 func (l Limit) limits() bool { return l.PerSecond > 0 }
@@ -31,6 +41,10 @@ func (l Limit) validate(field string) error {
 		return fmt.Errorf("engine: %s.Burst must be at least 1 when %s.PerSecond is set", field, field)
 	case l.PerSecond == 0 && l.Burst != 0:
 		return fmt.Errorf("engine: %s.Burst is %d but %s.PerSecond is 0 (no limit)", field, l.Burst, field)
+	case l.PerSecond > 0 && l.PerSecond < minPerSecond:
+		return fmt.Errorf("engine: %s.PerSecond must be 0 (no limit) or at least %v: got %v", field, minPerSecond, l.PerSecond)
+	case l.PerSecond > 0 && float64(l.Burst)/l.PerSecond > maxBurstSeconds:
+		return fmt.Errorf("engine: %s.Burst %d refills in %.0f s at %s.PerSecond %v, more than the %.0f s allowed", field, l.Burst, float64(l.Burst)/l.PerSecond, field, l.PerSecond, maxBurstSeconds)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -28,6 +29,11 @@ func TestValidateBudgets(t *testing.T) {
 		{name: "burst 0 with a rate", rate: Limit{5, 0}, wantErr: "engine: RateLimit.Burst must be at least 1"},
 		{name: "negative burst", rate: Limit{5, -1}, wantErr: "engine: RateLimit.Burst must not be negative"},
 		{name: "burst without a rate", rate: Limit{0, 3}, wantErr: "engine: RateLimit.Burst is 3"},
+		// Rates the bucket's nanoseconds would overflow on.
+		{name: "slowest rate, biggest burst", rate: Limit{1e-3, 1000}},
+		{name: "rate under one per 1000 s", rate: Limit{1e-10, 1}, wantErr: "engine: RateLimit.PerSecond must be 0 (no limit) or at least"},
+		{name: "one a year", rate: Limit{1.0 / (365 * 24 * 3600), 1}, wantErr: "engine: RateLimit.PerSecond must be 0 (no limit) or at least"},
+		{name: "burst refilling in over 10^6 s", rate: Limit{1, 1 << 40}, wantErr: "engine: RateLimit.Burst 1099511627776 refills in"},
 		{name: "taint rate: burst 0", taint: map[string]Limit{"k": {1, 0}}, wantErr: `engine: TaintRateLimits["k"].Burst`},
 		{name: "taint rate: empty key", taint: map[string]Limit{"": {1, 1}}, wantErr: "engine: TaintRateLimits has an empty taint key"},
 		{name: "fraction above 1", brake: Brake{Fraction: 1.5}, wantErr: "engine: Brake.Fraction"},
@@ -104,4 +110,33 @@ func TestCauses(t *testing.T) {
 			t.Errorf("got %v, want %v", got, want)
 		}
 	})
+}
+
+// TestBucketAtTheBounds hands out slots from buckets at the bounds validate allows: at most
+// Burst at once, each later one after the one before, none before now (no overflow).
+func TestBucketAtTheBounds(t *testing.T) {
+	now := bucketT0.UnixNano()
+	for _, l := range []Limit{{1e-3, 1}, {1e-3, 1000}, {1e6, 1e12}, {1, 1e6}} {
+		t.Run(fmt.Sprintf("%v a second, burst %d", l.PerSecond, l.Burst), func(t *testing.T) {
+			if err := l.validate("RateLimit"); err != nil {
+				t.Fatalf("got %v, want a valid limit", err)
+			}
+			b := newBucket(l)
+			atNow := 0
+			prev := int64(-1)
+			for i := range 2000 {
+				s := reserve([]*bucket{b}, now) - now
+				if s < 0 || s < prev {
+					t.Fatalf("slot %d: got now%+d ns, after now%+d ns for slot %d: want neither before now nor before it", i, s, prev, i-1)
+				}
+				if s == 0 {
+					atNow++
+				}
+				prev = s
+			}
+			if want := min(l.Burst, 2000); atNow != want {
+				t.Errorf("got %d slots at once, want Burst %d", atNow, want)
+			}
+		})
+	}
 }
