@@ -55,13 +55,18 @@ func (h *holderTaints) set(holder string, taints []v1.Taint, now time.Time) (had
 // reduced to the NoExecute ones and started against the taints known for it, without
 // storing them.
 func (h *holderTaints) start(holder string, taints []v1.Taint, now time.Time) []v1.Taint {
+	h.mu.RLock()
+	prev := h.m[holder]
+	h.mu.RUnlock()
+	if !TaintsChanged(prev.given, taints) {
+		// The common case, the holder's update processed already: no copy of its
+		// NoExecute taints per recheck (a node has NoSchedule twins of them).
+		return prev.started
+	}
 	taints = tolerations.NoExecuteTaints(taints)
 	if len(taints) == 0 {
 		return nil
 	}
-	h.mu.RLock()
-	prev := h.m[holder]
-	h.mu.RUnlock()
 	return startTaints(taints, prev, now)
 }
 
