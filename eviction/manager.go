@@ -20,7 +20,8 @@ var ErrStopped = engine.ErrStopped
 
 // PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
 // [Deleter] panicked. The Manager recovers the panic, so that one bad Deleter cannot take
-// the process down, and retries the eviction like any other failure.
+// the process down, and retries the eviction like any other failure. It is also what
+// [Manager.Run] returns when the Cache or the Observer panicked in one of its workers.
 type PanicError = engine.PanicError
 
 // Manager evicts pods from nodes with NoExecute taints they do not tolerate, when their
@@ -101,7 +102,9 @@ func (m *Manager) Backlog() int { return m.e.Backlog() }
 // started (a running Deleter call sees its context cancelled) and returns ctx's error. The
 // logger, if any, comes from ctx (logr.FromContext, as klog.FromContext). Updates that
 // arrive before Run are kept and processed when it starts. A Manager runs once: a second
-// call returns [ErrRunTwice].
+// call returns [ErrRunTwice]. When the Cache or the Observer panics in one of its workers,
+// Run stops in the same way and returns the panic as a *[PanicError] (a new Manager,
+// started afresh from the cache, keeps the deadlines of taints with TimeAdded).
 func (m *Manager) Run(ctx context.Context) error { return m.e.Run(ctx) }
 
 // WaitIdle blocks until the Manager is idle, or ctx is done, and then returns nil, or ctx's

@@ -8,9 +8,11 @@ import (
 
 // Observer is told everything a [Manager] decides, so that the caller can turn it into
 // Kubernetes Events, metrics and logs. Its methods are called synchronously from the
-// Manager's goroutines, several at once (never two at once for the same pod), so they must
-// be safe for concurrent use and should return quickly. Embed [NopObserver] to implement
-// only some of them.
+// Manager's goroutines, several at once (never two at once for the same pod), while the
+// Manager holds the pod's lock: they must be safe for concurrent use, return quickly, and
+// not call the Manager (Pending, WaitIdle or an update method would wait for a lock the
+// call holds). A method that panics stops the Manager: [Manager.Run] returns the panic as a
+// *[PanicError]. Embed [NopObserver] to implement only some of them.
 //
 // The reports follow the engine's contract ([engine.Observer]): an eviction is open from
 // its first Scheduled until exactly one closing report, Succeeded, Cancelled or Skipped;

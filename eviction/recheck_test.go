@@ -22,7 +22,8 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		change      func(h *harness)
-		wantClosed  string // the closing report of web-1's eviction, "" for none
+		wantClosed  string   // the closing report of web-1's eviction, "" for none
+		thenEvents  []string // the reports of web after that closing one
 		wantDeleted []string
 		wantPending []string // after the deadline
 	}{
@@ -32,16 +33,30 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			wantDeleted: []string{"web@+5m0s"},
 		},
 		{
+			// The replacement, which tolerates nothing, is decided as its update will
+			// decide it: evicted at once, by its own UID.
 			name: "pod re-created under the same name",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", withUID("web-2")))
 			},
-			wantClosed: "Cancelled default/web: PodReplaced",
+			wantClosed:  "Cancelled default/web: PodReplaced",
+			thenEvents:  []string{"Scheduled default/web at +5m0s", "Started default/web (attempt 1)", "Succeeded default/web (attempt 1)"},
+			wantDeleted: []string{"web@+5m0s"},
 		},
 		{
 			name: "pod re-created under the same name on another node",
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n2", withUID("web-2")))
+			},
+			wantClosed:  "Cancelled default/web: PodReplaced",
+			thenEvents:  []string{"Scheduled default/web at +5m0s", "Started default/web (attempt 1)", "Succeeded default/web (attempt 1)"},
+			wantDeleted: []string{"web@+5m0s"},
+		},
+		{
+			// A replacement that tolerates nothing on an untainted node: nothing to do.
+			name: "pod re-created under the same name on an untainted node",
+			change: func(h *harness) {
+				h.cache.SetPod(newPod("web", "n3", withUID("web-2")))
 			},
 			wantClosed: "Cancelled default/web: PodReplaced",
 		},
@@ -129,8 +144,10 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 						t.Errorf("Deleter got %+v, want %+v", c[0].Ref, want)
 					}
 				}
-			} else if want := []string{"Scheduled default/web at +5m0s", tc.wantClosed}; !slices.Equal(events, want) {
+			} else if want := append([]string{"Scheduled default/web at +5m0s", tc.wantClosed}, tc.thenEvents...); !slices.Equal(events, want) {
 				t.Fatalf("events of web: got %q, want %q", events, want)
+			} else if c := h.calls(); len(c) > 0 && c[0].Ref.UID != "web-2" {
+				t.Errorf("Deleter got %+v, want the replacement web-2", c[0].Ref)
 			}
 			// The schedule was stale; nothing is deleted later either, unless a later
 			// deadline was found.
@@ -147,9 +164,10 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 		})
 	}
 
-	synctestRun(t, "replacement scheduled once its update arrives", func(t *testing.T) {
-		// The stale schedule of web-1 must not delete web-2, which does not tolerate the
-		// taint: that is the update's job, with web-2's own UID.
+	synctestRun(t, "replacement's update after the recheck decided it", func(t *testing.T) {
+		// The stale schedule of web-1 does not delete web-1's name: the recheck finds
+		// web-2, which does not tolerate the taint, and decides it by web-2's own UID. The
+		// update that comes later finds it done and acts no more.
 		h := run(t, eviction.Options{})
 		h.setNode(newNode("n1", noExecute("a", t0)))
 		h.setPod(newPod("web", "n1", tols))
@@ -158,11 +176,12 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 		replacement := newPod("web", "n1", withUID("web-2"))
 		h.cache.SetPod(replacement)
 		h.stepTo(5 * time.Minute)
-		h.expectDeleted()
+		h.expectDeleted("web@+5m0s")
 		h.step(time.Minute)
 		h.m.PodUpdated(old, replacement)
 		h.wait()
-		h.expectDeleted("web@+6m0s")
+		h.stepTo(time.Hour)
+		h.expectDeleted("web@+5m0s")
 		if c := h.calls(); len(c) != 1 || c[0].Ref.UID != "web-2" {
 			t.Errorf("got Deleter calls %v, want one for web-2", c)
 		}

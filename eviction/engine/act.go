@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 // Source's current state (the recheck), passes the gate, and calls the Actuator. It always
 // returns nil: the record, not the schedule, keeps an eviction's attempts and retries.
 func (e *Engine[T]) work(ctx context.Context, key types.NamespacedName, id recordID) error {
+	defer e.recoverWorker()
 	ref, due, call := e.beforeAct(key, id)
 	if !call {
 		return nil
@@ -38,11 +40,11 @@ func (e *Engine[T]) beforeAct(key types.NamespacedName, id recordID) (ref Ref, d
 		return Ref{}, time.Time{}, false // closed, or moved later since this run was taken
 	}
 	if err := e.recheck(k, r, now); err != nil {
-		e.releaseHold(k, r) // the retry passes the gate anew
-		k.dropExtra(r)
+		// A hold at the gate stays: the retry goes when its slot has come, with no second
+		// Delayed, and the token it waited for is not given up.
 		r.attempts++
 		e.obs.Failed(r.ref(key), int(r.attempts), err)
-		e.retry(k, r, now)
+		e.retry(k, r, e.retryAt(r, now))
 		return Ref{}, time.Time{}, false
 	}
 	e.settle(k, r, now)
@@ -86,9 +88,11 @@ func (e *Engine[T]) recheck(k locked, r entry, now time.Time) error {
 	}
 	s := &k.stripe.seen
 	e.describe(s, obj)
-	if s.t.UID != r.uid || s.t.Leaving != "" {
+	if s.t.Leaving != "" {
 		return nil // settle closes it; its holders do not matter
 	}
+	// A target that replaced r's (another UID) is decided here as its update will decide
+	// it, from its own bindings.
 	for _, b := range s.t.Bindings {
 		h, found, err := e.src.Holder(b.Holder)
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -143,12 +147,20 @@ func (e *Engine[T]) waits(k locked, r entry, now time.Time) bool {
 	return true
 }
 
-// retry schedules the retry of the eviction r of k's target, whose attempt failed, after
-// the backoff of its consecutive failures.
-func (e *Engine[T]) retry(k locked, r entry, now time.Time) {
-	r.fails++
+// retryAt returns when the eviction r, whose attempt failed at now, is to be retried: after
+// the backoff of its consecutive failures, this one included.
+func (e *Engine[T]) retryAt(r entry, now time.Time) time.Time {
+	return now.Add(e.opts.Backoff.Delay(int(r.fails) + 1))
+}
+
+// retry schedules the retry of the eviction r of k's target, whose attempt failed, at at
+// (see retryAt), and counts the failure.
+func (e *Engine[T]) retry(k locked, r entry, at time.Time) {
+	if r.fails < math.MaxInt16 { // the backoff is at its cap long before
+		r.fails++
+	}
 	r.phase = retrying
-	e.queue.Schedule(k.key, r.id, now.Add(e.opts.Backoff.Delay(int(r.fails))))
+	e.queue.Schedule(k.key, r.id, at)
 }
 
 // afterAct ends the attempt of the eviction ref, due at due, that the Actuator returned
@@ -169,42 +181,32 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		k.close(r)
 		k.setDone(done)
 		e.obs.Succeeded(ref, attempt, due, false)
-		e.resettle(k, now) // forgets the target if the Source shows the action's effect
+		e.resettle(k, ref.Holder, now) // forgets the target if the Source shows the action's effect
 	case x != nil && x.closing != 0:
 		e.queue.Cancel(key)
 		k.close(r)
 		e.report(x.closing, ref, x.reason)
-		e.resettle(k, now) // a target that replaced this one may be due
+		e.resettle(k, ref.Holder, now) // a target that replaced this one may be due
 	default:
 		e.obs.Failed(ref, int(r.attempts), err)
 		// A move while it ran stands when it is later than the retry; the schedule holds
 		// it then (a time other than the one the attempt ran for). Otherwise the retry
 		// waits its backoff, wherever the eviction was moved.
-		retryAt := now.Add(e.opts.Backoff.Delay(int(r.fails) + 1))
+		retryAt := e.retryAt(r, now) // once: with jitter, a second draw would differ
 		moved := r.due != dueNanos(due) || r.holder != ref.Holder
 		if moved && r.phase == scheduled && r.due > retryAt.UnixNano() {
 			return
 		}
-		e.retry(k, r, now)
+		e.retry(k, r, retryAt)
 	}
 }
 
 // resettle decides again about k's target, whose record was just closed, from the Source,
-// as an update would.
-func (e *Engine[T]) resettle(k locked, now time.Time) {
-	s := &k.stripe.seen
-	s.reset()
-	obj, found, err := e.src.Target(k.key)
-	if err != nil && !apierrors.IsNotFound(err) {
-		// The decision waits for the next update or retry of the target; a done record
-		// stays until then, which only keeps the Engine from acting on that UID again.
-		return
+// as an update would. When the lookup fails, the target is decided again after a delay, on
+// the shard of holder, where the closed record was: nothing else might (the replacement of
+// a target is decided when the attempt on the old one has ended, here).
+func (e *Engine[T]) resettle(k locked, holder string, now time.Time) {
+	if e.see(k, targetEvent[T]{retryOnly: true, holder: holder}, now, knownHolder{}) {
+		e.settle(k, entry{}, now)
 	}
-	if found {
-		e.describe(s, obj)
-		for _, b := range s.t.Bindings {
-			s.taints = append(s.taints, e.taints.get(b.Holder))
-		}
-	}
-	e.settle(k, entry{}, now)
 }

@@ -49,14 +49,27 @@ func IsGone(err error) bool {
 var ErrActTimeout = errors.New("engine: actuator call timed out")
 
 // PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
-// [Actuator] panicked. The Engine recovers the panic, so that one bad actuator cannot take
-// the process down, and retries the eviction like any other failure.
+// [Actuator] panicked: the Engine recovers the panic, so that one bad actuator cannot take
+// the process down, and retries the eviction like any other failure. It is also what
+// [Engine.Run] returns when a method of the [Source] or the [Observer] panicked in one of
+// the Engine's workers: the Engine then stops, rather than go on from a decision made in
+// part (a new Engine decides afresh from the Source, and the deadlines of taints with
+// TimeAdded survive the restart).
 type PanicError struct {
-	// Value is what the actuator passed to panic.
+	// Value is what was passed to panic.
 	Value any
 	// Stack is the goroutine's stack at the panic.
 	Stack []byte
+	// In says what panicked: "" for the Actuator, "a worker" for the Source or the
+	// Observer called from an Engine's worker.
+	In string
 }
 
-// Error returns "engine: actuator panicked: VALUE".
-func (e *PanicError) Error() string { return fmt.Sprintf("engine: actuator panicked: %v", e.Value) }
+// Error returns "engine: actuator panicked: VALUE", or "engine: IN panicked: VALUE".
+func (e *PanicError) Error() string {
+	in := e.In
+	if in == "" {
+		in = "actuator"
+	}
+	return fmt.Sprintf("engine: %s panicked: %v", in, e.Value)
+}

@@ -69,5 +69,7 @@
 // reject (an unknown operator, say) tolerates nothing, and a negative tolerationSeconds
 // means now, as in Kubernetes. A failing Source is retried with backoff; a failing,
 // hanging or panicking Actuator is retried with backoff, each call bounded by
-// Options.ActTimeout. Nothing panics.
+// Options.ActTimeout. Nothing panics on bad input. A Source or Observer method that panics
+// in one of the Engine's workers (a bug of the caller's) stops the Engine: [Engine.Run]
+// returns the panic as a *[PanicError], rather than go on from a decision made in part.
 package engine

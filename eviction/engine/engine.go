@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,10 @@ var ErrRunTwice = errors.New("engine: Run called more than once")
 // target's eviction is one record; right before it acts, the Engine decides again from the
 // Source's current state of the target and of its holders.
 //
-// All methods are safe for concurrent use. The update methods never block on processing.
+// All methods are safe for concurrent use. The update methods never wait for updates to be
+// processed; with a Brake, an update that releases held evictions takes their
+// targets' locks, which a decision in progress holds for the time of a Source lookup and
+// an Observer call.
 // The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
@@ -57,6 +61,10 @@ type Engine[T any] struct {
 	timeout   error         // the cause of a call cancelled by Options.ActTimeout
 
 	started atomic.Bool // Run has been called
+	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
+	// before it starts them.
+	halt    context.CancelCauseFunc
+	failure atomic.Pointer[PanicError]
 }
 
 // New returns an Engine that reads src and acts through act. It returns an error, and no
@@ -206,7 +214,8 @@ func (e *Engine[T]) Backlog() int {
 
 // Run processes updates and acts on targets until ctx is done, then waits for every
 // goroutine it started (a running Actuator call sees its context cancelled) and returns
-// ctx's error. The logger, if any, comes from ctx (logr.FromContext, as klog.FromContext).
+// ctx's error. When a method of the Source or the Observer panics in one of its workers,
+// Run stops in the same way and returns that panic as a *[PanicError]. The logger, if any, comes from ctx (logr.FromContext, as klog.FromContext).
 // Updates that arrive before Run are kept and processed when it starts. An Engine runs
 // once: a second call returns [ErrRunTwice].
 func (e *Engine[T]) Run(ctx context.Context) error {
@@ -217,6 +226,10 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	ctx = logr.NewContext(ctx, logger)
 	logger.V(2).Info("starting", "workers", e.opts.Workers, "actWorkers", e.opts.ActWorkers, "maxActWorkers", e.opts.MaxActWorkers, "dryRun", e.opts.DryRun)
 
+	parent := ctx
+	ctx, e.halt = context.WithCancelCause(ctx)
+	defer e.halt(nil)
+
 	var wg sync.WaitGroup
 	for _, s := range e.shards {
 		wg.Go(func() { e.runShard(ctx, s); s.stop() })
@@ -225,8 +238,23 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	wg.Go(func() { e.retries.run(ctx) })
 	<-ctx.Done()
 	wg.Wait()
+	if err := e.failure.Load(); err != nil {
+		logger.Error(err, "stopped", "stack", string(err.Stack))
+		return err
+	}
 	logger.V(2).Info("stopped")
-	return ctx.Err()
+	return parent.Err()
+}
+
+// recoverWorker, deferred by a worker's unit of work, stops Run with the panic of a
+// Source or Observer method, if one panicked. The locks the unit took are released by
+// their own defers as the panic unwinds.
+func (e *Engine[T]) recoverWorker() {
+	if v := recover(); v != nil {
+		err := &PanicError{Value: v, Stack: debug.Stack(), In: "a worker"}
+		e.failure.CompareAndSwap(nil, err)
+		e.halt(err)
+	}
 }
 
 func (e *Engine[T]) shardFor(holder string) *shard[T] {
@@ -249,11 +277,17 @@ func (e *Engine[T]) runShard(ctx context.Context, s *shard[T]) {
 		if ctx.Err() != nil {
 			return
 		}
-		if w.isHolder {
-			e.handleHolder(ctx, w.holder, w.holderEv)
-		} else {
-			e.handleTarget(w.target, w.targetEv, e.clock.Now(), knownHolder{})
-		}
+		e.process(ctx, w)
+	}
+}
+
+// process does one unit of a shard's work.
+func (e *Engine[T]) process(ctx context.Context, w work[T]) {
+	defer e.recoverWorker()
+	if w.isHolder {
+		e.handleHolder(ctx, w.holder, w.holderEv)
+	} else {
+		e.handleTarget(w.target, w.targetEv, e.clock.Now(), knownHolder{})
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 
 // Observer is told everything an [Engine] decides, so that the caller can turn it into
 // Kubernetes Events, metrics and logs. Its methods are called synchronously from the
-// Engine's goroutines, several at once (never two at once for the same target), so they
-// must be safe for concurrent use and should return quickly; they must not call back into
-// the Engine's WaitIdle. Embed [NopObserver] to implement only some of them.
+// Engine's goroutines, several at once (never two at once for the same target), while the
+// Engine holds the target's lock: they must be safe for concurrent use, return quickly, and
+// not call the Engine (Pending, WaitIdle or an update method would wait for a lock that the
+// call itself holds). A method that panics stops the Engine: [Engine.Run] returns the
+// panic as a *[PanicError]. Embed [NopObserver] to implement only some of them.
 //
 // The reports about one target come in the order the decisions were made, and follow one
 // contract. An eviction is open from its first Scheduled until exactly one closing report:
@@ -34,7 +36,8 @@ type Observer interface {
 	// reports it when it ends.
 	Skipped(target Ref, reason Reason)
 	// Started: the actuator is about to be called (not in dry-run mode); attempt counts
-	// from 1. due is the time the eviction was scheduled for, as Scheduled last reported it
+	// from 1, and counts failed rechecks too (see Failed), so a first call may be attempt
+	// 2. due is the time the eviction was scheduled for, as Scheduled last reported it
 	// (a wait for a rate limit or the brake does not move it).
 	Started(target Ref, attempt int, due time.Time)
 	// Succeeded closes an eviction: the actuator did its work, the target was already gone,
@@ -46,7 +49,8 @@ type Observer interface {
 	Failed(target Ref, attempt int, err error)
 	// Delayed: the eviction is due but waits, for a token of a rate limit
 	// ([ReasonRateLimited]) or for the brake to release ([ReasonPaused]); it stays pending.
-	// Reported when the reason changes, and only before the first attempt.
+	// Reported when the reason changes, and only before the first attempt: an eviction
+	// whose recheck failed keeps its place at the gate for its retry.
 	Delayed(target Ref, reason Reason)
 }
 

@@ -10,21 +10,35 @@ import (
 )
 
 // handleTarget decides about the target key from its state in the Source now, under its
-// stripe lock. When the Source fails, it decides from the object the update carried (ev),
-// and decides again from the Source after a delay. known is the holder whose update is being
-// processed, if any.
+// stripe lock. known is the holder whose update is being processed, if any.
 func (e *Engine[T]) handleTarget(key types.NamespacedName, ev targetEvent[T], now time.Time, known knownHolder) {
 	k := e.lock(key)
 	defer k.unlock()
-	obj, found, err := e.src.Target(key)
+	if e.see(k, ev, now, known) {
+		e.settle(k, k.current(), now)
+	}
+}
+
+// see fills k's stripe with the state of k's target in the Source now, and its holders'
+// taints, for settle. When the Source fails, it takes the object the update carried (ev)
+// instead, and has the target decided again from the Source after a delay; it returns
+// false when ev carries no object (a retry only), and there is nothing to decide from.
+func (e *Engine[T]) see(k locked, ev targetEvent[T], now time.Time, known knownHolder) bool {
+	obj, found, err := e.src.Target(k.key)
 	if err != nil && apierrors.IsNotFound(err) {
 		found, err = false, nil
 	}
 	if err == nil {
-		e.retries.succeeded(func() string { return targetRetryKey(key) })
+		e.retries.succeeded(func() string { return targetRetryKey(k.key) })
 	} else {
-		_, holder := e.src.Locate(ev.obj)
-		e.retries.failed(targetRetryKey(key), now, func() { e.shardFor(holder).putTarget(key, ev) })
+		holder := ev.holder
+		if !ev.retryOnly {
+			_, holder = e.src.Locate(ev.obj)
+		}
+		e.retries.failed(targetRetryKey(k.key), now, func() { e.shardFor(holder).putTarget(k.key, ev) })
+		if ev.retryOnly {
+			return false
+		}
 		obj, found = ev.obj, !ev.deleted
 	}
 	s := &k.stripe.seen
@@ -41,7 +55,7 @@ func (e *Engine[T]) handleTarget(key types.NamespacedName, ev targetEvent[T], no
 			s.taints = append(s.taints, taints)
 		}
 	}
-	e.settle(k, k.current(), now)
+	return true
 }
 
 // describe fills s with what the Source says of obj.

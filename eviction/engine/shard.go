@@ -17,10 +17,14 @@ type holderEvent struct {
 }
 
 // targetEvent is the latest update of a target: the object it carried (the decision's
-// fallback when the Source fails), or deleted.
+// fallback when the Source fails), or deleted; or, with retryOnly, a request to decide
+// again from the Source, on the shard of holder, after a lookup failed with no update to
+// fall back on.
 type targetEvent[T any] struct {
-	obj     T
-	deleted bool
+	obj       T
+	deleted   bool
+	retryOnly bool
+	holder    string
 }
 
 // shard is the work of one event worker: the holders hashed onto it, and the targets
@@ -58,6 +62,9 @@ func (s *shard[T]) putHolder(name string, ev holderEvent) {
 
 func (s *shard[T]) putTarget(key types.NamespacedName, ev targetEvent[T]) {
 	s.mu.Lock()
+	if prev, ok := s.targets.items[key]; ok && ev.retryOnly && !prev.retryOnly {
+		ev = prev // a queued update decides anyway, with an object to fall back on
+	}
 	s.targets.put(key, ev)
 	s.puts++
 	s.mu.Unlock()
