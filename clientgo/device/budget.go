@@ -142,8 +142,8 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 		return nil
 	}
 	taints := map[string][]v1.Taint{}
-	s.pool(pool, func(id string, t []resourcev1.DeviceTaint) {
-		taints[id] = tolerations.NoExecuteTaints(tolerations.DeviceTaints(t))
+	s.pool(pool, func(name string, t []resourcev1.DeviceTaint) {
+		taints[pool+"/"+name] = tolerations.NoExecuteTaints(tolerations.DeviceTaints(t))
 	})
 	return func(id string) []v1.Taint { return taints[id] }
 }

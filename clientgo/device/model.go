@@ -163,9 +163,10 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 	return rules
 }
 
-// pool calls f for each device of the pool's slices of the newest generation (only those
-// count, as in kube), and returns the names of the devices of its other slices.
-func (s *Source) pool(pool string, f func(id string, taints []resourcev1.DeviceTaint)) (older []string) {
+// pool calls f with the name and taints of each device of the pool's slices of the newest
+// generation (only those count, as in kube), and returns the names of the devices of its
+// other slices. It allocates nothing of its own: the recheck before each eviction calls it.
+func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
 	var newest int64
 	for i, o := range objs {
@@ -176,10 +177,10 @@ func (s *Source) pool(pool string, f func(id string, taints []resourcev1.DeviceT
 	for _, o := range objs {
 		if sl, ok := o.(*resourcev1.ResourceSlice); ok {
 			for _, d := range sl.Spec.Devices {
-				if id := ID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name); sl.Spec.Pool.Generation == newest {
-					f(id, d.Taints)
+				if sl.Spec.Pool.Generation == newest {
+					f(d.Name, d.Taints)
 				} else {
-					older = append(older, id)
+					older = append(older, d.Name)
 				}
 			}
 		}
@@ -190,8 +191,9 @@ func (s *Source) pool(pool string, f func(id string, taints []resourcev1.DeviceT
 // sliceTaints returns the taints of device id in its pool's slices, and whether it is in
 // one.
 func (s *Source) sliceTaints(id string) (taints []resourcev1.DeviceTaint, found bool) {
+	_, _, name := splitID(id)
 	s.pool(poolOf(id), func(d string, t []resourcev1.DeviceTaint) {
-		if d == id {
+		if d == name {
 			taints, found = t, true
 		}
 	})
@@ -220,16 +222,18 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	s.feed.Lock()
 	defer s.feed.Unlock()
 	rules, now := s.ruleList(), map[string][]resourcev1.DeviceTaint{}
-	gone := s.pool(pool, func(id string, t []resourcev1.DeviceTaint) { now[id] = t })
+	gone := s.pool(pool, func(name string, t []resourcev1.DeviceTaint) { now[name] = t })
 	for _, d := range old.Spec.Devices {
-		gone = append(gone, ID(old.Spec.Driver, old.Spec.Pool.Name, d.Name))
+		gone = append(gone, d.Name)
 	}
-	for id, t := range now {
-		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(t), rules, id), Group: poolOf(id)})
+	for name, t := range now {
+		id := pool + "/" + name
+		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(t), rules, id), Group: pool})
 	}
-	for _, id := range gone {
-		if _, ok := now[id]; !ok {
-			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(nil, rules, id), Group: poolOf(id)})
+	for _, name := range gone {
+		if _, ok := now[name]; !ok {
+			id := pool + "/" + name
+			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(nil, rules, id), Group: pool})
 		}
 	}
 	s.tell(poolScope(pool))

@@ -238,8 +238,8 @@ func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) 
 func (r *ruleStatus) sliceDevices(rule *resourcev1.DeviceTaintRule) int {
 	n := 0
 	for _, pool := range r.src.slices.ListIndexFuncValues(PoolIndex) {
-		r.src.pool(pool, func(id string, _ []resourcev1.DeviceTaint) {
-			if ruleMatches(rule, id) {
+		r.src.pool(pool, func(name string, _ []resourcev1.DeviceTaint) {
+			if ruleMatches(rule, pool+"/"+name) {
 				n++
 			}
 		})
