@@ -65,6 +65,13 @@ type Options struct {
 	// LeaderElection, if not nil, makes the Controller run its Manager only while it holds
 	// that Lease; see [LeaderElection].
 	LeaderElection *LeaderElection
+	// Alongside are run with the Manager, each in a goroutine of its own, with the
+	// Manager's context: started with it (when Run starts, or on taking the Lease) and
+	// waited for before Run returns (or the Lease is released). Another controller on the
+	// same factory runs its work here to share this one's Lease: the device taint
+	// controller's Lead, for one (package clientgo/device). Their errors are dropped: each
+	// is to return when its context ends.
+	Alongside []func(context.Context) error
 }
 
 // ErrLeaseLost is returned by [Controller.Run] when the Controller lost its Lease: it has
@@ -246,7 +253,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.elect == nil {
 		// The Manager keeps the updates that arrive before it runs; starting it first means
 		// it works through the initial listing while the rest of it still arrives.
-		wg.Go(func() { _ = c.manager.Run(ctx) })
+		wg.Go(func() { _ = c.lead(ctx) })
 	}
 	c.factory.StartWithContext(ctx)
 	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
@@ -258,10 +265,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
 	close(c.synced)
 	if c.elect != nil {
-		return c.elect.run(ctx, c.manager.Run)
+		return c.elect.run(ctx, c.lead)
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// lead runs the Manager and Options.Alongside until ctx is done, and waits for all of them.
+func (c *Controller) lead(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, f := range c.opts.Alongside {
+		wg.Go(func() { _ = f(ctx) })
+	}
+	err := c.manager.Run(ctx)
+	wg.Wait()
+	return err
 }
 
 // Ready returns nil when the controller is ready: its caches have synced and, with leader

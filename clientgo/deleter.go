@@ -41,13 +41,18 @@ type PodDeleterOptions struct {
 	Observer DeleteObserver
 	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
 	Clock clock.PassiveClock
+	// Reason and Message are the DisruptionTarget condition's; "" means [DisruptionReason]
+	// and [DisruptionMessage], kube's taint eviction controller's. Kube's device taint
+	// eviction controller sets its own (package clientgo/device).
+	Reason, Message string
 }
 
 // PodDeleter is the [eviction.Deleter] that does what kube-controller-manager does, in two
 // API calls where kube makes three:
 //
 //  1. a strategic merge patch of the pod's status subresource that sets the condition
-//     DisruptionTarget=True (reason [DisruptionReason], message [DisruptionMessage],
+//     DisruptionTarget=True (reason [DisruptionReason], message [DisruptionMessage], or
+//     those of [PodDeleterOptions],
 //     observedGeneration the pod's generation, as kube v1.37 sets it) and carries the pod's
 //     UID in metadata.uid, so that the API server rejects it for any other pod of that name;
 //  2. a DELETE with a UID precondition.
@@ -72,6 +77,12 @@ var _ eviction.Deleter = (*PodDeleter)(nil)
 
 // NewPodDeleter returns the PodDeleter that marks and deletes pods through client.
 func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDeleter {
+	if opts.Reason == "" {
+		opts.Reason = DisruptionReason
+	}
+	if opts.Message == "" {
+		opts.Message = DisruptionMessage
+	}
 	d := &PodDeleter{client: client, opts: opts, clock: opts.Clock}
 	if d.clock == nil {
 		d.clock = clock.RealClock{}
@@ -108,8 +119,8 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 		Type:               v1.DisruptionTarget,
 		Status:             v1.ConditionTrue,
 		LastTransitionTime: metav1.NewTime(d.clock.Now()),
-		Reason:             DisruptionReason,
-		Message:            DisruptionMessage,
+		Reason:             d.opts.Reason,
+		Message:            d.opts.Message,
 	}
 	if d.opts.Pods != nil {
 		if pod, err := d.opts.Pods.Pod(ref.Namespace, ref.Name); err == nil && pod != nil && pod.UID == ref.UID {

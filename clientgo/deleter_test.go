@@ -260,3 +260,77 @@ func TestPodDeleterErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletersConditionReason: PodDeleterOptions.Reason and Message replace kube's node
+// reason and message in the condition (the device taint controller's), and a pod marked
+// with the node's reason is marked again; EvictionDeleterOptions pass them to the
+// fallback that deletes after the PDB timeout.
+func TestDeletersConditionReason(t *testing.T) {
+	const reason, message = "DeletionByDeviceTaintManager", "Device Taint manager: deleting due to NoExecute taint"
+	nodeMarked := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionReason, Message: DisruptionMessage, ObservedGeneration: 2}
+	deviceMarked := nodeMarked
+	deviceMarked.Reason, deviceMarked.Message = reason, message
+	patched := func(t *testing.T, actions []k8stesting.Action) map[string]any {
+		t.Helper()
+		var body struct {
+			Status struct{ Conditions []map[string]any }
+		}
+		if err := json.Unmarshal(actions[0].(k8stesting.PatchAction).GetPatch(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Status.Conditions) != 1 {
+			t.Fatalf("got %d conditions (%v), want 1", len(body.Status.Conditions), body.Status.Conditions)
+		}
+		return body.Status.Conditions[0]
+	}
+	for _, tc := range []struct {
+		name   string
+		cached v1.PodCondition
+		writes []string
+	}{
+		{"marked by the node controller", nodeMarked, []string{"patch pods/status", "delete pods"}},
+		{"marked already", deviceMarked, []string{"delete pods"}},
+	} {
+		t.Run("PodDeleter/"+tc.name, func(t *testing.T) {
+			client := fake.NewClientset(testPod("uid-old", 2))
+			opts := PodDeleterOptions{Pods: podCache{"shop/web-1": testPod("uid-old", 2, tc.cached)}, Reason: reason, Message: message}
+			if err := NewPodDeleter(client, opts).Delete(t.Context(), testRef); err != nil {
+				t.Fatal(err)
+			}
+			actions := client.Actions()
+			if got := writes(actions); !reflect.DeepEqual(got, tc.writes) {
+				t.Fatalf("got %v, want %v", got, tc.writes)
+			}
+			if len(actions) == 2 {
+				c := patched(t, actions)
+				if c["reason"] != reason || c["message"] != message {
+					t.Errorf("got reason %v, message %v; want %q, %q", c["reason"], c["message"], reason, message)
+				}
+			}
+		})
+	}
+	t.Run("EvictionDeleter fallback", func(t *testing.T) {
+		client := fake.NewClientset(testPod("uid-old", 1))
+		refuse := error(apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10))
+		evictions(client, &refuse)
+		clk := clocktesting.NewFakePassiveClock(testNow)
+		d, err := NewEvictionDeleter(client, EvictionDeleterOptions{PDBTimeout: time.Minute, Clock: clk, Reason: reason, Message: message})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Delete(t.Context(), testRef); err == nil {
+			t.Fatal("first call: got no error, want the budget's refusal")
+		}
+		clk.SetTime(testNow.Add(time.Minute))
+		if err := d.Delete(t.Context(), testRef); err != nil {
+			t.Fatal(err)
+		}
+		actions := client.Actions()
+		if got, want := writes(actions), []string{"create pods/eviction", "patch pods/status", "delete pods"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+		if c := patched(t, actions[1:]); c["reason"] != reason || c["message"] != message {
+			t.Errorf("got reason %v, message %v; want %q, %q", c["reason"], c["message"], reason, message)
+		}
+	})
+}

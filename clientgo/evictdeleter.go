@@ -31,6 +31,9 @@ type EvictionDeleterOptions struct {
 	// Clock measures PDBTimeout and stamps the fallback's condition. nil means the real
 	// clock.
 	Clock clock.PassiveClock
+	// Reason and Message are the fallback's DisruptionTarget condition's; see
+	// [PodDeleterOptions.Reason].
+	Reason, Message string
 }
 
 // EvictionDeleter is the [eviction.Deleter] that evicts through the policy/v1 Eviction API,
@@ -77,7 +80,7 @@ func NewEvictionDeleter(client kubernetes.Interface, opts EvictionDeleterOptions
 	if d.clock == nil {
 		d.clock = clock.RealClock{}
 	}
-	d.fallback = NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Clock: d.clock})
+	d.fallback = NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Clock: d.clock, Reason: opts.Reason, Message: opts.Message})
 	return d, nil
 }
 

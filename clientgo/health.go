@@ -17,12 +17,19 @@ import (
 //
 // The handler is safe for concurrent use and never blocks on the API server.
 func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
+	return ProbeHandler(c.Healthy, c.Ready, g)
+}
+
+// ProbeHandler returns the handler [Controller.Handler] returns, for any controller:
+// /healthz answers from healthy, /readyz from ready, and /metrics from g when g is not nil.
+// healthy and ready must not block.
+func ProbeHandler(healthy, ready func() error, g prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		probe(w, c.Healthy(), http.StatusInternalServerError)
+		probe(w, healthy(), http.StatusInternalServerError)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		probe(w, c.Ready(), http.StatusServiceUnavailable)
+		probe(w, ready(), http.StatusServiceUnavailable)
 	})
 	if g != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))

@@ -23,6 +23,12 @@ type Counts struct {
 	Get, Patch, Update, Delete, Evict, Events int64
 }
 
+// Sub returns the requests of c made since b, an earlier Counts of the same Client.
+func (c Counts) Sub(b Counts) Counts {
+	return Counts{Get: c.Get - b.Get, Patch: c.Patch - b.Patch, Update: c.Update - b.Update,
+		Delete: c.Delete - b.Delete, Evict: c.Evict - b.Evict, Events: c.Events - b.Events}
+}
+
 // PodRequests is the number of pod requests: GET, PATCH, UPDATE, DELETE and eviction.
 func (c Counts) PodRequests() int64 { return c.Get + c.Patch + c.Update + c.Delete + c.Evict }
 

@@ -13,4 +13,12 @@
 // Kube's controller runs on the real clock, so the test does too: tolerations are 2 to 4
 // seconds, scenarios run in parallel, and each outcome is checked against the times the
 // DELETE requests arrived.
+//
+// The device side has a table of its own (device_scenarios_test.go): the scenarios of
+// kube's device_taint_eviction_test.go that decide eviction, played against kube's device
+// taint eviction controller (k8s.io/kubernetes/pkg/controller/devicetainteviction,
+// devicetainteviction.New) and against taintevict's (clientgo/device.Controller), each on a
+// fake clientset inside a synctest bubble, as kube's own tests run: both on the bubble's
+// clock, so every DELETE's time is compared exactly. The file lists which of kube's cases
+// are ported, which are left out and why, and the one difference, a listed kube bug.
 package compat

@@ -24,4 +24,12 @@
 // figures are what the apparatus, the requests and the Events cost alone, so kube's figure
 // over the floor's bounds what any controller making those requests and Events could gain
 // on this apparatus.
+//
+// RunDevice measures a device outage the same way, against kube's device taint eviction
+// controller (devicetainteviction.New) and taintevict's (clientgo/device.Controller): a DRA
+// driver taints every device it publishes at once. Both controllers run with their own
+// informers, fed through watch channels of the apparatus (the ResourceSlices' updates, and
+// each pod's deletion after its DELETE was answered), since neither exposes its event
+// handlers; a sentinel pod, evicted before the measurement, shows that both have handled
+// the initial listing.
 package outage

@@ -39,6 +39,9 @@ type Result struct {
 	Impl  string `json:"impl"`
 	Pods  int    `json:"pods"`
 	Nodes int    `json:"nodes"`
+	// Devices is the number of tainted devices of a device outage (RunDevice), whose
+	// Nodes are its pools.
+	Devices int `json:"devices,omitempty"`
 	// Evicted is the number of untolerating pods whose DELETE arrived, all of them.
 	Evicted int `json:"evicted"`
 	// Seconds is the time from the first node update with the taint until the last of

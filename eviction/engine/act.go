@@ -126,7 +126,7 @@ func (e *Engine[T]) waits(k locked, r entry, now time.Time) bool {
 	if x := k.extra(r, false); x != nil {
 		h = x.hold
 	}
-	h, d := e.gate.admit(k.key, h, causes, now.UnixNano())
+	h, d := e.gate.admit(r.ref(k.key), h, causes, now.UnixNano())
 	if !d.wait {
 		r.set(admitted, true)
 		k.dropExtra(r) // the gate has forgotten the hold; nothing else is kept while open

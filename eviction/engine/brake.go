@@ -43,11 +43,13 @@ type keyCount struct {
 }
 
 // brakeScope names what paused an eviction: a taint key, over all holders (zone empty,
-// zoned false) or within one group.
+// zoned false) or within one group; or, with caller set, the scope key that
+// Options.Pauser named.
 type brakeScope struct {
-	key   string
-	zone  string
-	zoned bool
+	key    string
+	zone   string
+	zoned  bool
+	caller bool
 }
 
 func newBrake(b Brake) *brake {

@@ -98,14 +98,14 @@ func TestCauses(t *testing.T) {
 	}
 
 	// A target on two holders: each binding has its own tolerations and its holder's group;
-	// a key that is due on both comes once per group.
+	// a key that is due on both comes once per holder.
 	t.Run("two bindings", func(t *testing.T) {
 		bindings := []Binding{
 			{Holder: "h1", Tolerations: []v1.Toleration{tol("a", 3600)}},
 			{Holder: "h2", Tolerations: []v1.Toleration{tol("a", 30), tol("b", 3600)}},
 		}
 		got := rules{}.causes(nil, bindings, [][]v1.Taint{taints, taints}, []string{"g1", "g2"}, time.Time{}, now)
-		want := []cause{{"b", "g1"}, {"a", "g2"}}
+		want := []cause{{"b", "g1", "h1"}, {"a", "g2", "h2"}}
 		if !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}

@@ -59,20 +59,20 @@ func (r rules) judge(bindings []Binding, taints [][]v1.Taint, since, now time.Ti
 }
 
 // cause is a taint key that makes a target due, on a holder of group: what the budgets
-// count (TaintRateLimits per key, the brake per key and group).
+// count (TaintRateLimits per key, the brake per key and group, Options.Pauser all three).
 type cause struct {
-	key, group string
+	key, group, holder string
 }
 
 // causes appends to cs the keys of the NoExecute taints that make a target due at now, on
 // each binding: those it does not tolerate, and those whose toleration has run out, with
-// the group of the holder that carries them (groups[i] for bindings[i]). Each pair appears
-// once. It allocates only when cs has no room.
+// the group and name of the holder that carries them (groups[i] for bindings[i]). Each
+// appears once. It allocates only when cs has no room.
 func (r rules) causes(cs []cause, bindings []Binding, taints [][]v1.Taint, groups []string, since, now time.Time) []cause {
 	for i := range bindings {
 		for j := range taints[i] {
 			e := r.evaluate(taints[i][j:j+1], bindings[i].Tolerations, since, now)
-			c := cause{key: taints[i][j].Key, group: groups[i]}
+			c := cause{key: taints[i][j].Key, group: groups[i], holder: bindings[i].Holder}
 			if e.Verdict == tolerations.EvictNow && !slices.Contains(cs, c) {
 				cs = append(cs, c)
 			}

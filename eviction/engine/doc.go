@@ -50,7 +50,9 @@
 //     panic is recovered and retried.
 //   - Budgets against mass eviction, off by default: [Options.RateLimit],
 //     [Options.TaintRateLimits], and [Options.Brake], which pauses a taint key's evictions
-//     while more than a fraction of the holders (of all, or of one group) carry it.
+//     while more than a fraction of the holders (of all, or of one group) carry it; and
+//     [Options.Pauser], through which the caller holds back evictions by budgets of its
+//     own (such as the share of the targets a taint would evict) until [Engine.Resume].
 //   - [Engine.Pending] previews what will be acted on, and when; [Options.DryRun] acts on
 //     nothing but reports everything; [Engine.WaitIdle] lets a test or a simulation on a
 //     fake clock wait until everything it fed has been done.

@@ -33,10 +33,9 @@ var ErrRunTwice = errors.New("engine: Run called more than once")
 // Source's current state of the target and of its holders.
 //
 // All methods are safe for concurrent use. The update methods never wait for updates to be
-// processed; with a Brake, an update that releases held evictions takes their
-// targets' locks, which a decision in progress holds for the time of a Source lookup and
-// an Observer call.
-// The zero Engine is not usable: create one with [New].
+// processed; but with a Brake, an update that releases held evictions (as [Engine.Resume]
+// does) takes their targets' locks, which a decision in progress holds for the time of a
+// Source lookup and an Observer call. The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
 	act   Actuator

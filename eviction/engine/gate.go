@@ -25,6 +25,8 @@ type gate struct {
 	rate   *bucket            // nil: no overall limit
 	byKey  map[string]*bucket // per taint key
 	brake  *brake             // nil: no brake
+	pauser Pauser             // nil: none (Options.Pauser)
+	told   []Cause            // the causes the pauser is told, reused under mu
 	paused map[brakeScope]map[types.NamespacedName]*hold
 }
 
@@ -49,10 +51,11 @@ type decision struct {
 
 // newGate returns the gate for opts, or nil when opts set no budget.
 func newGate(opts Options) *gate {
-	if !opts.RateLimit.limits() && len(opts.TaintRateLimits) == 0 && !opts.Brake.brakes() {
+	if !opts.RateLimit.limits() && len(opts.TaintRateLimits) == 0 && !opts.Brake.brakes() && opts.Pauser == nil {
 		return nil
 	}
 	g := &gate{
+		pauser: opts.Pauser,
 		byKey:  make(map[string]*bucket),
 		paused: make(map[brakeScope]map[types.NamespacedName]*hold),
 	}
@@ -71,30 +74,37 @@ func newGate(opts Options) *gate {
 }
 
 // needsCauses reports whether admit needs the causes that make an eviction due.
-func (g *gate) needsCauses() bool { return g.brake != nil || len(g.byKey) > 0 }
+func (g *gate) needsCauses() bool { return g.brake != nil || g.pauser != nil || len(g.byKey) > 0 }
 
-// admit decides whether the eviction of key, due now (unix nanoseconds) because of causes,
+// admit decides whether the eviction ref, due now (unix nanoseconds) because of causes,
 // may go. h is the hold it has from an earlier wait, or nil. It returns the hold to keep
 // (nil when the eviction goes: the gate has forgotten it) and the decision.
-func (g *gate) admit(key types.NamespacedName, h *hold, causes []cause, now int64) (*hold, decision) {
+func (g *gate) admit(ref Ref, h *hold, causes []cause, now int64) (*hold, decision) {
+	key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var scope brakeScope
+	paused := false
 	if g.brake != nil {
-		if scope, paused := g.brake.paused(causes); paused {
-			if h == nil {
-				h = &hold{due: now}
-			}
-			g.giveBackLocked(h, now)
-			g.unpauseLocked(key, h)
-			h.scope = scope
-			set := g.paused[scope]
-			if set == nil {
-				set = make(map[types.NamespacedName]*hold)
-				g.paused[scope] = set
-			}
-			set[key] = h
-			return h, waitFor(h, ReasonPaused, 0)
+		scope, paused = g.brake.paused(causes)
+	}
+	if !paused && g.pauser != nil {
+		scope, paused = g.askPauser(ref, causes)
+	}
+	if paused {
+		if h == nil {
+			h = &hold{due: now}
 		}
+		g.giveBackLocked(h, now)
+		g.unpauseLocked(key, h)
+		h.scope = scope
+		set := g.paused[scope]
+		if set == nil {
+			set = make(map[types.NamespacedName]*hold)
+			g.paused[scope] = set
+		}
+		set[key] = h
+		return h, waitFor(h, ReasonPaused, 0)
 	}
 	if h != nil {
 		g.unpauseLocked(key, h)

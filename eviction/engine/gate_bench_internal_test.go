@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // BenchmarkGateAdmit measures what the gate adds to an eviction that goes at once, the
@@ -30,12 +28,12 @@ func BenchmarkGateAdmit(b *testing.B) {
 				}
 			}
 			causes := []cause{{key: keyU, group: "z-1"}}
-			key := types.NamespacedName{Namespace: "ns", Name: "pod"}
+			ref := Ref{Namespace: "ns", Name: "pod"}
 			now := time.Now().UnixNano()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if h, d := g.admit(key, nil, causes, now+int64(i)); d.wait || h != nil {
+				if h, d := g.admit(ref, nil, causes, now+int64(i)); d.wait || h != nil {
 					b.Fatalf("admit %d: waits until %v", i, d.until)
 				}
 			}

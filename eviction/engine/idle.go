@@ -16,9 +16,9 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // that is due at the clock's current time is queued, waiting for an act worker, or running
 // (its Actuator call and the updates that call makes, such as the target's removal,
 // included). Evictions due later are not waited for; nor are those that wait
-// for a budget (Options.RateLimit, TaintRateLimits, Brake): one that waits for a token is
-// not due until the token's time, and one the brake holds not until the brake releases it
-// (then it is due at once, and waited for).
+// for a budget (Options.RateLimit, TaintRateLimits, Brake, Pauser): one that waits for a
+// token is not due until the token's time, and one the brake or the Pauser holds not until
+// it is released (then it is due at once, and waited for).
 //
 // It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
 // the clock, call WaitIdle again. When it returns, the schedule's timer is armed for

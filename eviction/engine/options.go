@@ -92,6 +92,9 @@ type Options struct {
 	// Brake pauses the evictions caused by a taint key while too many holders carry it; see
 	// [Brake]. The zero Brake never pauses.
 	Brake Brake
+	// Pauser, when not nil, holds back evictions that are due by budgets of the caller's,
+	// after the Brake and before the rate limits, until [Engine.Resume]; see [Pauser].
+	Pauser Pauser
 }
 
 func (o Options) normalize() (Options, error) {

@@ -28,6 +28,6 @@ const (
 	// TaintRateLimits of a taint that makes it due.
 	ReasonRateLimited Reason = "RateLimited"
 	// ReasonPaused: the eviction waits because Options.Brake paused the evictions caused by
-	// a taint that makes it due.
+	// a taint that makes it due, or because Options.Pauser holds it.
 	ReasonPaused Reason = "Paused"
 )

@@ -18,8 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/taintevict/taintevict/eviction"
-
 	"github.com/taintevict/taintevict/clientgo"
 )
 
@@ -50,10 +48,7 @@ func serve(ctx context.Context, client kubernetes.Interface, host string, cfg co
 	}
 	reg := prometheus.NewRegistry() // ours alone: never the global one
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts := cfg.controllerOptions()
-	opts.Metrics = reg
-	opts.Observers = []eviction.Observer{&lineObserver{out: out}}
-	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), opts)
+	c, err := newControllers(ctx, client, cfg, reg, &lineObserver{out: out})
 	if err != nil {
 		return err
 	}
@@ -71,7 +66,7 @@ func serve(ctx context.Context, client kubernetes.Interface, host string, cfg co
 	case clientgo.ModeEvict:
 		say = "EVICTING pods for real through the Eviction API"
 	}
-	fmt.Fprintf(out, "cluster %s: %s; stop with Ctrl-C\n", host, say)
+	fmt.Fprintf(out, "cluster %s: %s (controllers: %s); stop with Ctrl-C\n", host, say, strings.Join(cfg.device.controllers, ","))
 	err = c.Run(ctx)
 	if errors.Is(err, clientgo.ErrLeaseLost) {
 		return errors.New("lost the leader election Lease: exiting, so that this replica restarts as a standby")
@@ -124,9 +119,12 @@ func (p permission) String() string {
 
 // needs lists what cfg needs RBAC to allow.
 func needs(cfg config) []permission {
-	p := []permission{
-		{resource: "pods", verb: "list"}, {resource: "pods", verb: "watch"},
-		{resource: "nodes", verb: "list"}, {resource: "nodes", verb: "watch"},
+	p := []permission{{resource: "pods", verb: "list"}, {resource: "pods", verb: "watch"}}
+	if cfg.device.runs(controllerNode) {
+		p = append(p, permission{resource: "nodes", verb: "list"}, permission{resource: "nodes", verb: "watch"})
+	}
+	if cfg.device.runs(controllerDevice) {
+		p = append(p, deviceNeeds(cfg)...)
 	}
 	deletes := cfg.mode == clientgo.ModeDelete || cfg.mode == clientgo.ModeEvict && cfg.pdbTimeout > 0
 	if deletes {

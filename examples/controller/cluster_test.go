@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -256,6 +257,66 @@ func TestRunClusterFaults(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
 			assert.Contains(t, stderr.String(), tc.want)
 			assert.Empty(t, stdout.String())
+		})
+	}
+}
+
+// withDevice adds to client a device that its driver tainted a minute ago, and the pod ml/train
+// whose claim was allocated it.
+func withDevice(t *testing.T, client *fake.Clientset) {
+	t.Helper()
+	added := metav1.NewTime(time.Now().Add(-time.Minute))
+	for _, o := range []runtime.Object{
+		&resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "node-1-gpus"}, Spec: resourcev1.ResourceSliceSpec{
+			Driver: "gpu.example.com", Pool: resourcev1.ResourcePool{Name: "node-1", ResourceSliceCount: 1},
+			Devices: []resourcev1.Device{{Name: "gpu-0", Taints: []resourcev1.DeviceTaint{{Key: "ecc", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &added}}}}}},
+		&resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "gpu"}, Status: resourcev1.ResourceClaimStatus{
+			Allocation:  &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: "gpu.example.com", Pool: "node-1", Device: "gpu-0"}}}},
+			ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "train", UID: demoUID("ml", "train")}}}},
+		withClaim(podOn("ml", "train", "node-2"), "gpu"),
+	} {
+		require.NoError(t, client.Tracker().Add(o))
+	}
+}
+
+func withClaim(p *v1.Pod, claim string) *v1.Pod {
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: claim, ResourceClaimName: &claim}}
+	return p
+}
+
+// TestWatchClusterControllers runs the cluster mode with each -controllers: node evicts
+// the pod on the tainted node only, device the pod on the tainted device only, node,device
+// both, under one Lease.
+func TestWatchClusterControllers(t *testing.T) {
+	for _, tc := range []struct {
+		controllers string
+		evicted     []string
+		kept        []string
+	}{
+		{"node", []string{"evicted    shop/web-1 from node-1"}, []string{"ml/train"}},
+		{"device", []string{"evicted    ml/train from gpu.example.com/node-1/gpu-0"}, []string{"shop/web-1"}},
+		{"node,device", []string{"evicted    shop/web-1 from node-1", "evicted    ml/train from gpu.example.com/node-1/gpu-0"}, nil},
+	} {
+		t.Run(tc.controllers, func(t *testing.T) {
+			client := taintedCluster()
+			withDevice(t, client)
+			out := newWaitWriter()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stopped := make(chan error, 1)
+			cfg := flagsOf(t, "-kubeconfig=x", "-controllers="+tc.controllers, "-leader-elect", "-leader-elect-namespace=ops")
+			go func() { stopped <- serve(ctx, client, "https://test", cfg, out, io.Discard) }()
+			for _, s := range tc.evicted {
+				out.waitFor(t, s)
+			}
+			cancel()
+			require.NoError(t, <-stopped)
+			for _, name := range tc.kept {
+				assert.NotContains(t, out.String(), "evicted    "+name, "not this controller's")
+			}
+			leases, err := client.CoordinationV1().Leases("ops").List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			assert.Len(t, leases.Items, 1, "one Lease")
 		})
 	}
 }

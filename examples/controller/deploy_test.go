@@ -34,7 +34,7 @@ func manifests(t *testing.T) map[string][]any {
 func TestDeployManifests(t *testing.T) {
 	objs := manifests(t)
 	for kind, n := range map[string]int{
-		"*v1.Namespace": 1, "*v1.ServiceAccount": 1, "*v1.ClusterRole": 1, "*v1.ClusterRoleBinding": 1,
+		"*v1.Namespace": 1, "*v1.ServiceAccount": 1, "*v1.ClusterRole": 2, "*v1.ClusterRoleBinding": 2,
 		"*v1.Role": 1, "*v1.RoleBinding": 1, "*v1.Deployment": 1,
 	} {
 		assert.Len(t, objs[kind], n, kind)
@@ -87,42 +87,64 @@ func allows(rules []rbacv1.PolicyRule, p permission) bool {
 	})
 }
 
-// TestDeployRBAC checks the roles against what the command asks for in every mode: each
-// permission it needs is granted, by the ClusterRole or, for the Lease, by the Role in
-// its own namespace; and each permission granted is needed by some mode.
+// TestDeployRBAC checks the roles against what the command asks for in every mode, for
+// each controller: each permission -controllers=node needs is granted by the node
+// ClusterRole (rbac.yaml) and each that -controllers=device needs by the device one
+// (device/rbac.yaml), or, for the Lease, by the Role in its own namespace; and each
+// permission a role grants is needed by some mode of its controller.
 func TestDeployRBAC(t *testing.T) {
 	objs := manifests(t)
-	cluster := objs["*v1.ClusterRole"][0].(*rbacv1.ClusterRole)
+	clusterRoles := map[string]*rbacv1.ClusterRole{}
+	for _, o := range objs["*v1.ClusterRole"] {
+		clusterRoles[o.(*rbacv1.ClusterRole).Name] = o.(*rbacv1.ClusterRole)
+	}
 	role := objs["*v1.Role"][0].(*rbacv1.Role)
 	ns := objs["*v1.Namespace"][0].(*v1.Namespace).Name
 	sa := objs["*v1.ServiceAccount"][0].(*v1.ServiceAccount).Name
-	for _, b := range []rbacv1.Subject{objs["*v1.ClusterRoleBinding"][0].(*rbacv1.ClusterRoleBinding).Subjects[0], objs["*v1.RoleBinding"][0].(*rbacv1.RoleBinding).Subjects[0]} {
+	subjects := []rbacv1.Subject{objs["*v1.RoleBinding"][0].(*rbacv1.RoleBinding).Subjects[0]}
+	for _, b := range objs["*v1.ClusterRoleBinding"] {
+		subjects = append(subjects, b.(*rbacv1.ClusterRoleBinding).Subjects[0])
+		assert.Contains(t, clusterRoles, b.(*rbacv1.ClusterRoleBinding).RoleRef.Name)
+	}
+	for _, b := range subjects {
 		assert.Equal(t, rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: ns}, b)
 	}
 	assert.Equal(t, ns, role.Namespace)
 
-	needed := map[string]bool{}
-	for _, args := range [][]string{{"-mode=delete"}, {"-mode=evict", "-pdb-timeout=1m"}, {"-mode=dry-run"}} {
-		cfg := flagsOf(t, append(args, "-leader-elect", "-leader-elect-namespace="+ns)...)
-		for _, p := range needs(cfg) {
-			needed[p.group+" "+p.resource+" "+p.subresource+" "+p.verb] = true
-			if p.namespace != "" {
-				assert.Equal(t, ns, p.namespace)
-				assert.True(t, allows(role.Rules, p), "the Role grants %s", p)
-				assert.False(t, allows(cluster.Rules, p), "the ClusterRole does not grant %s", p)
-			} else {
-				assert.True(t, allows(cluster.Rules, p), "the ClusterRole grants %s", p)
+	neededByLease := map[string]bool{}
+	for controller, clusterRole := range map[string]string{controllerNode: "taintevict-controller", controllerDevice: "taintevict-controller-device"} {
+		cluster := clusterRoles[clusterRole]
+		require.NotNil(t, cluster, clusterRole)
+		needed := map[string]bool{}
+		for _, args := range [][]string{{"-mode=delete"}, {"-mode=evict", "-pdb-timeout=1m"}, {"-mode=dry-run"}} {
+			cfg := flagsOf(t, append(args, "-kubeconfig=x", "-controllers="+controller, "-leader-elect", "-leader-elect-namespace="+ns)...)
+			for _, p := range needs(cfg) {
+				key := p.group + " " + p.resource + " " + p.subresource + " " + p.verb
+				if p.namespace != "" {
+					neededByLease[key] = true
+					assert.Equal(t, ns, p.namespace)
+					assert.True(t, allows(role.Rules, p), "the Role grants %s", p)
+					assert.False(t, allows(cluster.Rules, p), "%s does not grant %s", clusterRole, p)
+					continue
+				}
+				needed[key] = true
+				assert.True(t, allows(cluster.Rules, p), "%s grants %s", clusterRole, p)
 			}
 		}
+		assertAllNeeded(t, clusterRole, cluster.Rules, needed)
 	}
-	for _, rules := range [][]rbacv1.PolicyRule{cluster.Rules, role.Rules} {
-		for _, r := range rules {
-			for _, g := range r.APIGroups {
-				for _, res := range r.Resources {
-					resource, sub, _ := strings.Cut(res, "/")
-					for _, v := range r.Verbs {
-						assert.True(t, needed[g+" "+resource+" "+sub+" "+v], "granted but never needed: %s %s %s", g, res, v)
-					}
+	assertAllNeeded(t, role.Name, role.Rules, neededByLease)
+}
+
+// assertAllNeeded checks that every permission of rules is in needed.
+func assertAllNeeded(t *testing.T, name string, rules []rbacv1.PolicyRule, needed map[string]bool) {
+	t.Helper()
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				resource, sub, _ := strings.Cut(res, "/")
+				for _, v := range r.Verbs {
+					assert.True(t, needed[g+" "+resource+" "+sub+" "+v], "%s grants, and no mode needs: %s %s %s", name, g, res, v)
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type config struct {
 	metricsAddr      string
 	budgets          budgetFlags
 	manager          managerFlags
+	device           deviceFlags
 	seconds          int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
@@ -105,6 +107,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none)")
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
+	cfg.device.define(fs)
 	fs.Int64Var(&cfg.seconds, "toleration-seconds", 3, "in the demo, how long api-1 tolerates the unreachable taint")
 	// Of klog's flags, only -v: the others (log files, headers) are of no use here.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -143,6 +146,12 @@ func (cfg config) validate() error {
 	}
 	if err := cfg.manager.validate(); err != nil {
 		return err
+	}
+	if err := cfg.device.validate(); err != nil {
+		return err
+	}
+	if cfg.kubeconfig == "" && !slices.Equal(cfg.device.controllers, []string{controllerNode}) {
+		return errors.New("-controllers other than node needs -kubeconfig: the demo is of nodes")
 	}
 	switch {
 	case cfg.pdbTimeout < 0:

@@ -20,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/device"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the informers, the
@@ -270,7 +271,8 @@ func TestParseFlags(t *testing.T) {
 	cfg := flagsOf(t)
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
-		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2}}, cfg,
+		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2},
+		device:  deviceFlags{controllers: []string{controllerNode}}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
 
 	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")
@@ -290,6 +292,12 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, cfg.leaderElect, "leader election by default in a pod")
 	assert.Equal(t, "taintevict-system", cfg.leNamespace)
+
+	cfg = flagsOf(t, "-kubeconfig=x", "-controllers=device,node", "-device-budget-fraction=0.5", "-device-budget-min-pods=3")
+	assert.Equal(t, []string{controllerDevice, controllerNode}, cfg.device.controllers)
+	dopts := deviceOptions(cfg, &lineObserver{})
+	assert.Equal(t, device.Budget{Fraction: 0.5, MinPods: 3}, dopts.Budget)
+	assert.Equal(t, 8, dopts.Engine.Workers)
 
 	var usage bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &usage)
@@ -324,6 +332,13 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-lease-duration=10s"}, "-leader-elect-lease-duration (10s) must be more than -leader-elect-renew-deadline (10s)"},
 		{[]string{"-metrics-addr=8080"}, "-metrics-addr \"8080\": want host:port"},
 		{[]string{"-toleration-seconds=-1"}, "-toleration-seconds must not be negative"},
+		{[]string{"-controllers=nodes"}, `unknown controller "nodes": want node, device or node,device`},
+		{[]string{"-controllers=node,node"}, "node given twice"},
+		{[]string{"-controllers=device"}, "-controllers other than node needs -kubeconfig"},
+		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-fraction=2"}, "-device-budget-fraction must be in (0, 1]"},
+		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-namespace-fraction=-0.5"}, "-device-budget-namespace-fraction must be in (0, 1]"},
+		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-min-pods=-1"}, "-device-budget-min-pods must not be negative"},
+		{[]string{"-kubeconfig=x", "-device-budget-fraction=0.5"}, "the -device-budget flags need -controllers with device"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -10,6 +10,13 @@
 // drop-in's requests and Events with no scheduling at all. A second table then gives the
 // floor's medians and the ratios kube/floor and taintevict/floor; the plot stays as it is.
 //
+// With -outage device it measures a device outage instead (outage.RunDevice): kube's
+// device taint eviction controller against taintevict's clientgo/device, a DRA driver
+// tainting every device at once, 10 pods to a device (a size of 10000 pods is 1,000
+// devices), half of them tolerating the taint for 300 s:
+//
+//	go run ./cmd/sidebyside -outage device -runs 5 -sizes 10000
+//
 // With -replot it runs nothing, and reports the results an earlier run wrote to -raw.
 //
 // With -impl it is the child process: it runs one outage (package outage) and prints its
@@ -45,7 +52,12 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "child mode: write a CPU profile of the outage (not of building the cluster) to this file")
 	memprofile := flag.String("memprofile", "", "child mode: write a heap profile, taken once the outage is over, to this file, and one taken right before it to this file with .before added (go tool pprof -diff_base FILE.before FILE shows the heap growth)")
 	replot := flag.Bool("replot", false, "driver: run nothing; summarize the results of an earlier -raw file and redraw the plot")
+	flag.StringVar(&outageKind, "outage", "node", "node (a zone outage: tainted nodes) or device (a DRA driver taints its devices, 10 pods to a device)")
 	flag.Parse()
+	if outageKind != "node" && outageKind != "device" {
+		fmt.Fprintln(os.Stderr, "sidebyside: -outage: want node or device")
+		os.Exit(2)
+	}
 	var err error
 	if *replot {
 		err = replotRaw(*sizes, *raw, *svg)
@@ -82,7 +94,14 @@ func child(impl string, pods int, cpuprofile, memprofile string) error {
 			afterErr = errors.Join(afterErr, writeHeapProfile(memprofile))
 		}
 	}
-	res, err := outage.Run(context.Background(), cfg)
+	var res outage.Result
+	var err error
+	if outageKind == "device" {
+		res, err = outage.RunDevice(context.Background(), outage.DeviceConfig{Impl: impl, Devices: pods / devicePods,
+			BeforeOutage: cfg.BeforeOutage, AfterOutage: cfg.AfterOutage})
+	} else {
+		res, err = outage.Run(context.Background(), cfg)
+	}
 	if cpu != nil { // the outage failed before AfterOutage
 		pprof.StopCPUProfile()
 		cpu.Close()
@@ -206,10 +225,14 @@ func writeHeapProfile(path string) error {
 // main table and the plot compare those two).
 func parseImpls(list string) ([]string, error) {
 	var impls []string
+	known := outage.Impls
+	if outageKind == "device" {
+		known = outage.DeviceImpls
+	}
 	for _, f := range strings.Split(list, ",") {
 		impl := strings.TrimSpace(f)
-		if !slices.Contains(outage.Impls, impl) || slices.Contains(impls, impl) {
-			return nil, fmt.Errorf("bad side %q in -impls: want each of %v at most once", impl, outage.Impls)
+		if !slices.Contains(known, impl) || slices.Contains(impls, impl) {
+			return nil, fmt.Errorf("bad side %q in -impls: want each of %v at most once", impl, known)
 		}
 		impls = append(impls, impl)
 	}
@@ -237,9 +260,15 @@ func parseSizes(list string) ([]int, error) {
 	return sizes, nil
 }
 
+// outageKind is -outage: node or device.
+var outageKind = "node"
+
+// devicePods is how many pods use each device in a device outage.
+const devicePods = 10
+
 func runChild(self, impl string, pods int) (outage.Result, error) {
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(self, "-impl", impl, "-pods", strconv.Itoa(pods))
+	cmd := exec.Command(self, "-impl", impl, "-pods", strconv.Itoa(pods), "-outage", outageKind)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		return outage.Result{}, fmt.Errorf("%w: %s", err, errOut.String())

@@ -21,14 +21,16 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-//go:embed *.yaml
+//go:embed *.yaml device/*.yaml
 var files embed.FS
 
 // Files returns the manifests' file names, in the order to apply them: the Namespace
-// first.
+// first. Those of the device side (-controllers with device) are under device/.
 func Files() []string {
 	names, _ := fs.Glob(files, "*.yaml") // the pattern is valid
-	slices.SortFunc(names, func(a, b string) int {
+	more, _ := fs.Glob(files, "device/*.yaml")
+	names = append(names, more...)
+	slices.SortStableFunc(names, func(a, b string) int {
 		return order(a) - order(b)
 	})
 	return names
@@ -40,7 +42,7 @@ func order(name string) int {
 		return 0
 	case "serviceaccount.yaml":
 		return 1
-	case "rbac.yaml":
+	case "rbac.yaml", "device/rbac.yaml":
 		return 2
 	}
 	return 3

@@ -23,5 +23,17 @@
 //   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
 //   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale.
 //
+// The device side's (issue 19), with -controllers=device, in device_test.go: at once
+// (with kube's device condition and Event, in two requests, no GET), at TimeAdded + N and
+// kept forever, a rule added later evicts and one deleted first cancels, the rules'
+// EvictionInProgress status, a pod on two devices at the earlier deadline and a claim
+// reserved for another pod, a restart that keeps the deadline, and the budget that pauses a
+// rule selecting every device; TestLeastPrivilege runs two of them with
+// -controllers=node,device as the service account of deploy/ and deploy/device/. The API
+// server needs no flag for them: in v1.37 resource.k8s.io/v1 serves ResourceSlices,
+// ResourceClaims and DeviceTaintRules, and the DRADeviceTaints and DRADeviceTaintRules
+// gates are on by default. No scheduler or driver runs: the tests write each claim's
+// status.allocation and status.reservedFor themselves.
+//
 // Run it alone, in examples/controller, with: go test -race ./e2e
 package e2e

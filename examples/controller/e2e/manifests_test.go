@@ -23,12 +23,15 @@ import (
 // deployDir holds the controller's manifests.
 const deployDir = "../deploy"
 
-// manifests reads every object of the YAML files in deploy/, in file order.
+// manifests reads every object of the YAML files in deploy/ and deploy/device/, in file
+// order.
 func manifests(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(deployDir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests in %s (%v)", deployDir, err)
+	device, _ := filepath.Glob(filepath.Join(deployDir, "device", "*.yaml"))
+	files = append(files, device...)
+	if err != nil || len(files) == 0 || len(device) == 0 {
+		t.Fatalf("no manifests in %s or its device/ (%v)", deployDir, err)
 	}
 	var objs []*unstructured.Unstructured
 	for _, f := range files {

@@ -100,7 +100,8 @@ func tokenID(t *testing.T, token string) string {
 }
 
 // Scenario 9: the RBAC of deploy/, applied from its files, is all the controller needs:
-// scenarios 1, 3 and 8 pass when it runs as that service account. Without pods/delete, its
+// scenarios 1, 3 and 8 pass when it runs as that service account, and so do the device
+// side's scenarios with -controllers=node,device. Without pods/delete, its
 // deletes fail with Forbidden; the Manager retries them, and the pod is evicted once the
 // right is given back.
 func TestLeastPrivilege(t *testing.T) {
@@ -110,6 +111,11 @@ func TestLeastPrivilege(t *testing.T) {
 	t.Run("untaint cancels", func(t *testing.T) { untaintCancels(t, start) })
 	t.Run("leader failover", func(t *testing.T) { failover(t, start, d.namespace) })
 	t.Run("forbidden delete is retried", func(t *testing.T) { forbiddenDelete(t, d, start) })
+	// The device side, with the node side under the one Lease: deploy/ and deploy/device/
+	// together are all both need (its rules' status included).
+	both := []string{"-controllers=node,device"}
+	t.Run("device evict untolerated", func(t *testing.T) { deviceEvictUntolerated(t, start, both...) })
+	t.Run("device rules", func(t *testing.T) { deviceRules(t, start, both...) })
 }
 
 func forbiddenDelete(t *testing.T, d deployed, start starter) {

@@ -1,0 +1,341 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// Options configures a [Controller]. The zero value deletes as kube's device taint
+// eviction controller does (in two requests), with the engine's defaults, no budget and no
+// leader election.
+type Options struct {
+	// Mode is how pods are removed: clientgo.ModeDelete ("" too), ModeEvict (the Eviction
+	// API, so that PodDisruptionBudgets are honoured) or ModeDryRun (reports only: no
+	// deletes, no Events, no rule status).
+	Mode clientgo.Mode
+	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
+	PDBTimeout time.Duration
+	// Engine is the engine's options, with these rules: Tolerations.Rules is always
+	// tolerations.DeviceRules; DryRun must be false (Mode says it) and Pauser nil (Budget
+	// sets it); Observer, if not nil, is told every decision after the Events; Clock is
+	// also the clock of the deleters, the rules' status and the budget.
+	Engine engine.Options
+	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
+	// see [Budget]. The zero Budget pauses nothing.
+	Budget Budget
+	// StatusPeriod is the shortest time between two updates of a rule's status while it
+	// evicts, and how long the budget keeps a count. 0 means [DefaultStatusPeriod].
+	StatusPeriod time.Duration
+	// Observers are told every decision too, after Engine.Observer. Those that implement
+	// clientgo.DeleteObserver are told how each pod went.
+	Observers []engine.Observer
+	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
+	// status) only while it holds that Lease.
+	LeaderElection *clientgo.LeaderElection
+}
+
+// Controller is a drop-in for kube's device taint eviction controller: the pod,
+// ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
+// an [engine.Engine] through a [Source]; pods are removed by clientgo's PodDeleter or
+// EvictionDeleter with kube's device condition; an [EventObserver] records kube's Events;
+// the DeviceTaintRules' status says what each rule evicts, as kube writes it; a [Budget]
+// may pause a rule that would evict too many pods.
+//
+// Run it alone ([Controller.Run]), or give its [Controller.Lead] to a clientgo.Controller
+// of the same factory in clientgo.Options.Alongside, to run it under that one's Lease. Its
+// methods are safe for concurrent use. The zero Controller is not usable: create one with
+// [NewController].
+type Controller struct {
+	client  kubernetes.Interface
+	factory informers.SharedInformerFactory
+	inf     Informers
+	src     *Source
+	eng     *engine.Engine[*v1.Pod]
+	status  *ruleStatus
+	budget  *budget // nil without one
+	events  lazyRecorder
+	opts    Options
+	elect   *clientgo.Elector
+
+	synced           chan struct{}
+	syncOnce         sync.Once
+	started, leading atomic.Bool
+}
+
+// NewController wires a Controller over factory, which must not have been started yet: it
+// registers the informers (see [NewInformers]) and their handlers. ctx gives only the
+// handlers' logger. It fails when an option is out of range.
+func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
+	if opts.Mode == "" {
+		opts.Mode = clientgo.ModeDelete
+	}
+	switch {
+	case opts.Engine.DryRun:
+		return nil, fmt.Errorf("device: Options.Engine.DryRun is set: ask for a dry run with Mode %q", clientgo.ModeDryRun)
+	case opts.Engine.Pauser != nil:
+		return nil, errors.New("device: Options.Engine.Pauser is set: the Budget is the device side's Pauser")
+	case opts.StatusPeriod < 0:
+		return nil, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
+	}
+	if err := opts.Budget.validate(); err != nil {
+		return nil, err
+	}
+	if opts.StatusPeriod == 0 {
+		opts.StatusPeriod = DefaultStatusPeriod
+	}
+	clk := opts.Engine.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	inf, err := NewInformers(factory)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, synced: make(chan struct{})}
+	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod, manager: Component,
+		kick: make(chan struct{}, 1), evicted: map[types.UID]int64{}}
+	eopts := opts.Engine
+	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
+	eopts.Tolerations = tolerations.Options{Rules: tolerations.DeviceRules}
+	if opts.Budget.on() {
+		c.budget = &budget{Budget: opts.Budget, src: c.src, clock: clk, period: opts.StatusPeriod, verdicts: map[string]verdict{}}
+		c.budget.resume = func(scope string) { c.eng.Resume(scope) }
+		c.status.budget, eopts.Pauser = c.budget, c.budget
+	}
+	obs := engine.Observers{}
+	if opts.Mode != clientgo.ModeDryRun {
+		obs = append(obs, EventObserver{Recorder: &c.events})
+	}
+	if opts.Engine.Observer != nil {
+		obs = append(obs, opts.Engine.Observer)
+	}
+	eopts.Observer = append(obs, opts.Observers...)
+	act, err := c.actuator(clk)
+	if err != nil {
+		return nil, err
+	}
+	if c.eng, err = engine.New(act, engine.Source[*v1.Pod](c.src), eopts); err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	c.src.changed = func(scope string) {
+		if c.budget != nil {
+			c.budget.changed(scope)
+		}
+		if strings.HasPrefix(scope, ruleScope("")) {
+			c.status.changed()
+		}
+	}
+	if opts.LeaderElection != nil {
+		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
+func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
+	obs := clientgo.DeleteObservers{c.status}
+	for _, o := range append([]engine.Observer{c.opts.Engine.Observer}, c.opts.Observers...) {
+		if d, ok := o.(clientgo.DeleteObserver); ok {
+			obs = append(obs, d)
+		}
+	}
+	var d eviction.Deleter
+	switch c.opts.Mode {
+	case clientgo.ModeDryRun:
+		return nil, nil
+	case clientgo.ModeDelete:
+		d = clientgo.NewPodDeleter(c.client, clientgo.PodDeleterOptions{Pods: c.src, Observer: obs, Clock: clk, Reason: DisruptionReason, Message: DisruptionMessage})
+	case clientgo.ModeEvict:
+		ed, err := clientgo.NewEvictionDeleter(c.client, clientgo.EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: c.src, Observer: obs, Clock: clk, Reason: DisruptionReason, Message: DisruptionMessage})
+		if err != nil {
+			return nil, fmt.Errorf("device: %w", err)
+		}
+		d = ed
+	default:
+		return nil, fmt.Errorf("device: unknown Mode %q (want %s, %s or %s)", c.opts.Mode, clientgo.ModeDelete, clientgo.ModeEvict, clientgo.ModeDryRun)
+	}
+	return eviction.PodActuator(d), nil
+}
+
+// Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.
+func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
+
+// Source returns the controller's Source.
+func (c *Controller) Source() *Source { return c.src }
+
+// Informers returns the controller's informers.
+func (c *Controller) Informers() Informers { return c.inf }
+
+// Synced is closed once the informers' caches have synced and their handlers have handed
+// the initial listing to the engine.
+func (c *Controller) Synced() <-chan struct{} { return c.synced }
+
+// Lead runs what the leader does until ctx is done: the engine, the Events, the rules'
+// status and the budget (which holds every eviction until the caches have synced). It
+// returns when all of them have stopped. It needs the informers running: [Controller.Run]
+// starts them, or the clientgo.Controller whose Options.Alongside it is given. A Controller
+// leads once: a second call returns an error.
+func (c *Controller) Lead(ctx context.Context) error {
+	if !c.leading.CompareAndSwap(false, true) {
+		return errors.New("device: Controller.Lead called more than once")
+	}
+	if c.opts.Mode != clientgo.ModeDryRun {
+		b := record.NewBroadcaster(record.WithContext(ctx))
+		b.StartStructuredLogging(3)
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+		c.events.set(b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component}))
+		defer b.Shutdown() // after the engine: no Event is recorded then
+		defer c.events.set(nil)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if !c.waitSynced(ctx) {
+			return
+		}
+		if c.budget != nil {
+			c.budget.synced.Store(true)
+			c.eng.Resume(syncScope)
+		}
+		if c.opts.Mode != clientgo.ModeDryRun {
+			c.status.run(ctx)
+		}
+	})
+	err := c.eng.Run(ctx)
+	wg.Wait()
+	return err
+}
+
+// waitSynced waits until the informers and the handlers have synced, or ctx is done, and
+// reports which.
+func (c *Controller) waitSynced(ctx context.Context) bool {
+	if !cache.WaitForCacheSync(ctx.Done(), c.src.hasSynced) {
+		return false
+	}
+	c.syncOnce.Do(func() { close(c.synced) })
+	return true
+}
+
+// Run runs the controller alone until ctx is done: it starts the informers, waits for
+// their caches, and leads (with leader election, only while it holds the Lease). Before
+// it returns, it stops the leader's work, then releases the Lease, then stops the
+// informers. It returns nil when ctx ends it, clientgo.ErrLeaseLost when the Lease was
+// lost, or an error if the caches never synced. A Controller runs once.
+func (c *Controller) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("device: Controller.Run called more than once")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+		c.factory.Shutdown()
+	}()
+	if c.elect == nil {
+		wg.Go(func() { _ = c.Lead(ctx) })
+	}
+	c.factory.StartWithContext(ctx)
+	if !c.waitSynced(ctx) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("device: the informers' caches did not sync")
+	}
+	if c.elect != nil {
+		return c.elect.Run(ctx, c.Lead)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Ready returns nil once the caches have synced and, with leader election, while the
+// controller leads or waits for the Lease. It does not block.
+func (c *Controller) Ready() error {
+	select {
+	case <-c.synced:
+	default:
+		return errors.New("device: caches not synced")
+	}
+	if c.elect != nil {
+		return c.elect.Ready()
+	}
+	return nil
+}
+
+// Healthy returns nil unless the controller should be restarted (its Lease lost, or not
+// renewed in time).
+func (c *Controller) Healthy() error {
+	if c.elect != nil {
+		return c.elect.Healthy()
+	}
+	return nil
+}
+
+// Handler returns the controller's /healthz, /readyz and /metrics (of g, when not nil);
+// see clientgo.ProbeHandler.
+func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
+	return clientgo.ProbeHandler(c.Healthy, c.Ready, g)
+}
+
+// lazyRecorder records through the recorder of the current Lead, and drops the Events that
+// come when no Lead runs.
+type lazyRecorder struct {
+	p atomic.Pointer[record.EventRecorder]
+}
+
+var _ record.EventRecorder = (*lazyRecorder)(nil)
+
+func (l *lazyRecorder) set(r record.EventRecorder) {
+	if r == nil {
+		l.p.Store(nil)
+		return
+	}
+	l.p.Store(&r)
+}
+
+func (l *lazyRecorder) Event(obj runtime.Object, eventtype, reason, message string) {
+	if r := l.p.Load(); r != nil {
+		(*r).Event(obj, eventtype, reason, message)
+	}
+}
+
+func (l *lazyRecorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	if r := l.p.Load(); r != nil {
+		(*r).Eventf(obj, eventtype, reason, messageFmt, args...)
+	}
+}
+
+func (l *lazyRecorder) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	if r := l.p.Load(); r != nil {
+		(*r).AnnotatedEventf(obj, annotations, eventtype, reason, messageFmt, args...)
+	}
+}

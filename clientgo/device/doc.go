@@ -1,0 +1,39 @@
+// Package device evicts pods from tainted DRA devices: a drop-in for kube-controller-manager's
+// device-taint-eviction-controller (pkg/controller/devicetainteviction), built on the
+// generic engine (github.com/taintevict/taintevict/eviction/engine), for a DRA driver or a
+// controller to embed, or for the command in examples/controller to run
+// (-controllers=device).
+//
+// The model, as in kube:
+//
+//   - The holders are devices, named "driver/pool/device" ([ID]). A device's taints are
+//     those of its entry in its pool's ResourceSlices of the newest generation, then those
+//     of every DeviceTaintRule whose selector selects it (a rule without a selector selects
+//     nothing; an empty one selects every device). Only NoExecute taints evict; a rule of
+//     effect None evicts nothing, and its status says what it would evict.
+//   - The targets are pods. A scheduled pod is bound to every device allocated to every
+//     ResourceClaim it uses (resourceclaim.PodClaims: spec.resourceClaims, the claims made
+//     from templates named in status.resourceClaimStatuses, the extended-resource claim) that
+//     is reserved for it (resourceclaim.IsReservedForPod; a claim made from a template must
+//     be made for it, resourceclaim.IsForPod), with the tolerations of the allocation result
+//     that gave it that device (tolerations.DeviceTolerations, under
+//     tolerations.DeviceRules).
+//   - A pod goes at the earliest deadline over its bindings: a taint's TimeAdded plus the
+//     smallest matching tolerationSeconds, at once for a taint it does not tolerate, never
+//     for one it tolerates without tolerationSeconds. Removing the taint, the rule, or the
+//     allocation or reservation cancels. These are the engine's rules, with its fixes: a
+//     restart keeps the deadlines, a TimeAdded in the future counts from first sight, a
+//     finished or terminating pod is never evicted, a failed delete is retried until it
+//     succeeds.
+//
+// The pieces: [NewInformers] (pods, ResourceClaims, ResourceSlices, DeviceTaintRules, with
+// the indexes [ClaimIndex], [DeviceIndex] and [PoolIndex], so that the pods on a device are
+// two index lookups away); [Source], the engine's view of them, whose AddHandlers feeds the
+// engine; [EventObserver], kube's Events; [Budget], the guard of kubernetes#141422; and
+// [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
+// [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
+// three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
+// writes it, and leader election.
+//
+// Errors are prefixed "device:".
+package device

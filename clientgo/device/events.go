@@ -1,0 +1,66 @@
+package device
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/taintevict/taintevict/eviction/engine"
+)
+
+// Kube's device taint eviction controller: its name (the Events' source, the field manager
+// of the rules' status), the reason of its Events, and the condition it sets on a pod
+// before deleting it.
+const (
+	Component         = "device-taint-eviction-controller"
+	EventReason       = "DeviceTaintManagerEviction"
+	DisruptionReason  = "DeletionByDeviceTaintManager"
+	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
+)
+
+// PausedMessage is the message of the Event [EventObserver] records when a [Budget] holds
+// a pod's eviction back.
+const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
+
+// EventObserver is the engine.Observer that records, on the pod, the Events kube's device
+// taint eviction controller records, with the same type, reason and messages: "Marking for
+// deletion" when the pod is first acted on, "Cancelling deletion" when a pending eviction
+// is cancelled; and one of its own, [PausedMessage], when a budget pauses the eviction
+// (once per pause). Retries record nothing. The Events carry the pod's UID.
+//
+// Its methods are safe for concurrent use and never block. The zero EventObserver records
+// nothing.
+type EventObserver struct {
+	engine.NopObserver
+	// Recorder records the Events; nil records none.
+	Recorder record.EventRecorder
+}
+
+var _ engine.Observer = EventObserver{}
+
+// Cancelled records "Cancelling deletion".
+func (o EventObserver) Cancelled(pod engine.Ref, _ engine.Reason) {
+	o.event(pod, "Cancelling deletion")
+}
+
+// Started records "Marking for deletion" on the first attempt.
+func (o EventObserver) Started(pod engine.Ref, attempt int, _ time.Time) {
+	if attempt == 1 {
+		o.event(pod, "Marking for deletion")
+	}
+}
+
+// Delayed records [PausedMessage] when the reason is engine.ReasonPaused.
+func (o EventObserver) Delayed(pod engine.Ref, reason engine.Reason) {
+	if reason == engine.ReasonPaused {
+		o.event(pod, PausedMessage)
+	}
+}
+
+func (o EventObserver) event(pod engine.Ref, msg string) {
+	if o.Recorder != nil {
+		ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
+		o.Recorder.Event(ref, v1.EventTypeNormal, EventReason, msg)
+	}
+}

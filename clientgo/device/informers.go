@@ -1,0 +1,94 @@
+package device
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+)
+
+// The indexes NewInformers adds, so that the pods on a device are two index lookups away.
+const (
+	// ClaimIndex indexes pods by the ResourceClaims they use, "namespace/claim", as
+	// resourceclaim.PodClaims names them (spec.resourceClaims, the claims made from
+	// templates that status.resourceClaimStatuses names, and the extended-resource claim).
+	ClaimIndex = "taintevict/resourceclaims"
+	// DeviceIndex indexes allocated ResourceClaims by the devices of their allocation
+	// results, named as [ID] names them.
+	DeviceIndex = "taintevict/allocated-devices"
+	// PoolIndex indexes ResourceSlices by their pool, "driver/pool".
+	PoolIndex = "taintevict/pool"
+)
+
+// Informers are the four shared informers the device side reads: pods (with [ClaimIndex]),
+// ResourceClaims (with [DeviceIndex]), ResourceSlices (with [PoolIndex]) and
+// DeviceTaintRules, all of resource.k8s.io/v1. They come from a SharedInformerFactory, so
+// that a program that already watches pods (the node side, a DRA driver) shares the watch
+// and the cache. The zero Informers holds none: create one with [NewInformers].
+type Informers struct {
+	Pods, Claims, Slices, Rules cache.SharedIndexInformer
+}
+
+// NewInformers registers the four informers in factory and adds the indexes they lack. It
+// must be called before factory starts (an index cannot be added to an informer that has
+// started); calling it twice on one factory returns the same informers.
+func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
+	r := factory.Resource().V1()
+	inf := Informers{
+		Pods:   factory.Core().V1().Pods().Informer(),
+		Claims: r.ResourceClaims().Informer(),
+		Slices: r.ResourceSlices().Informer(),
+		Rules:  r.DeviceTaintRules().Informer(),
+	}
+	for _, ix := range []struct {
+		inf  cache.SharedIndexInformer
+		name string
+		fn   cache.IndexFunc
+	}{{inf.Pods, ClaimIndex, podClaims}, {inf.Claims, DeviceIndex, allocatedDevices}, {inf.Slices, PoolIndex, slicePool}} {
+		if _, ok := ix.inf.GetIndexer().GetIndexers()[ix.name]; ok {
+			continue
+		}
+		if err := ix.inf.AddIndexers(cache.Indexers{ix.name: ix.fn}); err != nil {
+			return Informers{}, fmt.Errorf("device: adding the %s index: %w", ix.name, err)
+		}
+	}
+	return inf, nil
+}
+
+func podClaims(obj any) ([]string, error) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("device: %s index: want *v1.Pod, got %T", ClaimIndex, obj)
+	}
+	var keys []string
+	for name := range resourceclaim.PodClaims(pod) {
+		keys = append(keys, pod.Namespace+"/"+name)
+	}
+	return keys, nil
+}
+
+func allocatedDevices(obj any) ([]string, error) {
+	claim, ok := obj.(*resourcev1.ResourceClaim)
+	if !ok {
+		return nil, fmt.Errorf("device: %s index: want *ResourceClaim, got %T", DeviceIndex, obj)
+	}
+	if claim.Status.Allocation == nil {
+		return nil, nil
+	}
+	var keys []string
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		keys = append(keys, ID(r.Driver, r.Pool, r.Device))
+	}
+	return keys, nil
+}
+
+func slicePool(obj any) ([]string, error) {
+	slice, ok := obj.(*resourcev1.ResourceSlice)
+	if !ok {
+		return nil, fmt.Errorf("device: %s index: want *ResourceSlice, got %T", PoolIndex, obj)
+	}
+	return []string{slice.Spec.Driver + "/" + slice.Spec.Pool.Name}, nil
+}

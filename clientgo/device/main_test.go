@@ -1,0 +1,21 @@
+// The tests of package device, by file:
+//
+//   - eviction_test.go: the model's cases on a Controller over a fake clientset, each pod's
+//     DELETE timed to the nanosecond on a synctest bubble's clock;
+//   - controller_test.go: kube's outward behaviour (the condition, two requests, Events,
+//     the Eviction API, dry run), a restart, the rules' status, the budget, bad options;
+//   - source_test.go: the Source alone: names, bindings, taints;
+//   - example_test.go: a DRA driver that embeds the device side.
+package device
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any goroutine outlives the tests: informers, event
+// broadcasters, engines and status writers must all stop.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,363 @@
+package device
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/klog/v2"
+
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// ID names a device as a holder of the engine: "driver/pool/device". A driver and a device
+// name have no slash, so the pool, which may, is what lies between the first and the last.
+func ID(driver, pool, device string) string { return driver + "/" + pool + "/" + device }
+
+// splitID returns the driver, the pool and the device of id.
+func splitID(id string) (driver, pool, device string) {
+	i, j := strings.IndexByte(id, '/'), strings.LastIndexByte(id, '/')
+	if i < 0 || i == j {
+		return "", "", id
+	}
+	return id[:i], id[i+1 : j], id[j+1:]
+}
+
+// poolOf returns "driver/pool" of id: the engine's group of the device.
+func poolOf(id string) string { return id[:max(strings.LastIndexByte(id, '/'), 0)] }
+
+// Source is the engine's view of pods on devices, read from the informers' caches at each
+// question, with nothing kept of its own: each pod is a target bound to every device
+// allocated to a claim it uses that is reserved for it; each device is a holder whose
+// taints are its ResourceSlice's and those of every DeviceTaintRule that selects it.
+//
+// Its methods are safe for concurrent use and never block on the API server. The zero
+// Source is not usable: create one with [NewSource].
+type Source struct {
+	pods, claims, slices, rules cache.Indexer
+
+	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
+	eng     *engine.Engine[*v1.Pod]
+	regs    []cache.ResourceEventHandlerRegistration
+	changed func(scope string) // told after a rule's or a pool's taints changed; may be nil
+}
+
+var _ engine.Source[*v1.Pod] = (*Source)(nil)
+
+// NewSource returns the Source over inf, which must have the indexes [NewInformers] adds.
+func NewSource(inf Informers) *Source {
+	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer()}
+}
+
+// Target returns the pod from the pod informer's store.
+func (s *Source) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
+	pod, ok := get[*v1.Pod](s.pods, key.Namespace+"/"+key.Name)
+	return pod, ok, nil
+}
+
+// Pod returns the pod from the pod informer's store, or nil: for the deleters, which read
+// its generation and conditions.
+func (s *Source) Pod(namespace, name string) (*v1.Pod, error) {
+	pod, _ := get[*v1.Pod](s.pods, namespace+"/"+name)
+	return pod, nil
+}
+
+// TargetsOn returns the pods that use a claim allocated the device: the candidates, which
+// Describe binds or not.
+func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
+	claims, err := s.claims.ByIndex(DeviceIndex, id)
+	var pods []*v1.Pod
+	for _, c := range claims {
+		claim, ok := c.(*resourcev1.ResourceClaim)
+		if !ok {
+			continue
+		}
+		objs, e := s.pods.ByIndex(ClaimIndex, claim.Namespace+"/"+claim.Name)
+		for _, o := range objs {
+			if pod, ok := o.(*v1.Pod); ok && (len(claims) == 1 || !slices.Contains(pods, pod)) {
+				pods = append(pods, pod)
+			}
+		}
+		err = cmp.Or(err, e)
+	}
+	return pods, err
+}
+
+// Holder returns the device's taints now; a device in no slice and without taints is not
+// found.
+func (s *Source) Holder(id string) (engine.Holder, bool, error) {
+	taints, inSlice := s.taintsOf(id, s.ruleList())
+	return engine.Holder{Name: id, Taints: taints, Group: poolOf(id)}, inSlice || len(taints) > 0, nil
+}
+
+// Locate returns the pod's key and its first allocated device, whose updates the pod's
+// are ordered after.
+func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	for name := range resourceclaim.PodClaims(pod) {
+		if c, ok := get[*resourcev1.ResourceClaim](s.claims, pod.Namespace+"/"+name); ok && c.Status.Allocation != nil && len(c.Status.Allocation.Devices.Results) > 0 {
+			r := c.Status.Allocation.Devices.Results[0]
+			return key, ID(r.Driver, r.Pool, r.Device)
+		}
+	}
+	return key, ""
+}
+
+// Describe binds a scheduled pod to every device of every claim it uses (those
+// resourceclaim.PodClaims names, and those made for it, as resourceclaim.IsForPod checks)
+// that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
+// tolerations of its allocation result. A pod being deleted or finished is leaving.
+func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
+	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, leaving(pod)
+	d.Bindings = d.Bindings[:0]
+	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
+		c, ok := get[*resourcev1.ResourceClaim](s.claims, pod.Namespace+"/"+name)
+		if !ok || pod.Spec.NodeName == "" || c.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, c, false) ||
+			mustCheckOwner && resourceclaim.IsForPod(pod, c, false) != nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			d.Bindings = append(d.Bindings, engine.Binding{Holder: ID(r.Driver, r.Pool, r.Device), Tolerations: tolerations.DeviceTolerations(r.Tolerations)})
+		}
+	}
+}
+
+func leaving(pod *v1.Pod) engine.Reason {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return eviction.ReasonPodTerminating
+	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
+		return eviction.ReasonPodFinished
+	}
+	return ""
+}
+
+// ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing; each
+// field of a selector that is set must be the device's.
+func ruleMatches(rule *resourcev1.DeviceTaintRule, id string) bool {
+	sel := rule.Spec.DeviceSelector
+	driver, pool, device := splitID(id)
+	return sel != nil && (sel.Driver == nil || *sel.Driver == driver) && (sel.Pool == nil || *sel.Pool == pool) && (sel.Device == nil || *sel.Device == device)
+}
+
+// ruleList returns the DeviceTaintRules by name, so that a device's taints keep one order.
+func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
+	var rules []*resourcev1.DeviceTaintRule
+	for _, o := range s.rules.List() {
+		if r, ok := o.(*resourcev1.DeviceTaintRule); ok {
+			rules = append(rules, r)
+		}
+	}
+	slices.SortFunc(rules, func(a, b *resourcev1.DeviceTaintRule) int { return cmp.Compare(a.Name, b.Name) })
+	return rules
+}
+
+// pool calls f with the name and taints of each device of the pool's slices of the newest
+// generation (only those count, as in kube), and returns the names of the devices of its
+// other slices. It allocates nothing of its own: the recheck before each eviction calls it.
+func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
+	objs, _ := s.slices.ByIndex(PoolIndex, pool)
+	var newest int64
+	for i, o := range objs {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
+			newest = sl.Spec.Pool.Generation
+		}
+	}
+	for _, o := range objs {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok {
+			for _, d := range sl.Spec.Devices {
+				if sl.Spec.Pool.Generation == newest {
+					f(d.Name, d.Taints)
+				} else {
+					older = append(older, d.Name)
+				}
+			}
+		}
+	}
+	return older
+}
+
+// sliceTaints returns the taints of device id in its pool's slices, and whether it is in
+// one.
+func (s *Source) sliceTaints(id string) (taints []resourcev1.DeviceTaint, found bool) {
+	_, _, name := splitID(id)
+	s.pool(poolOf(id), func(d string, t []resourcev1.DeviceTaint) {
+		if d == name {
+			taints, found = t, true
+		}
+	})
+	return taints, found
+}
+
+// taintsOf returns the taints of device id: its slice's, then those of the rules that
+// select it; and whether it is in a slice.
+func (s *Source) taintsOf(id string, rules []*resourcev1.DeviceTaintRule) ([]v1.Taint, bool) {
+	st, found := s.sliceTaints(id)
+	return withRules(tolerations.DeviceTaints(st), rules, id), found
+}
+
+func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string) []v1.Taint {
+	for _, r := range rules {
+		if ruleMatches(r, id) {
+			taints = append(taints, tolerations.DeviceTaints([]resourcev1.DeviceTaint{r.Spec.Taint})...)
+		}
+	}
+	return taints
+}
+
+// poolChanged feeds the engine every device of the pool's slices, of any generation (a
+// device of an older one counts no more), with its taints now.
+func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
+	s.feed.Lock()
+	defer s.feed.Unlock()
+	rules, now := s.ruleList(), map[string][]resourcev1.DeviceTaint{}
+	gone := s.pool(pool, func(name string, t []resourcev1.DeviceTaint) { now[name] = t })
+	for _, d := range old.Spec.Devices {
+		gone = append(gone, d.Name)
+	}
+	for name, t := range now {
+		id := pool + "/" + name
+		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(t), rules, id), Group: pool})
+	}
+	for _, name := range gone {
+		if _, ok := now[name]; !ok {
+			id := pool + "/" + name
+			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(nil, rules, id), Group: pool})
+		}
+	}
+	s.tell(poolScope(pool))
+}
+
+// ruleChanged feeds the engine the devices that old or new selects, among those of the
+// slices and those allocated, with their taints now: rule changes are rare.
+func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
+	s.feed.Lock()
+	defer s.feed.Unlock()
+	rules, ids := s.ruleList(), s.claims.ListIndexFuncValues(DeviceIndex)
+	for _, o := range s.slices.List() {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok {
+			for _, d := range sl.Spec.Devices {
+				ids = append(ids, ID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name))
+			}
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if old != nil && ruleMatches(old, id) || new != nil && ruleMatches(new, id) {
+			taints, _ := s.taintsOf(id, rules)
+			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: taints, Group: poolOf(id)})
+		}
+	}
+	s.tell(ruleScope(cmp.Or(new, old).Name))
+}
+
+func (s *Source) tell(scope string) {
+	if s.changed != nil {
+		s.changed(scope)
+	}
+}
+
+// claimChanged decides again about the pods that use the claim when its allocation, its
+// reservations or the claim itself changed; first it feeds the engine the devices of a
+// new allocation that have taints, which a rule may give a device in no slice.
+func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
+	if old != nil && new != nil && old.UID == new.UID && slices.Equal(old.Status.ReservedFor, new.Status.ReservedFor) &&
+		reflect.DeepEqual(old.Status.Allocation, new.Status.Allocation) {
+		return
+	}
+	if new != nil && new.Status.Allocation != nil && (old == nil || old.Status.Allocation == nil) {
+		s.feed.Lock()
+		rules := s.ruleList()
+		for _, r := range new.Status.Allocation.Devices.Results {
+			if id := ID(r.Driver, r.Pool, r.Device); len(withRules(nil, rules, id)) > 0 {
+				taints, _ := s.taintsOf(id, rules)
+				s.eng.HolderUpdated(engine.Holder{Name: id, Taints: taints, Group: poolOf(id)})
+			}
+		}
+		s.feed.Unlock()
+	}
+	c := cmp.Or(new, old)
+	pods, _ := s.pods.ByIndex(ClaimIndex, c.Namespace+"/"+c.Name)
+	for _, o := range pods {
+		if pod, ok := o.(*v1.Pod); ok {
+			s.eng.TargetUpdated(pod)
+		}
+	}
+}
+
+// podChanged passes on the updates of pods that use claims that can change their bindings
+// or make them leave; like kube, it ignores the rest.
+func (s *Source) podChanged(old, new *v1.Pod) {
+	uses := func(p *v1.Pod) bool {
+		return p != nil && (len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil)
+	}
+	switch {
+	case new == nil:
+		if uses(old) {
+			s.eng.TargetDeleted(old)
+		}
+	case !uses(new) && !uses(old):
+	case old == nil || old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || leaving(old) != leaving(new) ||
+		!resourceclaim.PodStatusEqual(old.Status.ResourceClaimStatuses, new.Status.ResourceClaimStatuses) ||
+		!resourceclaim.PodExtendedStatusEqual(old.Status.ExtendedResourceClaimStatus, new.Status.ExtendedResourceClaimStatus):
+		s.eng.TargetUpdated(new)
+	}
+}
+
+// AddHandlers connects the informers to eng: a change of a slice or a rule feeds the
+// devices it may change; a change of a claim's allocation or reservations, or of a pod's
+// claims, node or leaving, the pods concerned. It is called once, before the informers
+// start.
+func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) error {
+	s.eng = eng
+	for _, h := range []struct {
+		inf cache.SharedIndexInformer
+		fn  cache.ResourceEventHandler
+	}{
+		{inf.Slices, clientgo.HandlerFuncs(logger, func(old, new *resourcev1.ResourceSlice) {
+			if new == nil {
+				s.poolChanged(old.Spec.Driver+"/"+old.Spec.Pool.Name, old)
+				return
+			}
+			s.poolChanged(new.Spec.Driver+"/"+new.Spec.Pool.Name, cmp.Or(old, new))
+		})},
+		{inf.Rules, clientgo.HandlerFuncs(logger, s.ruleChanged)},
+		{inf.Claims, clientgo.HandlerFuncs(logger, s.claimChanged)},
+		{inf.Pods, clientgo.HandlerFuncs(logger, s.podChanged)},
+	} {
+		reg, err := h.inf.AddEventHandlerWithOptions(h.fn, cache.HandlerOptions{Logger: &logger})
+		if err != nil {
+			return fmt.Errorf("device: adding an event handler: %w", err)
+		}
+		s.regs = append(s.regs, reg)
+	}
+	return nil
+}
+
+// hasSynced reports whether the handlers have been handed the informers' initial lists.
+func (s *Source) hasSynced() bool {
+	for _, r := range s.regs {
+		if !r.HasSynced() {
+			return false
+		}
+	}
+	return len(s.regs) > 0
+}
+
+// get returns the object of store under key; one of another type counts as none.
+func get[T any](store cache.Indexer, key string) (T, bool) {
+	obj, _, _ := store.GetByKey(key)
+	t, ok := obj.(T)
+	return t, ok
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/device"
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
+)
+
+// controllers is what -controllers runs, on one factory and under one Lease.
+type controllers interface {
+	Run(ctx context.Context) error
+	Handler(g prometheus.Gatherer) http.Handler
+}
+
+// newControllers makes the controllers cfg names: the node Controller, with the device
+// side's Lead alongside it under its Lease when both run; or the device Controller alone,
+// under the same Lease. Both tell obs every decision; the node side's metrics go to reg.
+func newControllers(ctx context.Context, client kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (controllers, error) {
+	factory := clientgo.NewFactory(client)
+	var dev *device.Controller
+	if cfg.device.runs(controllerDevice) {
+		dopts := deviceOptions(cfg, obs)
+		if cfg.device.runs(controllerNode) {
+			dopts.LeaderElection = nil // the node Controller's Lease
+		}
+		var err error
+		if dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
+			return nil, err
+		}
+		if !cfg.device.runs(controllerNode) {
+			return dev, nil
+		}
+	}
+	opts := cfg.controllerOptions()
+	opts.Metrics = reg
+	opts.Observers = []eviction.Observer{obs}
+	if dev != nil {
+		opts.Alongside = []func(context.Context) error{dev.Lead}
+	}
+	return clientgo.NewController(ctx, client, factory, opts)
+}
+
+// deviceOptions are the device Controller's options of cfg: the node side's mode,
+// workers, backoff, deadline source and Lease, and the device budget.
+func deviceOptions(cfg config, obs *lineObserver) device.Options {
+	node := cfg.controllerOptions()
+	m := node.Manager
+	return device.Options{
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection,
+		Engine:    engine.Options{Workers: m.Workers, ActWorkers: m.DeleteWorkers, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
+		Observers: []engine.Observer{deviceObserver{Observer: eviction.PodObserver(obs), DeleteObserver: obs}},
+	}
+}
+
+// deviceObserver is the command's line observer for the device side: the engine's reports,
+// with the device in PodRef.Node, and how each pod went.
+type deviceObserver struct {
+	engine.Observer
+	clientgo.DeleteObserver
+}
+
+// deviceNeeds lists what the device side needs RBAC to allow, beyond listing and watching
+// pods (deploy/device/rbac.yaml).
+func deviceNeeds(cfg config) []permission {
+	var p []permission
+	for _, r := range []string{"resourceclaims", "resourceslices", "devicetaintrules"} {
+		p = append(p, permission{group: "resource.k8s.io", resource: r, verb: "list"}, permission{group: "resource.k8s.io", resource: r, verb: "watch"})
+	}
+	if cfg.mode != clientgo.ModeDryRun {
+		p = append(p, permission{group: "resource.k8s.io", resource: "devicetaintrules", subresource: "status", verb: "patch"})
+	}
+	return p
+}
