@@ -27,6 +27,8 @@
 //   - example_test.go, example_waitidle_test.go, example_budgets_test.go: godoc examples.
 //   - bench_test.go, deletions_bench_test.go, updates_bench_test.go: the benchmarks of
 //     BENCHMARKS.md (ZoneOutage, PodChurn, NodeRetaint, DeletionBurst, PodStatusUpdate).
+//   - devices_test.go: the second instantiation alone: a pod bound to its node and to a
+//     device, each with its deadline.
 //   - helpers_test.go: the harness (a Manager or an engine on a fake clock in a synctest
 //     bubble); instantiations_test.go: the two instantiations; export_test.go: what the
 //     tests reach inside the package.

@@ -4,8 +4,16 @@
 //   - multiholder_test.go: targets bound to several holders: the earliest deadline over
 //     the bindings decides, the property test over random fleets, and the budgets counted
 //     per holder and group.
-//   - *_internal_test.go: the parts: the token bucket, the brake's counts, the budgets'
-//     validation and causes, the fifo, the deadlines kept in nanoseconds.
+//   - concurrency_test.go: the act workers follow the actuator's latency, against a
+//     simulated client rate limiter and API server.
+//   - pause_test.go: Options.Pauser and Engine.Resume.
+//   - robustness_test.go: failures at awkward moments (a lookup failing as an attempt ends,
+//     a replacement seen by the recheck, a failed recheck at the gate), panics of the
+//     caller's Source and Observer, and a failure count past its range.
+//   - bucket_internal_test.go, brake_internal_test.go, budget_internal_test.go,
+//     due_internal_test.go, fifo_internal_test.go: the parts: the token bucket, the brake's
+//     counts, the budgets' validation and causes, the deadlines kept in nanoseconds, the
+//     fifo; gate_bench_internal_test.go: the gate's benchmark.
 //
 // The behaviours the Engine shares with every instantiation (deadlines, cancellation,
 // rechecks, retries, budgets, the Observer contract) are tested in package eviction, where
