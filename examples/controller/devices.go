@@ -54,7 +54,10 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	m := node.Manager
 	return device.Options{
 		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection,
-		Engine:    engine.Options{Workers: m.Workers, ActWorkers: m.DeleteWorkers, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
+		// The same act workers as the node side: -delete-workers pins them, 0 follows
+		// the client's budget, up to -max-delete-workers.
+		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.DeleteWorkers, MaxActWorkers: m.MaxDeleteWorkers,
+			ActTimeout: m.DeleteTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
 		Observers: []engine.Observer{deviceObserver{Observer: eviction.PodObserver(obs), DeleteObserver: obs}},
 	}
 }

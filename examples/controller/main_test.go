@@ -293,11 +293,13 @@ func TestParseFlags(t *testing.T) {
 	assert.True(t, cfg.leaderElect, "leader election by default in a pod")
 	assert.Equal(t, "taintevict-system", cfg.leNamespace)
 
-	cfg = flagsOf(t, "-kubeconfig=x", "-controllers=device,node", "-device-budget-fraction=0.5", "-device-budget-min-pods=3")
+	cfg = flagsOf(t, "-kubeconfig=x", "-controllers=device,node", "-device-budget-fraction=0.5", "-device-budget-min-pods=3", "-max-delete-workers=64")
 	assert.Equal(t, []string{controllerDevice, controllerNode}, cfg.device.controllers)
 	dopts := deviceOptions(cfg, &lineObserver{})
 	assert.Equal(t, device.Budget{Fraction: 0.5, MinPods: 3}, dopts.Budget)
 	assert.Equal(t, 8, dopts.Engine.Workers)
+	assert.Equal(t, 0, dopts.Engine.ActWorkers, "the device side's act workers follow the budget, as the node side's")
+	assert.Equal(t, 64, dopts.Engine.MaxActWorkers)
 
 	var usage bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &usage)
