@@ -85,7 +85,7 @@ func (podSource) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 }
 
 func (podSource) Describe(pod *v1.Pod, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = podKey(pod), pod.UID, leavingReason(pod)
+	d.Key, d.UID, d.Leaving = podKey(pod), pod.UID, LeavingReason(pod)
 	d.Bindings = d.Bindings[:0]
 	if pod.Spec.NodeName != "" {
 		d.Bindings = append(d.Bindings, engine.Binding{Holder: pod.Spec.NodeName, Tolerations: pod.Spec.Tolerations})

@@ -51,11 +51,11 @@ func (m *Manager) PodUpdated(old, new *v1.Pod) {
 }
 
 // podChanged reports whether a pod changed in a field that a decision about it reads: its
-// node, its UID, its tolerations, or its own reason to be skipped ([leavingReason], so that
+// node, its UID, its tolerations, or its own reason to be skipped ([LeavingReason], so that
 // a new skip reason that reads a pod field is seen here without being listed twice).
 func podChanged(old, new *v1.Pod) bool {
 	return old.Spec.NodeName != new.Spec.NodeName || old.UID != new.UID ||
-		leavingReason(old) != leavingReason(new) ||
+		LeavingReason(old) != LeavingReason(new) ||
 		!tolerationsEqual(old.Spec.Tolerations, new.Spec.Tolerations)
 }
 

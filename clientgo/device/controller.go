@@ -26,7 +26,6 @@ import (
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
-	"github.com/taintevict/taintevict/tolerations"
 )
 
 // Options configures a [Controller]. The zero value deletes as kube's device taint
@@ -116,11 +115,11 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, err
 	}
 	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, synced: make(chan struct{})}
-	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod, manager: Component,
+	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod,
 		kick: make(chan struct{}, 1), evicted: map[types.UID]int64{}}
 	eopts := opts.Engine
 	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
-	eopts.Tolerations = tolerations.Options{Rules: tolerations.DeviceRules}
+	eopts.Tolerations = deviceRules
 	if opts.Budget.on() {
 		c.budget = &budget{Budget: opts.Budget, src: c.src, clock: clk, period: opts.StatusPeriod, verdicts: map[string]verdict{}}
 		c.budget.resume = func(scope string) { c.eng.Resume(scope) }
@@ -237,7 +236,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 // waitSynced waits until the informers and the handlers have synced, or ctx is done, and
 // reports which.
 func (c *Controller) waitSynced(ctx context.Context) bool {
-	if !cache.WaitForCacheSync(ctx.Done(), c.src.hasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.src.synced...) {
 		return false
 	}
 	c.syncOnce.Do(func() { close(c.synced) })

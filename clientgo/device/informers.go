@@ -47,7 +47,23 @@ func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 		inf  cache.SharedIndexInformer
 		name string
 		fn   cache.IndexFunc
-	}{{inf.Pods, ClaimIndex, podClaims}, {inf.Claims, DeviceIndex, allocatedDevices}, {inf.Slices, PoolIndex, slicePool}} {
+	}{
+		{inf.Pods, ClaimIndex, indexBy(ClaimIndex, func(pod *v1.Pod) (keys []string) {
+			for name := range resourceclaim.PodClaims(pod) {
+				keys = append(keys, pod.Namespace+"/"+name)
+			}
+			return keys
+		})},
+		{inf.Claims, DeviceIndex, indexBy(DeviceIndex, func(claim *resourcev1.ResourceClaim) (keys []string) {
+			if claim.Status.Allocation != nil {
+				for _, r := range claim.Status.Allocation.Devices.Results {
+					keys = append(keys, ID(r.Driver, r.Pool, r.Device))
+				}
+			}
+			return keys
+		})},
+		{inf.Slices, PoolIndex, indexBy(PoolIndex, func(slice *resourcev1.ResourceSlice) []string { return []string{poolName(slice)} })},
+	} {
 		if _, ok := ix.inf.GetIndexer().GetIndexers()[ix.name]; ok {
 			continue
 		}
@@ -58,37 +74,19 @@ func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 	return inf, nil
 }
 
-func podClaims(obj any) ([]string, error) {
-	pod, ok := obj.(*v1.Pod)
-	if !ok {
-		return nil, fmt.Errorf("device: %s index: want *v1.Pod, got %T", ClaimIndex, obj)
+// indexBy returns the index function name of the objects of type T; an object of another
+// type is an error.
+func indexBy[T any](name string, keys func(T) []string) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		t, ok := obj.(T)
+		if !ok {
+			return nil, fmt.Errorf("device: %s index: want %T, got %T", name, t, obj)
+		}
+		return keys(t), nil
 	}
-	var keys []string
-	for name := range resourceclaim.PodClaims(pod) {
-		keys = append(keys, pod.Namespace+"/"+name)
-	}
-	return keys, nil
 }
 
-func allocatedDevices(obj any) ([]string, error) {
-	claim, ok := obj.(*resourcev1.ResourceClaim)
-	if !ok {
-		return nil, fmt.Errorf("device: %s index: want *ResourceClaim, got %T", DeviceIndex, obj)
-	}
-	if claim.Status.Allocation == nil {
-		return nil, nil
-	}
-	var keys []string
-	for _, r := range claim.Status.Allocation.Devices.Results {
-		keys = append(keys, ID(r.Driver, r.Pool, r.Device))
-	}
-	return keys, nil
-}
-
-func slicePool(obj any) ([]string, error) {
-	slice, ok := obj.(*resourcev1.ResourceSlice)
-	if !ok {
-		return nil, fmt.Errorf("device: %s index: want *ResourceSlice, got %T", PoolIndex, obj)
-	}
-	return []string{slice.Spec.Driver + "/" + slice.Spec.Pool.Name}, nil
+// poolName names the pool of slice as [PoolIndex] does: "driver/pool".
+func poolName(slice *resourcev1.ResourceSlice) string {
+	return slice.Spec.Driver + "/" + slice.Spec.Pool.Name
 }

@@ -49,15 +49,16 @@ type Source struct {
 
 	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
 	eng     *engine.Engine[*v1.Pod]
-	regs    []cache.ResourceEventHandlerRegistration
-	changed func(scope string) // told after a rule's or a pool's taints changed; may be nil
+	synced  []cache.InformerSynced // whether each handler has been handed its informer's initial list
+	changed func(scope string)     // told after a rule's or a pool's taints changed
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
 
 // NewSource returns the Source over inf, which must have the indexes [NewInformers] adds.
 func NewSource(inf Informers) *Source {
-	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer()}
+	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer(),
+		changed: func(string) {}}
 }
 
 // Target returns the pod from the pod informer's store.
@@ -76,14 +77,10 @@ func (s *Source) Pod(namespace, name string) (*v1.Pod, error) {
 // TargetsOn returns the pods that use a claim allocated the device: the candidates, which
 // Describe binds or not.
 func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
-	claims, err := s.claims.ByIndex(DeviceIndex, id)
+	claims, err := s.claims.IndexKeys(DeviceIndex, id) // "namespace/claim", as ClaimIndex names them
 	var pods []*v1.Pod
-	for _, c := range claims {
-		claim, ok := c.(*resourcev1.ResourceClaim)
-		if !ok {
-			continue
-		}
-		objs, e := s.pods.ByIndex(ClaimIndex, claim.Namespace+"/"+claim.Name)
+	for _, claim := range claims {
+		objs, e := s.pods.ByIndex(ClaimIndex, claim)
 		for _, o := range objs {
 			if pod, ok := o.(*v1.Pod); ok && (len(claims) == 1 || !slices.Contains(pods, pod)) {
 				pods = append(pods, pod)
@@ -97,8 +94,8 @@ func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 // Holder returns the device's taints now; a device in no slice and without taints is not
 // found.
 func (s *Source) Holder(id string) (engine.Holder, bool, error) {
-	taints, inSlice := s.taintsOf(id, s.ruleList())
-	return engine.Holder{Name: id, Taints: taints, Group: poolOf(id)}, inSlice || len(taints) > 0, nil
+	h, inSlice := s.holder(id, s.ruleList())
+	return h, inSlice || len(h.Taints) > 0, nil
 }
 
 // Locate returns the pod's key and its first allocated device, whose updates the pod's
@@ -119,7 +116,7 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
 // tolerations of its allocation result. A pod being deleted or finished is leaving.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, leaving(pod)
+	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
 	d.Bindings = d.Bindings[:0]
 	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
 		c, ok := get[*resourcev1.ResourceClaim](s.claims, pod.Namespace+"/"+name)
@@ -131,16 +128,6 @@ func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 			d.Bindings = append(d.Bindings, engine.Binding{Holder: ID(r.Driver, r.Pool, r.Device), Tolerations: tolerations.DeviceTolerations(r.Tolerations)})
 		}
 	}
-}
-
-func leaving(pod *v1.Pod) engine.Reason {
-	switch {
-	case pod.DeletionTimestamp != nil:
-		return eviction.ReasonPodTerminating
-	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
-		return eviction.ReasonPodFinished
-	}
-	return ""
 }
 
 // ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing; each
@@ -200,11 +187,11 @@ func (s *Source) sliceTaints(id string) (taints []resourcev1.DeviceTaint, found 
 	return taints, found
 }
 
-// taintsOf returns the taints of device id: its slice's, then those of the rules that
+// holder returns device id with its taints now: its slice's, then those of the rules that
 // select it; and whether it is in a slice.
-func (s *Source) taintsOf(id string, rules []*resourcev1.DeviceTaintRule) ([]v1.Taint, bool) {
+func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (engine.Holder, bool) {
 	st, found := s.sliceTaints(id)
-	return withRules(tolerations.DeviceTaints(st), rules, id), found
+	return engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(st), rules, id), Group: poolOf(id)}, found
 }
 
 func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string) []v1.Taint {
@@ -222,21 +209,19 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	s.feed.Lock()
 	defer s.feed.Unlock()
 	rules, now := s.ruleList(), map[string][]resourcev1.DeviceTaint{}
-	gone := s.pool(pool, func(name string, t []resourcev1.DeviceTaint) { now[name] = t })
+	names := s.pool(pool, func(name string, t []resourcev1.DeviceTaint) { now[name] = t })
 	for _, d := range old.Spec.Devices {
-		gone = append(gone, d.Name)
+		names = append(names, d.Name)
 	}
-	for name, t := range now {
+	for name := range now {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
 		id := pool + "/" + name
-		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(t), rules, id), Group: pool})
+		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(now[name]), rules, id), Group: pool})
 	}
-	for _, name := range gone {
-		if _, ok := now[name]; !ok {
-			id := pool + "/" + name
-			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(nil, rules, id), Group: pool})
-		}
-	}
-	s.tell(poolScope(pool))
+	s.changed(poolScope(pool))
 }
 
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
@@ -255,17 +240,11 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
 		if old != nil && ruleMatches(old, id) || new != nil && ruleMatches(new, id) {
-			taints, _ := s.taintsOf(id, rules)
-			s.eng.HolderUpdated(engine.Holder{Name: id, Taints: taints, Group: poolOf(id)})
+			h, _ := s.holder(id, rules)
+			s.eng.HolderUpdated(h)
 		}
 	}
-	s.tell(ruleScope(cmp.Or(new, old).Name))
-}
-
-func (s *Source) tell(scope string) {
-	if s.changed != nil {
-		s.changed(scope)
-	}
+	s.changed(ruleScope(cmp.Or(new, old).Name))
 }
 
 // claimChanged decides again about the pods that use the claim when its allocation, its
@@ -281,8 +260,8 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 		rules := s.ruleList()
 		for _, r := range new.Status.Allocation.Devices.Results {
 			if id := ID(r.Driver, r.Pool, r.Device); len(withRules(nil, rules, id)) > 0 {
-				taints, _ := s.taintsOf(id, rules)
-				s.eng.HolderUpdated(engine.Holder{Name: id, Taints: taints, Group: poolOf(id)})
+				h, _ := s.holder(id, rules)
+				s.eng.HolderUpdated(h)
 			}
 		}
 		s.feed.Unlock()
@@ -308,7 +287,7 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 			s.eng.TargetDeleted(old)
 		}
 	case !uses(new) && !uses(old):
-	case old == nil || old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || leaving(old) != leaving(new) ||
+	case old == nil || old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || eviction.LeavingReason(old) != eviction.LeavingReason(new) ||
 		!resourceclaim.PodStatusEqual(old.Status.ResourceClaimStatuses, new.Status.ResourceClaimStatuses) ||
 		!resourceclaim.PodExtendedStatusEqual(old.Status.ExtendedResourceClaimStatus, new.Status.ExtendedResourceClaimStatus):
 		s.eng.TargetUpdated(new)
@@ -326,11 +305,7 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		fn  cache.ResourceEventHandler
 	}{
 		{inf.Slices, clientgo.HandlerFuncs(logger, func(old, new *resourcev1.ResourceSlice) {
-			if new == nil {
-				s.poolChanged(old.Spec.Driver+"/"+old.Spec.Pool.Name, old)
-				return
-			}
-			s.poolChanged(new.Spec.Driver+"/"+new.Spec.Pool.Name, cmp.Or(old, new))
+			s.poolChanged(poolName(cmp.Or(new, old)), cmp.Or(old, new))
 		})},
 		{inf.Rules, clientgo.HandlerFuncs(logger, s.ruleChanged)},
 		{inf.Claims, clientgo.HandlerFuncs(logger, s.claimChanged)},
@@ -340,19 +315,9 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		if err != nil {
 			return fmt.Errorf("device: adding an event handler: %w", err)
 		}
-		s.regs = append(s.regs, reg)
+		s.synced = append(s.synced, reg.HasSynced)
 	}
 	return nil
-}
-
-// hasSynced reports whether the handlers have been handed the informers' initial lists.
-func (s *Source) hasSynced() bool {
-	for _, r := range s.regs {
-		if !r.HasSynced() {
-			return false
-		}
-	}
-	return len(s.regs) > 0
 }
 
 // get returns the object of store under key; one of another type counts as none.

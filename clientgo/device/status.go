@@ -3,12 +3,12 @@ package device
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -104,13 +104,12 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 // rule evicts, at most every period. It counts the pods evicted per rule, as a
 // clientgo.DeleteObserver: the rules that taint the device the pod was evicted for.
 type ruleStatus struct {
-	client  kubernetes.Interface
-	src     *Source
-	budget  *budget // nil without one
-	clock   clock.Clock
-	period  time.Duration
-	manager string
-	kick    chan struct{}
+	client kubernetes.Interface
+	src    *Source
+	budget *budget // nil without one
+	clock  clock.Clock
+	period time.Duration
+	kick   chan struct{}
 
 	mu      sync.Mutex
 	evicted map[types.UID]int64
@@ -168,25 +167,20 @@ func (r *ruleStatus) run(ctx context.Context) {
 // update writes rule's condition when it is due and differs from the one it has.
 func (r *ruleStatus) update(ctx context.Context, rule *resourcev1.DeviceTaintRule) error {
 	now := r.clock.Now()
-	var old metav1.Condition
-	if i := slices.IndexFunc(rule.Status.Conditions, func(c metav1.Condition) bool {
-		return c.Type == resourcev1.DeviceTaintConditionEvictionInProgress
-	}); i >= 0 {
-		old = rule.Status.Conditions[i]
-		// Kube writes None and other effects once per generation, NoExecute every period.
-		if old.ObservedGeneration == rule.Generation && (rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || now.Sub(old.LastTransitionTime.Time) < r.period) {
-			return nil
-		}
+	old := meta.FindStatusCondition(rule.Status.Conditions, resourcev1.DeviceTaintConditionEvictionInProgress)
+	// Kube writes None and other effects once per generation, NoExecute every period.
+	if old != nil && old.ObservedGeneration == rule.Generation && (rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || now.Sub(old.LastTransitionTime.Time) < r.period) {
+		return nil
 	}
 	c := r.condition(rule, now)
-	if c.Status == old.Status && c.Reason == old.Reason && c.Message == old.Message && c.ObservedGeneration == old.ObservedGeneration {
+	if old != nil && c.Status == old.Status && c.Reason == old.Reason && c.Message == old.Message && c.ObservedGeneration == old.ObservedGeneration {
 		return nil
 	}
 	ltt := metav1.NewTime(now)
 	ac := resourceac.DeviceTaintRule(rule.Name).WithUID(rule.UID).WithStatus(resourceac.DeviceTaintRuleStatus().WithConditions(
 		metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
 			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(ltt)))
-	_, err := r.client.ResourceV1().DeviceTaintRules().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: r.manager, Force: true})
+	_, err := r.client.ResourceV1().DeviceTaintRules().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: Component, Force: true})
 	if err != nil {
 		return fmt.Errorf("device: status of DeviceTaintRule %s: %w", rule.Name, err)
 	}
