@@ -39,6 +39,7 @@ type config struct {
 	metricsAddr   string
 	budgets       budgetFlags
 	manager       managerFlags
+	clients       clientFlags
 	seconds       int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
@@ -103,11 +104,12 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none)")
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
+	cfg.clients.define(fs)
 	fs.Int64Var(&cfg.seconds, "toleration-seconds", 3, "in the demo, how long api-1 tolerates the unreachable taint")
 	// Of klog's flags, only -v: the others (log files, headers) are of no use here.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity (klog): 2 and up add the Manager's and client-go's logs, 3 the Events as they are recorded")
+	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity (klog): 2 and up add the Manager's and client-go's logs, 3 the Events as they are written")
 	return fs
 }
 
@@ -140,6 +142,9 @@ func (cfg config) validate() error {
 		return err
 	}
 	if err := cfg.manager.validate(); err != nil {
+		return err
+	}
+	if err := cfg.clients.validate(); err != nil {
 		return err
 	}
 	switch {
