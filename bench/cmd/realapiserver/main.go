@@ -37,6 +37,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/taintevict/taintevict/bench/realapiserver"
 )
 
@@ -47,6 +50,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "-child" {
 		err = child(os.Args[1:])
 	} else {
+		crlog.SetLogger(logr.Discard()) // envtest's logs: the driver says what it does
 		err = drive(os.Args[1:])
 	}
 	if err != nil {
