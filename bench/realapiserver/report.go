@@ -116,14 +116,24 @@ func Report(w io.Writer, results []Result) {
 				ratio, fl, vsFloor)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| side | requests per eviction, from the first taint | Events written before the last removal | Events written (all) | API server CPU per eviction (ms) | etcd CPU per eviction (ms) | side's CPU (s) | served at | correct | load |")
-		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|---|---:|")
+		apiPer := func(r Result) float64 { return 1000 * r.APIServerCPU / float64(r.Evictions) }
+		apiNet := func(r Result) float64 {
+			return 1000 * (r.APIServerCPU - r.APIServerIdle*r.Window) / float64(r.Evictions)
+		}
+		kubeAPI, kubeNet := median(collect(bySide["kube"], apiPer)), median(collect(bySide["kube"], apiNet))
+		fmt.Fprintln(w, "| side | requests per eviction, from the first taint | Events written before the last removal | Events written (all) | CPU window (s) | API server CPU per eviction (ms) | net of idle (ms) | side ÷ kube, gross; net | etcd CPU per eviction (ms) | side's CPU (s) | served at | correct | load |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
 		for _, s := range sides {
 			sr := bySide[s]
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sideLabel(s), requestsPerEviction(sr),
+			vsKube := "–"
+			if s != "kube" && kubeAPI > 0 && kubeNet > 0 {
+				vsKube = fmt.Sprintf("%.2f; %.2f", median(collect(sr, apiPer))/kubeAPI, median(collect(sr, apiNet))/kubeNet)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sideLabel(s), requestsPerEviction(sr),
 				spread(collect(sr, func(r Result) float64 { return float64(r.EventsBeforeLast) }), "%.0f"),
 				spread(collect(sr, func(r Result) float64 { return float64(r.Events) }), "%.0f"),
-				spread(collect(sr, func(r Result) float64 { return 1000 * r.APIServerCPU / float64(r.Evictions) }), "%.2f"),
+				spread(collect(sr, func(r Result) float64 { return r.Window }), "%.0f"),
+				spread(collect(sr, apiPer), "%.2f"), spread(collect(sr, apiNet), "%.2f"), vsKube,
 				spread(collect(sr, func(r Result) float64 { return 1000 * r.EtcdCPU / float64(r.Evictions) }), "%.2f"),
 				spread(collect(sr, func(r Result) float64 { return r.ControllerCPU }), "%.2f"),
 				levelsOf(sr), correctness(sr),

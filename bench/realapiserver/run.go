@@ -36,6 +36,14 @@ type RunConfig struct {
 	// Quiet is how long the run waits for more Events once every pod is removed and no
 	// Event came for that long, before it gives up on the missing ones.
 	Quiet time.Duration
+	// CPUWindow is the least time from the taint over which the control plane's CPU is
+	// counted: the same for every side of a budget, long enough for the slowest to have
+	// written every Event, so that each side's figure holds as much idle time as the
+	// others'. 0 counts until the side's last removal or Event.
+	CPUWindow time.Duration
+	// IdleWindow is how long the control plane's CPU is sampled, with the side synced and
+	// nothing to do, before the taint: its idle rate.
+	IdleWindow time.Duration
 	// Log, if not nil, gets a line per step.
 	Log io.Writer
 }
@@ -53,9 +61,14 @@ type Result struct {
 	// Run is the run's number, from 0, and Order the side's place in it.
 	Run, Order int
 	Measurement
-	// APIServerCPU and EtcdCPU are their CPU seconds from right before the first taint until
-	// the last removal or Event the run saw.
+	// APIServerCPU and EtcdCPU are their CPU seconds from right before the first taint, over
+	// Window seconds: the later of RunConfig.CPUWindow and the last removal or Event the
+	// run saw.
 	APIServerCPU, EtcdCPU float64
+	Window                float64
+	// APIServerIdle and EtcdIdle are their CPU seconds per second while the side was synced
+	// and idle, before the taint (RunConfig.IdleWindow).
+	APIServerIdle, EtcdIdle float64
 	// ControllerCPU is the side's CPU seconds from its caches' sync until it stopped.
 	ControllerCPU float64
 	// Synced is the side's time from its start until it was ready.
@@ -139,10 +152,20 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 	// Let the side take in the listing (kube's controller and the Manager each look at
 	// every pod once) before the clock starts.
 	time.Sleep(2 * time.Second)
+	idleAPI, idleEtcd, err := cp.CPU()
+	if err != nil {
+		return res, err
+	}
+	idleStart := time.Now()
+	time.Sleep(cfg.IdleWindow)
 
 	apiCPU0, etcdCPU0, err := cp.CPU()
 	if err != nil {
 		return res, err
+	}
+	tainted := time.Now()
+	if d := tainted.Sub(idleStart).Seconds(); d > 0 {
+		res.APIServerIdle, res.EtcdIdle = (apiCPU0-idleAPI).Seconds()/d, (etcdCPU0-idleEtcd).Seconds()/d
 	}
 	logf("synced in %.2f s; tainting", res.Synced)
 	if err := cluster.TaintAll(ctx, admin); err != nil {
@@ -153,7 +176,7 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 	var recs []Record
 	deadline := time.Now().Add(cfg.Timeout)
 	lastProgress, progress := time.Now(), -1
-	apiCPU, etcdCPU := apiCPU0, etcdCPU0
+	apiCPU, etcdCPU, cpuAt := apiCPU0, etcdCPU0, tainted
 	for {
 		more, err := audit.Read()
 		if err != nil {
@@ -166,6 +189,7 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 			if apiCPU, etcdCPU, err = cp.CPU(); err != nil {
 				return res, err
 			}
+			cpuAt = time.Now()
 		}
 		allRemoved := res.Removed == res.Evictions
 		res.Complete = allRemoved && res.Events >= res.Evictions
@@ -177,6 +201,14 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	if end := tainted.Add(cfg.CPUWindow); cpuAt.Before(end) {
+		time.Sleep(time.Until(end))
+		if apiCPU, etcdCPU, err = cp.CPU(); err != nil {
+			return res, err
+		}
+		cpuAt = time.Now()
+	}
+	res.Window = cpuAt.Sub(tainted).Seconds()
 	res.APIServerCPU, res.EtcdCPU = (apiCPU - apiCPU0).Seconds(), (etcdCPU - etcdCPU0).Seconds()
 	res.Load[1] = loadAverage()
 	logf("removed %d of %d, last at +%.2f s; %d Events; complete %v", res.Removed, res.Evictions, res.Last, res.Events, res.Complete)

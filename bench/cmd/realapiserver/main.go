@@ -3,7 +3,7 @@
 // for each run of each side, the same client budget for both, the API server's audit log as
 // the judge. It prints the Markdown tables of BENCHMARKS.md:
 //
-//	go run ./cmd/realapiserver -runs 3 -budgets 50/100,1000/2000 \
+//	go run ./cmd/realapiserver -runs 3 -budgets 50/100/90s,1000/2000/30s \
 //	    -sides 'kube ours ours/delete-workers=64 ours/mode=evict ours/mode=evict/delete-workers=64' \
 //	    -raw /tmp/realapiserver.jsonl
 //
@@ -77,6 +77,7 @@ type flags struct {
 	budgets, sides           string
 	nodes, podsPerNode       int
 	toleration, timeout      time.Duration
+	idleWindow               time.Duration
 	contentType              string
 	eventsQPS                float64
 	eventsBurst              int
@@ -91,11 +92,12 @@ func drive(args []string) error {
 	var f flags
 	fs := flag.NewFlagSet("realapiserver", flag.ContinueOnError)
 	fs.IntVar(&f.runs, "runs", 3, "runs of each side at each budget (the sides' order rotates from run to run)")
-	fs.StringVar(&f.budgets, "budgets", "50/100,1000/2000", "client budgets, QPS/BURST, comma-separated: both sides get each")
+	fs.StringVar(&f.budgets, "budgets", "50/100/90s,1000/2000/30s", "client budgets, QPS/BURST[/CPU-WINDOW], comma-separated: both sides get each; the control plane's CPU is counted for at least CPU-WINDOW after the taint, the same for every side, long enough for the slowest to write every Event")
 	fs.StringVar(&f.sides, "sides", "kube ours ours/delete-workers=64 ours/mode=evict ours/mode=evict/delete-workers=64", "the sides, space-separated: kube, or ours[/mode=evict][/delete-workers=N]")
 	fs.IntVar(&f.nodes, "nodes", 100, "nodes in the cluster")
 	fs.IntVar(&f.podsPerNode, "pods-per-node", 20, "pods on each node; half of them tolerate the taint")
 	fs.DurationVar(&f.toleration, "toleration", 300*time.Second, "how long the tolerating half tolerates the taint")
+	fs.DurationVar(&f.idleWindow, "idle-window", 8*time.Second, "how long the control plane's idle CPU is sampled before the taint")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long a run waits for the evictions and the Events after the taint")
 	fs.StringVar(&f.contentType, "content-type", realapiserver.ContentProtobuf, "the encoding of both sides (kube-controller-manager's default is protobuf)")
 	fs.Float64Var(&f.eventsQPS, "events-qps", 50, "taintevict's -events-qps (its Events have a client of their own)")
@@ -167,6 +169,7 @@ func drive(args []string) error {
 					Assets: assets, Side: side, Client: c, FlowSchema: f.flowSchema, Self: self,
 					Shape:   realapiserver.Shape{Nodes: f.nodes, PodsPerNode: f.podsPerNode, Toleration: f.toleration},
 					Timeout: f.timeout, Quiet: 30 * time.Second, Log: os.Stderr,
+					CPUWindow: b.window, IdleWindow: f.idleWindow,
 				}, run, order)
 				if err != nil {
 					return fmt.Errorf("run %d, %s at qps %g: %w", run+1, side, b.qps, err)
@@ -183,21 +186,32 @@ func drive(args []string) error {
 }
 
 type budget struct {
-	qps   float32
-	burst int
+	qps    float32
+	burst  int
+	window time.Duration
 }
 
-// parseBudgets reads "QPS/BURST,QPS/BURST".
+// parseBudgets reads "QPS/BURST[/WINDOW],...".
 func parseBudgets(s string) ([]budget, error) {
 	var out []budget
 	for _, part := range strings.Split(s, ",") {
-		q, b, ok := strings.Cut(part, "/")
-		qps, err1 := strconv.ParseFloat(q, 32)
-		burst, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || qps <= 0 || burst < 1 {
-			return nil, fmt.Errorf("-budgets: %q: want QPS/BURST, e.g. 50/100", part)
+		f := strings.Split(part, "/")
+		var b budget
+		var errs []error
+		if len(f) == 2 || len(f) == 3 {
+			qps, err := strconv.ParseFloat(f[0], 32)
+			b.qps, errs = float32(qps), append(errs, err)
+			b.burst, err = strconv.Atoi(f[1])
+			errs = append(errs, err)
+			if len(f) == 3 {
+				b.window, err = time.ParseDuration(f[2])
+				errs = append(errs, err)
+			}
 		}
-		out = append(out, budget{float32(qps), burst})
+		if len(f) < 2 || len(f) > 3 || errors.Join(errs...) != nil || b.qps <= 0 || b.burst < 1 || b.window < 0 {
+			return nil, fmt.Errorf("-budgets: %q: want QPS/BURST[/CPU-WINDOW], e.g. 50/100/90s", part)
+		}
+		out = append(out, b)
 	}
 	return out, nil
 }
