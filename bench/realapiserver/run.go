@@ -41,6 +41,9 @@ type RunConfig struct {
 	// written every Event, so that each side's figure holds as much idle time as the
 	// others'. 0 counts until the side's last removal or Event.
 	CPUWindow time.Duration
+	// Settle is how long the run waits once the side is synced, before it samples the idle
+	// CPU: for the side to take in the listing, and the API server to finish serving it.
+	Settle time.Duration
 	// IdleWindow is how long the control plane's CPU is sampled, with the side synced and
 	// nothing to do, before the taint: its idle rate.
 	IdleWindow time.Duration
@@ -150,8 +153,8 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 	}
 	res.Synced, res.ControllerCPU = rep.Synced, rep.CPU
 	// Let the side take in the listing (kube's controller and the Manager each look at
-	// every pod once) before the clock starts.
-	time.Sleep(2 * time.Second)
+	// every pod once), and the API server finish serving it, before the clock starts.
+	time.Sleep(cfg.Settle)
 	idleAPI, idleEtcd, err := cp.CPU()
 	if err != nil {
 		return res, err

@@ -77,7 +77,7 @@ type flags struct {
 	budgets, sides           string
 	nodes, podsPerNode       int
 	toleration, timeout      time.Duration
-	idleWindow               time.Duration
+	idleWindow, settle       time.Duration
 	contentType              string
 	eventsQPS                float64
 	eventsBurst              int
@@ -97,7 +97,8 @@ func drive(args []string) error {
 	fs.IntVar(&f.nodes, "nodes", 100, "nodes in the cluster")
 	fs.IntVar(&f.podsPerNode, "pods-per-node", 20, "pods on each node; half of them tolerate the taint")
 	fs.DurationVar(&f.toleration, "toleration", 300*time.Second, "how long the tolerating half tolerates the taint")
-	fs.DurationVar(&f.idleWindow, "idle-window", 8*time.Second, "how long the control plane's idle CPU is sampled before the taint")
+	fs.DurationVar(&f.settle, "settle", 10*time.Second, "how long a run waits once the side is synced, before it samples the idle CPU")
+	fs.DurationVar(&f.idleWindow, "idle-window", 15*time.Second, "how long the control plane's idle CPU is sampled before the taint")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long a run waits for the evictions and the Events after the taint")
 	fs.StringVar(&f.contentType, "content-type", realapiserver.ContentProtobuf, "the encoding of both sides (kube-controller-manager's default is protobuf)")
 	fs.Float64Var(&f.eventsQPS, "events-qps", 50, "taintevict's -events-qps (its Events have a client of their own)")
@@ -169,7 +170,7 @@ func drive(args []string) error {
 					Assets: assets, Side: side, Client: c, FlowSchema: f.flowSchema, Self: self,
 					Shape:   realapiserver.Shape{Nodes: f.nodes, PodsPerNode: f.podsPerNode, Toleration: f.toleration},
 					Timeout: f.timeout, Quiet: 30 * time.Second, Log: os.Stderr,
-					CPUWindow: b.window, IdleWindow: f.idleWindow,
+					CPUWindow: b.window, IdleWindow: f.idleWindow, Settle: f.settle,
 				}, run, order)
 				if err != nil {
 					return fmt.Errorf("run %d, %s at qps %g: %w", run+1, side, b.qps, err)
