@@ -13,6 +13,10 @@
 //     cmd/sidebyside runs each side in a process of its own, at several sizes and several
 //     times, prints the medians and ratios, and draws the picture (outage.svg).
 //   - compat: one scenario table played against both controllers, outcome by outcome.
+//   - realapiserver and cmd/realapiserver: the same outage on a real kube-apiserver and
+//     etcd (hack/kube-assets.sh), kube's controller against taintevict's drop-in, each in
+//     a process of its own with the same client budget, judged by the API server's audit
+//     log; and the drop-in's time from start to ready with JSON and with protobuf.
 //   - devicetol: taintevict's device tolerations against kube's resourceclaim.ToleratesTaint
 //     and device eviction rule, on random cases (tests only).
 //

@@ -50,13 +50,17 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.24.0
 	github.com/taintevict/taintevict v0.1.0
+	golang.org/x/sync v0.22.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/dynamic-resource-allocation v0.0.0
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.37.2
+	sigs.k8s.io/controller-runtime v0.25.2
 )
+
+require github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -9,12 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -72,6 +68,12 @@ type Options struct {
 	// controller's Lead, for one (package clientgo/device). Their errors are dropped: each
 	// is to return when its context ends.
 	Alongside []func(context.Context) error
+
+	// EventClient, if not nil, is the client the Events are written through; nil means the
+	// controller's client. Give it a rate limiter of its own (a clientset made from a
+	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
+	// an eviction's requests: see [EventWriter].
+	EventClient kubernetes.Interface
 }
 
 // ErrLeaseLost is returned by [Controller.Run] when the Controller lost its Lease: it has
@@ -81,7 +83,8 @@ var ErrLeaseLost = errors.New("clientgo: leader election lost")
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events), a [Metrics] and the caller's Observers. With
+// [EventObserver] (kube's Events, written by an [EventWriter], which drops none), a
+// [Metrics] and the caller's Observers. With
 // [Options.LeaderElection], only the replica that holds the Lease runs the Manager; every
 // replica keeps its caches synced, so a new leader starts at once, and since deadlines
 // count from each taint's TimeAdded, it evicts at the same times as the old one.
@@ -89,20 +92,19 @@ var ErrLeaseLost = errors.New("clientgo: leader election lost")
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
 // with [NewController].
 type Controller struct {
-	client      kubernetes.Interface
-	factory     informers.SharedInformerFactory
-	informers   Informers
-	manager     *eviction.Manager
-	broadcaster record.EventBroadcaster
-	opts        Options
-	synced      chan struct{}
-	started     atomic.Bool
-	elect       *elector // nil without leader election
+	client    kubernetes.Interface
+	factory   informers.SharedInformerFactory
+	informers Informers
+	manager   *eviction.Manager
+	events    *EventWriter // nil in ModeDryRun
+	opts      Options
+	synced    chan struct{}
+	started   atomic.Bool
+	elect     *elector // nil without leader election
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
-// starts it and shuts it down. ctx gives only the logger of the event handlers and the
-// broadcaster. It fails when an option is out of range, and when opts.Manager.DryRun is set
+// starts it and shuts it down. ctx gives only the logger of the event handlers. It fails when an option is out of range, and when opts.Manager.DryRun is set
 // (use ModeDryRun).
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	if opts.Mode == "" {
@@ -116,13 +118,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{
-		client: client, factory: factory, informers: inf, opts: opts,
-		broadcaster: record.NewBroadcaster(record.WithContext(ctx)),
-		synced:      make(chan struct{}),
-	}
+	c := &Controller{client: client, factory: factory, informers: inf, opts: opts, synced: make(chan struct{})}
 	if err := c.build(logger); err != nil {
-		c.broadcaster.Shutdown()
 		return nil, err
 	}
 	return c, nil
@@ -134,8 +131,12 @@ func (c *Controller) build(logger klog.Logger) error {
 	obs := eviction.Observers{}
 	var delObs DeleteObservers
 	if c.opts.Mode != ModeDryRun {
-		rec := c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component}).WithLogger(logger)
-		obs = append(obs, EventObserver{Recorder: rec})
+		ec := c.opts.EventClient
+		if ec == nil {
+			ec = c.client
+		}
+		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
+		obs = append(obs, EventObserver{Recorder: c.events})
 	}
 	if c.opts.Metrics != nil {
 		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending, DeleteWorkers: c.deleteWorkers})
@@ -212,6 +213,15 @@ func (c *Controller) deleteWorkers() int { return c.manager.DeleteWorkers() }
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }
 
+// Events returns what the controller did with its Events so far: queued, written and
+// dropped (all zero in ModeDryRun).
+func (c *Controller) Events() EventCounts {
+	if c.events == nil {
+		return EventCounts{}
+	}
+	return c.events.Counts()
+}
+
 // Informers returns the controller's informers, for a program that wants to read their
 // caches or add handlers of its own.
 func (c *Controller) Informers() Informers { return c.informers }
@@ -224,8 +234,9 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 // Run runs the controller until ctx is done: it starts the event recording and the
 // informers, waits for the caches, and runs the Manager (with leader election, only while
 // it holds the Lease). Before it returns, it stops all of them and waits for their
-// goroutines, the Manager first, so that no Deleter call or Event is under way when the
-// broadcaster and the informers go, and only then releases the Lease. The Manager logs
+// goroutines, the Manager and the EventWriter first, so that no Deleter call or Event is
+// under way when the informers go, and only then releases the Lease (Events still queued
+// then are not written; [Controller.Events] counts them). The Manager logs
 // through ctx's logger (klog.FromContext).
 //
 // Run returns nil when ctx ends it; [ErrLeaseLost] when the Lease was lost (the Manager was
@@ -240,15 +251,13 @@ func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
-		wg.Wait() // Manager.Run has returned
-		c.broadcaster.Shutdown()
+		wg.Wait()            // Manager.Run and EventWriter.Run have returned
 		c.factory.Shutdown() // waits for the informers' goroutines
 		logger.V(1).Info("Stopped")
 	}()
 
-	if c.opts.Mode != ModeDryRun {
-		c.broadcaster.StartStructuredLogging(3)
-		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	if c.events != nil {
+		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
 	if c.elect == nil {
 		// The Manager keeps the updates that arrive before it runs; starting it first means

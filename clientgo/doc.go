@@ -9,6 +9,8 @@
 //     bound to the pod's UID; [EvictionDeleter]: the policy/v1 Eviction API, so that
 //     PodDisruptionBudgets are honoured, with an optional timeout after which it deletes;
 //   - [EventObserver]: kube's Events, and one of ours when the brake pauses an eviction;
+//     [EventWriter]: the recorder that writes them, in order, dropping none, through a
+//     client (and rate limiter) of its own if given one;
 //     [Metrics]: kube's two metrics and ours (among them, for the eviction budgets,
 //     taintevict_evictions_delayed_total and the gauge taintevict_delayed_evictions), on a
 //     Prometheus registry of the caller's;

@@ -10,10 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
@@ -27,8 +23,8 @@ const FloorWorkers = 8
 // floor is the side "floor": taintevict's drop-in controller (clientgo.Controller) without
 // its eviction Manager. When a node gains the unreachable NoExecute taint, it hands every
 // pod of that node that does not tolerate the taint to FloorWorkers workers, which record
-// the drop-in's Event (clientgo.EventObserver, through a client-go broadcaster set up as
-// the drop-in sets it up) and call the drop-in's clientgo.PodDeleter (the status PATCH and
+// the drop-in's Event (clientgo.EventObserver, through a clientgo.EventWriter, as the
+// drop-in records it) and call the drop-in's clientgo.PodDeleter (the status PATCH and
 // the DELETE, reading the pod informer's store as the drop-in's does).
 //
 // It keeps no schedule and no state for pods that tolerate the taint for a while (they are
@@ -37,21 +33,18 @@ const FloorWorkers = 8
 // requests and the Events cost with no scheduling at all: a floor for any controller that
 // makes those requests and records those Events.
 //
-// The floor records its Events faster than client-go's broadcaster writes them, and the
-// broadcaster drops an Event when its queue of 1,000 is full (watch.DropIfChannelFull),
-// as it does in kube-controller-manager: at 150,000 pods the floor loses a large share of
-// its Events where kube's controller and taintevict's lose few or none. Its figures are
-// those of the Events that got through, which Result.Requests.Events counts.
+// The EventWriter drops no Event (client-go's broadcaster, which kube's controller uses,
+// drops past 1,000 queued); Result.Requests.Events counts those written until the last
+// DELETE.
 //
 // NodeUpdated never blocks: it queues. A Delete that fails for another reason than a
 // pod gone is counted and not retried; Run then returns an error, and the outage waits for
 // that pod's DELETE until its timeout.
 type floor struct {
-	pods        clientgo.InformerCache
-	deleter     *clientgo.PodDeleter
-	events      clientgo.EventObserver
-	client      kubernetes.Interface
-	broadcaster record.EventBroadcaster
+	pods    clientgo.InformerCache
+	deleter *clientgo.PodDeleter
+	events  clientgo.EventObserver
+	writer  *clientgo.EventWriter
 
 	mu      sync.Mutex
 	queue   []work // FIFO from head
@@ -78,15 +71,13 @@ func newFloor(ctx context.Context, client kubernetes.Interface, factory informer
 		return nil, fmt.Errorf("outage: %w", err)
 	}
 	cache := clientgo.NewInformerCache(inf)
-	b := record.NewBroadcaster(record.WithContext(ctx))
-	rec := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: clientgo.Component}).WithLogger(klog.FromContext(ctx))
+	w := clientgo.NewEventWriter(client, clientgo.EventWriterOptions{})
 	f := &floor{
-		pods:        cache,
-		deleter:     clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache}),
-		events:      clientgo.EventObserver{Recorder: rec},
-		client:      client,
-		broadcaster: b,
-		wake:        make(chan struct{}, 1),
+		pods:    cache,
+		deleter: clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache}),
+		events:  clientgo.EventObserver{Recorder: w},
+		writer:  w,
+		wake:    make(chan struct{}, 1),
 	}
 	return &Side{Updates: f, Run: f.run, Idle: f.idle}, nil
 }
@@ -175,18 +166,16 @@ func (f *floor) next(ctx context.Context) (work, bool) {
 	}
 }
 
-// run records Events as the drop-in's Controller.Run does and runs the workers until ctx
-// is done; then it waits for them, shuts the broadcaster down, and reports failed work.
+// run writes Events as the drop-in's Controller.Run does and runs the workers until ctx
+// is done; then it waits for them and the writer, and reports failed work.
 func (f *floor) run(ctx context.Context) error {
-	f.broadcaster.StartStructuredLogging(3)
-	f.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: f.client.CoreV1().Events("")})
 	f.running.Store(true)
 	var wg sync.WaitGroup
+	wg.Go(func() { _ = f.writer.Run(ctx) })
 	for range FloorWorkers {
 		wg.Go(func() { f.work(ctx) })
 	}
 	wg.Wait()
-	f.broadcaster.Shutdown()
 	if n := f.failed.Load(); n > 0 {
 		return fmt.Errorf("outage: the floor failed %d evictions", n)
 	}

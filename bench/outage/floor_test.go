@@ -52,7 +52,6 @@ func queuedNames(f *floor) []string {
 // untainted node, not again for a node tainted already, and not for pod updates.
 func TestFloorQueuesWhenTheTaintArrives(t *testing.T) {
 	f, _, cluster, _ := newTestFloor(t)
-	t.Cleanup(f.broadcaster.Shutdown) // never run
 
 	var want []string
 	for i := 1; i < 30; i += 2 { // node-0's pods; the odd ones tolerate nothing

@@ -32,23 +32,28 @@ func runCluster(ctx context.Context, cfg config, out, stderr io.Writer) error {
 	}
 	rc.UserAgent = clientgo.Component
 	rc.QPS, rc.Burst = float32(cfg.qps), cfg.burst
+	erc := cfg.clients.configure(rc)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
 	}
-	return serve(ctx, client, rc.Host, cfg, out, stderr)
+	events, err := kubernetes.NewForConfig(erc)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
+	}
+	return serve(ctx, client, events, rc.Host, cfg, out, stderr)
 }
 
 // serve checks that the API server answers and allows what the controller needs, then
 // runs a Controller over client until ctx is done, with its probes and metrics on
-// cfg.metricsAddr.
-func serve(ctx context.Context, client kubernetes.Interface, host string, cfg config, out, stderr io.Writer) error {
+// cfg.metricsAddr. The Events go through events (nil: through client).
+func serve(ctx context.Context, client, events kubernetes.Interface, host string, cfg config, out, stderr io.Writer) error {
 	if err := preflight(ctx, client, host, cfg, stderr); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry() // ours alone: never the global one
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	c, err := newControllers(ctx, client, cfg, reg, &lineObserver{out: out})
+	c, err := newControllers(ctx, client, events, cfg, reg, &lineObserver{out: out})
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func TestWatchClusterDryRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stopped := make(chan error, 1)
-	go func() { stopped <- serve(ctx, client, "https://test", flagsOf(t, "-dry-run"), out, io.Discard) }()
+	go func() { stopped <- serve(ctx, client, nil, "https://test", flagsOf(t, "-dry-run"), out, io.Discard) }()
 
 	out.waitFor(t, "would evict shop/web-1 from node-1 (dry run)")
 	cancel()
@@ -130,7 +130,7 @@ func TestWatchCluster(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stopped := make(chan error, 1)
-	go func() { stopped <- serve(ctx, client, "https://test", flagsOf(t), out, io.Discard) }()
+	go func() { stopped <- serve(ctx, client, nil, "https://test", flagsOf(t), out, io.Discard) }()
 
 	out.waitFor(t, "evicted    shop/web-1 from node-1")
 	assert.Contains(t, out.String(), "removed    shop/web-1 by delete")
@@ -171,9 +171,9 @@ func TestRunStopsOnSignal(t *testing.T) {
 func TestServeForbidden(t *testing.T) {
 	client := taintedCluster()
 	allow(client, "pods/eviction create", "pods delete")
-	err := serve(t.Context(), client, "https://test", flagsOf(t, "-mode=evict"), io.Discard, io.Discard)
+	err := serve(t.Context(), client, nil, "https://test", flagsOf(t, "-mode=evict"), io.Discard, io.Discard)
 	assert.EqualError(t, err, "forbidden: pods/eviction create (see deploy/rbac.yaml)")
-	err = serve(t.Context(), client, "https://test", flagsOf(t, "-mode=evict", "-pdb-timeout=1m"), io.Discard, io.Discard)
+	err = serve(t.Context(), client, nil, "https://test", flagsOf(t, "-mode=evict", "-pdb-timeout=1m"), io.Discard, io.Discard)
 	assert.EqualError(t, err, "forbidden: pods delete, pods/eviction create (see deploy/rbac.yaml)")
 
 	le := flagsOf(t, "-mode=dry-run", "-leader-elect", "-leader-elect-namespace=ops")
@@ -305,7 +305,7 @@ func TestWatchClusterControllers(t *testing.T) {
 			defer cancel()
 			stopped := make(chan error, 1)
 			cfg := flagsOf(t, "-kubeconfig=x", "-controllers="+tc.controllers, "-leader-elect", "-leader-elect-namespace=ops")
-			go func() { stopped <- serve(ctx, client, "https://test", cfg, out, io.Discard) }()
+			go func() { stopped <- serve(ctx, client, nil, "https://test", cfg, out, io.Discard) }()
 			for _, s := range tc.evicted {
 				out.waitFor(t, s)
 			}

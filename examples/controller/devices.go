@@ -21,8 +21,9 @@ type controllers interface {
 
 // newControllers makes the controllers cfg names: the node Controller, with the device
 // side's Lead alongside it under its Lease when both run; or the device Controller alone,
-// under the same Lease. Both tell obs every decision; the node side's metrics go to reg.
-func newControllers(ctx context.Context, client kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (controllers, error) {
+// under the same Lease. Both tell obs every decision and write their Events through
+// events (nil: through client); the node side's metrics go to reg.
+func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (controllers, error) {
 	factory := clientgo.NewFactory(client)
 	var dev *device.Controller
 	if cfg.device.runs(controllerDevice) {
@@ -40,6 +41,7 @@ func newControllers(ctx context.Context, client kubernetes.Interface, cfg config
 	}
 	opts := cfg.controllerOptions()
 	opts.Metrics = reg
+	opts.EventClient = events
 	opts.Observers = []eviction.Observer{obs}
 	if dev != nil {
 		opts.Alongside = []func(context.Context) error{dev.Lead}

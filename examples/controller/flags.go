@@ -42,6 +42,7 @@ type config struct {
 	budgets          budgetFlags
 	manager          managerFlags
 	device           deviceFlags
+	clients          clientFlags
 	seconds          int64 // api-1's toleration in the demo
 
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
@@ -108,11 +109,12 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
 	cfg.device.define(fs)
+	cfg.clients.define(fs)
 	fs.Int64Var(&cfg.seconds, "toleration-seconds", 3, "in the demo, how long api-1 tolerates the unreachable taint")
 	// Of klog's flags, only -v: the others (log files, headers) are of no use here.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity (klog): 2 and up add the Manager's and client-go's logs, 3 the Events as they are recorded")
+	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity (klog): 2 and up add the Manager's and client-go's logs, 3 the Events as they are written")
 	return fs
 }
 
@@ -152,6 +154,9 @@ func (cfg config) validate() error {
 	}
 	if cfg.kubeconfig == "" && !slices.Equal(cfg.device.controllers, []string{controllerNode}) {
 		return errors.New("-controllers other than node needs -kubeconfig: the demo is of nodes")
+	}
+	if err := cfg.clients.validate(); err != nil {
+		return err
 	}
 	switch {
 	case cfg.pdbTimeout < 0:

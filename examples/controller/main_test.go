@@ -272,7 +272,8 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
 		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2},
-		device:  deviceFlags{controllers: []string{controllerNode}}}, cfg,
+		device:  deviceFlags{controllers: []string{controllerNode}},
+		clients: clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
 
 	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")

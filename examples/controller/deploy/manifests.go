@@ -44,8 +44,10 @@ func order(name string) int {
 		return 1
 	case "rbac.yaml", "device/rbac.yaml":
 		return 2
+	case "flowschema.yaml":
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // Read returns the raw bytes of the manifest file name.

@@ -21,7 +21,10 @@
 //     TestNeverEvicted, TestRecreatedPodIsNotDeleted;
 //   - 6: TestEvictionRespectsBudget and TestEvictionBudgetTimeout;
 //   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
-//   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale.
+//   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale (which
+//     also checks that every Event of its 2,000 pods arrives);
+//   - issue 22: TestFlowSchema (the FlowSchema of deploy/ puts the controller at the API
+//     server's priority level workload-high, as each response's header says).
 //
 // The device side's (issue 19), with -controllers=device, in device_test.go: at once
 // (with kube's device condition and Event, in two requests, no GET), at TimeAdded + N and

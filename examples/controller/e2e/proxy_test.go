@@ -18,7 +18,8 @@ import (
 // a race), or cut the controller off (a network partition).
 type proxy struct {
 	srv     *httptest.Server
-	before  func(*http.Request) // nil: none
+	before  func(*http.Request)  // nil: none
+	after   func(*http.Response) // nil: none
 	blocked atomic.Bool
 }
 
@@ -26,6 +27,13 @@ type proxy struct {
 // the test. before, if not nil, runs before each request is forwarded, in the request's
 // goroutine.
 func newProxy(t *testing.T, upstream *rest.Config, before func(*http.Request)) *proxy {
+	t.Helper()
+	return newProxyAfter(t, upstream, before, nil)
+}
+
+// newProxyAfter is newProxy with after, if not nil, run on each of the server's responses
+// (its status and headers; a watch's body still streams) before it is forwarded.
+func newProxyAfter(t *testing.T, upstream *rest.Config, before func(*http.Request), after func(*http.Response)) *proxy {
 	t.Helper()
 	rt, err := rest.TransportFor(upstream)
 	if err != nil {
@@ -35,11 +43,14 @@ func newProxy(t *testing.T, upstream *rest.Config, before func(*http.Request)) *
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
-	p := &proxy{before: before}
+	p := &proxy{before: before, after: after}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport:     rt,
 		FlushInterval: -1, // watches stream
+	}
+	if after != nil {
+		rp.ModifyResponse = func(r *http.Response) error { after(r); return nil }
 	}
 	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.blocked.Load() {

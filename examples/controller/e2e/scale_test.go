@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -79,8 +80,52 @@ func TestScale(t *testing.T) {
 	assert.LessOrEqual(t, late[len(late)-1], 2*drain+tolerance,
 		"the last tolerated pod deleted more than twice the untolerated pods' drain (%s) plus %s after its deadline", drain, tolerance)
 
+	// Every Event arrives: one "Marking for deletion" per pod, none dropped (client-go's
+	// broadcaster dropped about half of them here) and none twice.
+	s.waitAllEvents(append(slices.Clone(untolerated), tolerated...), time.Since(start))
+
 	c.stop(t, 30*time.Second)
 	s.logRequests(c.id, len(tolerated)+len(untolerated))
+}
+
+// waitAllEvents polls the scene's TaintManagerEviction Events until each pod of names has
+// its "Marking for deletion" Event, and fails the test if one is missing after failAfter
+// or if a pod has more than one. It logs when the last one was seen, counted like since,
+// from the first taint.
+func (s *scene) waitAllEvents(names []string, since time.Duration) {
+	s.t.Helper()
+	start := time.Now()
+	want := map[string]bool{}
+	for _, n := range names {
+		want["Marking for deletion Pod "+s.ns+"/"+n] = true
+	}
+	var missing int
+	var twice []string
+	err := wait.PollUntilContextTimeout(s.ctx, 500*time.Millisecond, failAfter, true, func(ctx context.Context) (bool, error) {
+		list, err := admin.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + kubeEventReason})
+		if err != nil {
+			return false, err
+		}
+		seen := map[string]int{}
+		for _, e := range list.Items {
+			if want[e.Message] {
+				seen[e.Message] += int(e.Count)
+			}
+		}
+		twice = twice[:0]
+		for m, n := range seen {
+			if n > 1 {
+				twice = append(twice, m)
+			}
+		}
+		missing = len(want) - len(seen)
+		return missing == 0, nil
+	})
+	if err != nil {
+		s.t.Fatalf("%d of %d pods have no Marking for deletion Event after %s: %v", missing, len(want), failAfter, err)
+	}
+	assert.Empty(s.t, twice, "pods with more than one Marking for deletion Event")
+	s.t.Logf("all %d Events arrived %s after the first taint", len(want), (since + time.Since(start)).Round(100*time.Millisecond))
 }
 
 // scaleCluster creates the nodes and pods of the scale scenario and returns the names of

@@ -1,0 +1,341 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/record/util"
+	"k8s.io/client-go/tools/reference"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// The retries of an Event the API server did not take: kube's broadcaster tries 12 times,
+// 10 s apart; this writer tries as often, sooner at first.
+const (
+	eventTries       = 12
+	eventBackoffBase = time.Second
+	eventBackoffCap  = 30 * time.Second
+)
+
+// EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
+type EventWriterOptions struct {
+	// Component is the Events' source (and reportingController); "" means [Component].
+	Component string
+	// Clock stamps the Events and times the retries. nil means the real clock.
+	Clock clock.Clock
+	// Correlator configures kube's aggregation of similar Events and its per-object spam
+	// filter, as client-go's recorder applies them; the zero value is kube's defaults
+	// (the spam filter passes 25 Events per object at once, then one every 5 minutes).
+	// Its Clock, if nil, is Clock.
+	Correlator record.CorrelatorOptions
+}
+
+// EventCounts are what an [EventWriter] did with the Events it was given.
+type EventCounts struct {
+	// Queued wait to be written (one in flight is not counted).
+	Queued int
+	// Written were created (or, for a repeat, patched) on the API server.
+	Written int64
+	// Dropped were not written: refused by the server (a 4xx other than 429), failing
+	// for all their tries, filtered as spam, recorded with an unknown type or about an
+	// object with no reference, or left in the queue when Run returned.
+	Dropped int64
+}
+
+// EventWriter is a record.EventRecorder for a controller that must not lose an Event nor
+// let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
+// while 1,000 Events wait, it queues every Event without limit (a small record each) and
+// writes them from [EventWriter.Run], one at a time, in the order they were recorded, so
+// that each pod's Events arrive in order. Give it a client of its own, with its own rate
+// limiter (a clientset made from a rest.Config with its own QPS and Burst): then an Event
+// never takes a token that an eviction's request needs.
+//
+// What it writes is what client-go's recorder writes: the same Event (name, source,
+// timestamps, reportingController), through kube's correlator (a repeated Event is a PATCH
+// of its count). A write that fails for the network, for a 429 or for a 5xx is tried again
+// after a backoff (1 s, doubling up to 30 s, 12 tries in all); the Events behind it wait,
+// to keep the order. A write the server refuses otherwise is dropped, logged and counted.
+//
+// Recording (Event, Eventf, AnnotatedEventf) never blocks and is safe for concurrent use,
+// before, during and after Run; an Event recorded once Run has returned is dropped. The
+// zero EventWriter is not usable: create one with [NewEventWriter].
+type EventWriter struct {
+	client     kubernetes.Interface
+	clock      clock.Clock
+	source     v1.EventSource
+	correlator *record.EventCorrelator
+
+	mu     sync.Mutex
+	queue  []queuedEvent // queue[head:] waits
+	head   int
+	closed bool
+	wake   chan struct{} // holds a token when the queue may have grown
+
+	started atomic.Bool
+	written atomic.Int64
+	dropped atomic.Int64
+}
+
+// queuedEvent is an Event as recorded: the Event itself is made when it is written, so that
+// a long queue holds only this.
+type queuedEvent struct {
+	ref                    v1.ObjectReference
+	eventType, reason, msg string
+	annotations            map[string]string
+	at                     time.Time
+}
+
+var _ record.EventRecorder = (*EventWriter)(nil)
+
+// NewEventWriter returns an EventWriter that writes through client.
+func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *EventWriter {
+	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1)}
+	if w.clock == nil {
+		w.clock = clock.RealClock{}
+	}
+	w.source.Component = opts.Component
+	if w.source.Component == "" {
+		w.source.Component = Component
+	}
+	copts := opts.Correlator
+	if copts.Clock == nil {
+		copts.Clock = w.clock
+	}
+	w.correlator = record.NewEventCorrelatorWithOptions(copts)
+	return w
+}
+
+// Event queues an Event about object, which is usually a *v1.ObjectReference (taken as it
+// is) or an object of client-go's scheme (its reference is made).
+func (w *EventWriter) Event(object runtime.Object, eventType, reason, message string) {
+	w.record(object, nil, eventType, reason, message)
+}
+
+// Eventf is Event with the message formatted by fmt.Sprintf.
+func (w *EventWriter) Eventf(object runtime.Object, eventType, reason, format string, args ...any) {
+	w.record(object, nil, eventType, reason, fmt.Sprintf(format, args...))
+}
+
+// AnnotatedEventf is Eventf with annotations on the Event.
+func (w *EventWriter) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventType, reason, format string, args ...any) {
+	w.record(object, annotations, eventType, reason, fmt.Sprintf(format, args...))
+}
+
+func (w *EventWriter) record(object runtime.Object, annotations map[string]string, eventType, reason, message string) {
+	var ref v1.ObjectReference
+	if r, ok := object.(*v1.ObjectReference); ok && r != nil {
+		ref = *r
+	} else if r, err := reference.GetReference(scheme.Scheme, object); err == nil {
+		ref = *r
+	} else {
+		w.dropped.Add(1)
+		return
+	}
+	if !util.ValidateEventType(eventType) {
+		w.dropped.Add(1)
+		return
+	}
+	e := queuedEvent{ref: ref, eventType: eventType, reason: reason, msg: message, annotations: annotations, at: w.clock.Now()}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.dropped.Add(1)
+		return
+	}
+	w.queue = append(w.queue, e)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Counts returns what the writer did so far. It does not block.
+func (w *EventWriter) Counts() EventCounts {
+	w.mu.Lock()
+	queued := len(w.queue) - w.head
+	w.mu.Unlock()
+	return EventCounts{Queued: queued, Written: w.written.Load(), Dropped: w.dropped.Load()}
+}
+
+// Run writes the queued Events, and those recorded later, until ctx is done. It returns
+// nil then, once no write is in flight; the Events still queued are dropped (and logged,
+// with their number, to ctx's logger). An EventWriter runs once; a second Run returns an
+// error.
+func (w *EventWriter) Run(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("clientgo: EventWriter.Run called more than once")
+	}
+	logger := klog.FromContext(ctx)
+	for {
+		e, ok := w.next(ctx)
+		if !ok {
+			break
+		}
+		logger.V(3).Info("Event occurred", "object", klog.KRef(e.ref.Namespace, e.ref.Name), "kind", e.ref.Kind,
+			"type", e.eventType, "reason", e.reason, "message", e.msg)
+		w.write(ctx, logger, e)
+	}
+	w.mu.Lock()
+	left := len(w.queue) - w.head
+	w.queue, w.head, w.closed = nil, 0, true
+	w.mu.Unlock()
+	if left > 0 {
+		w.dropped.Add(int64(left))
+		logger.Info("Events not written: the writer stopped", "count", left)
+	}
+	return nil
+}
+
+// next takes the oldest queued Event, waiting for one until ctx is done.
+func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
+	for {
+		if ctx.Err() != nil {
+			return queuedEvent{}, false
+		}
+		w.mu.Lock()
+		if w.head < len(w.queue) {
+			e := w.queue[w.head]
+			w.queue[w.head] = queuedEvent{} // let its strings go
+			w.head++
+			if w.head == len(w.queue) {
+				w.queue, w.head = w.queue[:0], 0
+			} else if w.head >= 1024 && w.head*2 >= len(w.queue) {
+				// Half the backing array is spent: move the rest down, so that a queue that
+				// never empties does not keep growing.
+				n := copy(w.queue, w.queue[w.head:])
+				clear(w.queue[n:])
+				w.queue, w.head = w.queue[:n], 0
+			}
+			w.mu.Unlock()
+			return e, true
+		}
+		w.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+		}
+	}
+}
+
+// write writes one Event through the correlator, retrying as the type's doc says. An
+// Event whose write ctx interrupted is not counted here: Run's caller stopped it.
+func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
+	ev := w.makeEvent(q)
+	res, err := w.correlator.EventCorrelate(ev)
+	if err != nil {
+		// The correlator failed to make the repeat's patch: the result is still the Event
+		// to write, as client-go's recorder goes on.
+		logger.Error(err, "Event correlation failed", "object", klog.KRef(q.ref.Namespace, q.ref.Name))
+	}
+	if res.Skip {
+		w.dropped.Add(1)
+		logger.Info("Event dropped by the spam filter", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "reason", q.reason, "message", q.msg)
+		return
+	}
+	for try := 1; ; try++ {
+		err := w.send(ctx, res.Event, res.Patch)
+		if err == nil {
+			w.written.Add(1)
+			return
+		}
+		if ctx.Err() != nil {
+			w.dropped.Add(1)
+			return
+		}
+		if !retriable(err) || try == eventTries {
+			w.dropped.Add(1)
+			logger.Error(err, "Event not written", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "reason", q.reason, "message", q.msg, "tries", try)
+			return
+		}
+		logger.V(2).Info("Event not written yet; retrying", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "err", err.Error(), "try", try)
+		select {
+		case <-ctx.Done():
+			w.dropped.Add(1)
+			return
+		case <-w.clock.After(eventBackoff(try)):
+		}
+	}
+}
+
+// send creates ev, or for a repeat patches the Event it repeats (creating it if it is gone
+// from the server), and tells the correlator what the server holds now.
+func (w *EventWriter) send(ctx context.Context, ev *v1.Event, patch []byte) error {
+	events := w.client.CoreV1().Events(ev.Namespace)
+	var got *v1.Event
+	var err error
+	if ev.Count > 1 {
+		got, err = events.Patch(ctx, ev.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	if ev.Count <= 1 || apierrors.IsNotFound(err) {
+		create := *ev
+		create.ResourceVersion = ""
+		got, err = events.Create(ctx, &create, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	w.correlator.UpdateState(got)
+	return nil
+}
+
+// makeEvent is the Event client-go's recorder makes for q.
+func (w *EventWriter) makeEvent(q queuedEvent) *v1.Event {
+	t := metav1.NewTime(q.at)
+	ns := q.ref.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return &v1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        util.GenerateEventName(q.ref.Name, q.at.UnixNano()),
+			Namespace:   ns,
+			Annotations: q.annotations,
+		},
+		InvolvedObject:      q.ref,
+		Reason:              q.reason,
+		Message:             q.msg,
+		FirstTimestamp:      t,
+		LastTimestamp:       t,
+		Count:               1,
+		Type:                q.eventType,
+		Source:              w.source,
+		ReportingController: w.source.Component,
+		ReportingInstance:   w.source.Host,
+	}
+}
+
+// retriable says whether a write that failed with err may succeed later: the API server
+// was not reached or did not answer in time, throttled it (429), or failed itself (5xx).
+// A refusal (any other status) will be the same next time.
+func retriable(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	code := int(status.Status().Code)
+	return code == http.StatusTooManyRequests || code >= 500 || code == 0
+}
+
+// eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
+func eventBackoff(try int) time.Duration {
+	d := eventBackoffBase
+	for i := 1; i < try && d < eventBackoffCap; i++ {
+		d *= 2
+	}
+	return min(d, eventBackoffCap)
+}
