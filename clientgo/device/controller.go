@@ -12,14 +12,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -52,6 +48,10 @@ type Options struct {
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
 	Observers []engine.Observer
+	// EventClient, if not nil, is the client the Events are written through; nil means the
+	// controller's client. Give it a rate limiter of its own, so that the Events never take
+	// the tokens of an eviction's requests: see clientgo.EventWriter.
+	EventClient kubernetes.Interface
 	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
 	// status) only while it holds that Lease.
 	LeaderElection *clientgo.LeaderElection
@@ -75,8 +75,8 @@ type Controller struct {
 	src     *Source
 	eng     *engine.Engine[*v1.Pod]
 	status  *ruleStatus
-	budget  *budget // nil without one
-	events  lazyRecorder
+	budget  *budget               // nil without one
+	events  *clientgo.EventWriter // nil in ModeDryRun
 	opts    Options
 	elect   *clientgo.Elector
 
@@ -127,7 +127,12 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	}
 	obs := engine.Observers{}
 	if opts.Mode != clientgo.ModeDryRun {
-		obs = append(obs, EventObserver{Recorder: &c.events})
+		ec := opts.EventClient
+		if ec == nil {
+			ec = client
+		}
+		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
+		obs = append(obs, EventObserver{Recorder: c.events})
 	}
 	if opts.Engine.Observer != nil {
 		obs = append(obs, opts.Engine.Observer)
@@ -207,15 +212,10 @@ func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
 	}
-	if c.opts.Mode != clientgo.ModeDryRun {
-		b := record.NewBroadcaster(record.WithContext(ctx))
-		b.StartStructuredLogging(3)
-		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		c.events.set(b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component}))
-		defer b.Shutdown() // after the engine: no Event is recorded then
-		defer c.events.set(nil)
-	}
 	var wg sync.WaitGroup
+	if c.events != nil {
+		wg.Go(func() { _ = c.events.Run(ctx) })
+	}
 	wg.Go(func() {
 		if !c.waitSynced(ctx) {
 			return
@@ -303,38 +303,4 @@ func (c *Controller) Healthy() error {
 // see clientgo.ProbeHandler.
 func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
 	return clientgo.ProbeHandler(c.Healthy, c.Ready, g)
-}
-
-// lazyRecorder records through the recorder of the current Lead, and drops the Events that
-// come when no Lead runs.
-type lazyRecorder struct {
-	p atomic.Pointer[record.EventRecorder]
-}
-
-var _ record.EventRecorder = (*lazyRecorder)(nil)
-
-func (l *lazyRecorder) set(r record.EventRecorder) {
-	if r == nil {
-		l.p.Store(nil)
-		return
-	}
-	l.p.Store(&r)
-}
-
-func (l *lazyRecorder) Event(obj runtime.Object, eventtype, reason, message string) {
-	if r := l.p.Load(); r != nil {
-		(*r).Event(obj, eventtype, reason, message)
-	}
-}
-
-func (l *lazyRecorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
-	if r := l.p.Load(); r != nil {
-		(*r).Eventf(obj, eventtype, reason, messageFmt, args...)
-	}
-}
-
-func (l *lazyRecorder) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
-	if r := l.p.Load(); r != nil {
-		(*r).AnnotatedEventf(obj, annotations, eventtype, reason, messageFmt, args...)
-	}
 }

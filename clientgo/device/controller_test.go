@@ -11,6 +11,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/clientgo"
@@ -61,6 +62,23 @@ func TestKubesOutwardBehaviour(t *testing.T) {
 			r.update(claim("c1", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("bad", 60)}}})) // db's claim is released
 			if got, want := r.events(), []string{"db: Cancelling deletion", "web: Marking for deletion"}; !slices.Equal(got, want) {
 				t.Errorf("got Events %q, want %q", got, want)
+			}
+		})
+	})
+	t.Run("events on a client of their own", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			events := fake.NewClientset()
+			r := newRig(t, Options{EventClient: events}, objects()...)
+			r.sleep(time.Second)
+			if got := r.events(); len(got) != 0 {
+				t.Errorf("the controller's client got Events %q, want none", got)
+			}
+			list, err := events.CoreV1().Events("ns").List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(list.Items); got != 1 || list.Items[0].InvolvedObject.Name != "web" || list.Items[0].Message != "Marking for deletion" {
+				t.Errorf("got Events %+v through EventClient, want web's Marking for deletion", list.Items)
 			}
 		})
 	})

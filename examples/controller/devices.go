@@ -28,6 +28,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 	var dev *device.Controller
 	if cfg.device.runs(controllerDevice) {
 		dopts := deviceOptions(cfg, obs)
+		dopts.EventClient = events
 		if cfg.device.runs(controllerNode) {
 			dopts.LeaderElection = nil // the node Controller's Lease
 		}
