@@ -47,6 +47,10 @@ type RunConfig struct {
 	// IdleWindow is how long the control plane's CPU is sampled, with the side synced and
 	// nothing to do, before the taint: its idle rate.
 	IdleWindow time.Duration
+	// Profile, if not "", is a file to write a CPU profile of kube-apiserver to, taken
+	// from right before the taint over CPUWindow (at least a second): where the API
+	// server's time goes, by handler, for the sides' requests.
+	Profile string
 	// Log, if not nil, gets a line per step.
 	Log io.Writer
 }
@@ -171,6 +175,12 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 		res.APIServerIdle, res.EtcdIdle = (apiCPU0-idleAPI).Seconds()/d, (etcdCPU0-idleEtcd).Seconds()/d
 	}
 	logf("synced in %.2f s; tainting", res.Synced)
+	profiled := make(chan error, 1)
+	if cfg.Profile != "" {
+		go func() { profiled <- profileAPIServer(ctx, admin, cfg.Profile, max(cfg.CPUWindow, time.Second)) }()
+	} else {
+		profiled <- nil
+	}
 	if err := cluster.TaintAll(ctx, admin); err != nil {
 		return res, err
 	}
@@ -210,6 +220,9 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 			return res, err
 		}
 		cpuAt = time.Now()
+	}
+	if err := <-profiled; err != nil {
+		return res, err
 	}
 	res.Window = cpuAt.Sub(tainted).Seconds()
 	res.APIServerCPU, res.EtcdCPU = (apiCPU - apiCPU0).Seconds(), (etcdCPU - etcdCPU0).Seconds()
@@ -380,4 +393,15 @@ func (c *child) tail() string {
 		raw = raw[len(raw)-2000:]
 	}
 	return string(raw)
+}
+
+// profileAPIServer writes to path a CPU profile of the API server admin talks to, taken over
+// d (the server's /debug/pprof/profile, on by its --profiling default).
+func profileAPIServer(ctx context.Context, admin kubernetes.Interface, path string, d time.Duration) error {
+	raw, err := admin.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(int(d.Round(time.Second)/time.Second))).Timeout(d + time.Minute).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("realapiserver: profiling kube-apiserver: %w", err)
+	}
+	return os.WriteFile(path, raw, 0o644)
 }

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,6 +83,7 @@ type flags struct {
 	eventsQPS                float64
 	eventsBurst              int
 	raw, flowSchema          string
+	profiles                 string
 	report                   bool
 	startup                  bool
 	startupNodes             int
@@ -104,6 +106,7 @@ func drive(args []string) error {
 	fs.Float64Var(&f.eventsQPS, "events-qps", 50, "taintevict's -events-qps (its Events have a client of their own)")
 	fs.IntVar(&f.eventsBurst, "events-burst", 100, "taintevict's -events-burst")
 	fs.StringVar(&f.raw, "raw", "", "append each result as a JSON line to this file")
+	fs.StringVar(&f.profiles, "apiserver-profiles", "", "a folder to write a CPU profile of kube-apiserver to for each run, over the budget's CPU window from the taint (SIDE-qpsQPS-runN.pprof)")
 	fs.StringVar(&f.flowSchema, "flowschema", realapiserver.FlowSchemaFile, "taintevict's FlowSchema")
 	fs.BoolVar(&f.report, "report", false, "run nothing: print the tables of the results in -raw (or -startup-raw)")
 	fs.BoolVar(&f.startup, "startup", false, "measure the time from start to ready of taintevict's controller instead")
@@ -166,11 +169,15 @@ func drive(args []string) error {
 				c := client
 				c.QPS, c.Burst = b.qps, b.burst
 				fmt.Fprintf(os.Stderr, "run %d, qps %g/burst %d, %s (load %.1f)\n", run+1, b.qps, b.burst, side, load())
+				var profile string
+				if f.profiles != "" {
+					profile = filepath.Join(f.profiles, fmt.Sprintf("%s-qps%g-run%d.pprof", strings.ReplaceAll(side.String(), "/", "_"), b.qps, run+1))
+				}
 				res, err := realapiserver.Run(ctx, realapiserver.RunConfig{
 					Assets: assets, Side: side, Client: c, FlowSchema: f.flowSchema, Self: self,
 					Shape:   realapiserver.Shape{Nodes: f.nodes, PodsPerNode: f.podsPerNode, Toleration: f.toleration},
 					Timeout: f.timeout, Quiet: 30 * time.Second, Log: os.Stderr,
-					CPUWindow: b.window, IdleWindow: f.idleWindow, Settle: f.settle,
+					CPUWindow: b.window, IdleWindow: f.idleWindow, Settle: f.settle, Profile: profile,
 				}, run, order)
 				if err != nil {
 					return fmt.Errorf("run %d, %s at qps %g: %w", run+1, side, b.qps, err)
