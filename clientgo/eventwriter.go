@@ -31,6 +31,9 @@ const (
 	eventBackoffCap  = 30 * time.Second
 )
 
+// idleQueueCap is the most Events an empty EventWriter's queue keeps room for.
+const idleQueueCap = 256
+
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
 	// Component is the Events' source (and reportingController); "" means [Component].
@@ -213,6 +216,11 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 			w.queue[w.head] = queuedEvent{} // let its strings go
 			w.head++
 			if w.head == len(w.queue) {
+				// Empty: keep a small backing array for the next few Events, and let the
+				// one a burst grew go, so that a writer at rest holds no outage's worth.
+				if cap(w.queue) > idleQueueCap {
+					w.queue = nil
+				}
 				w.queue, w.head = w.queue[:0], 0
 			} else if w.head >= 1024 && w.head*2 >= len(w.queue) {
 				// Half the backing array is spent: move the rest down, so that a queue that

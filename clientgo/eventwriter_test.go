@@ -84,7 +84,8 @@ func podEventRef(name string) *v1.ObjectReference {
 
 // TestEventWriterKeepsEveryEvent records 3,000 Events on 1,000 pods at once, three times what
 // client-go's broadcaster holds before it drops: every one is written, in the order
-// recorded, so each pod's Events arrive in order.
+// recorded, so each pod's Events arrive in order; once written, the queue lets go of the
+// room the burst took.
 func TestEventWriterKeepsEveryEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(testNow)
@@ -113,6 +114,12 @@ func TestEventWriterKeepsEveryEvent(t *testing.T) {
 		}
 		if got, want := w.Counts(), (EventCounts{Written: n}); got != want {
 			t.Errorf("got %+v, want %+v", got, want)
+		}
+		w.mu.Lock()
+		room := cap(w.queue)
+		w.mu.Unlock()
+		if room > idleQueueCap {
+			t.Errorf("the empty queue keeps room for %d Events after the burst, want at most %d", room, idleQueueCap)
 		}
 		cancel()
 		if err := <-done; err != nil {
