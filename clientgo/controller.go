@@ -65,8 +65,9 @@ type Options struct {
 	// Manager's context: started with it (when Run starts, or on taking the Lease) and
 	// waited for before Run returns (or the Lease is released). Another controller on the
 	// same factory runs its work here to share this one's Lease: the device taint
-	// controller's Lead, for one (package clientgo/device). Their errors are dropped: each
-	// is to return when its context ends.
+	// controller's Lead, for one (package clientgo/device). Each is to return when its
+	// context ends; one that returns an error before that has failed, and stops the
+	// Controller as a failed Manager does (see [Controller.Run]).
 	Alongside []func(context.Context) error
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the
@@ -83,8 +84,8 @@ var ErrLeaseLost = errors.New("clientgo: leader election lost")
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events, written by an [EventWriter], which drops none), a
-// [Metrics] and the caller's Observers. With
+// [EventObserver] (kube's Events, written in order by an [EventWriter], which drops none
+// for want of room), a [Metrics] and the caller's Observers. With
 // [Options.LeaderElection], only the replica that holds the Lease runs the Manager; every
 // replica keeps its caches synced, so a new leader starts at once, and since deadlines
 // count from each taint's TimeAdded, it evicts at the same times as the old one.
@@ -240,8 +241,11 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 // through ctx's logger (klog.FromContext).
 //
 // Run returns nil when ctx ends it; [ErrLeaseLost] when the Lease was lost (the Manager was
-// stopped at once); another error if the caches never synced for another reason. A
-// Controller runs once.
+// stopped at once); an error wrapping the failure when the Manager or one of
+// Options.Alongside failed (returned an error before it was stopped: the Manager does when
+// a method of its Cache or Observer panics, with an [eviction.PanicError]), after it has
+// stopped the rest and released the Lease; another error if the caches never synced for
+// another reason. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("clientgo: Controller.Run called more than once")
@@ -259,15 +263,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
+	failed := make(chan error, 1)
 	if c.elect == nil {
 		// The Manager keeps the updates that arrive before it runs; starting it first means
 		// it works through the initial listing while the rest of it still arrives.
-		wg.Go(func() { _ = c.lead(ctx) })
+		wg.Go(func() {
+			if err := c.lead(ctx); err != nil {
+				failed <- err
+				cancel()
+			}
+		})
 	}
 	c.factory.StartWithContext(ctx)
 	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		if ctx.Err() != nil {
-			return nil
+			return leadFailure(failed)
 		}
 		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
 	}
@@ -277,18 +287,47 @@ func (c *Controller) Run(ctx context.Context) error {
 		return c.elect.run(ctx, c.lead)
 	}
 	<-ctx.Done()
-	return nil
+	return leadFailure(failed)
+}
+
+// leadFailure returns the failure lead sent on failed, if any: Run's context ended for it.
+func leadFailure(failed <-chan error) error {
+	select {
+	case err := <-failed:
+		return err
+	default:
+		return nil
+	}
 }
 
 // lead runs the Manager and Options.Alongside until ctx is done, and waits for all of them.
+// One that returns an error before ctx is done failed (the Manager, when its Source or
+// Observer panicked): lead then stops the others and returns the failures.
 func (c *Controller) lead(ctx context.Context) error {
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var mu sync.Mutex
+	var failures []error
+	fail := func(err error) {
+		if err == nil || lctx.Err() != nil {
+			return // stopped, not failed
+		}
+		mu.Lock()
+		failures = append(failures, err)
+		mu.Unlock()
+		stop()
+	}
 	var wg sync.WaitGroup
 	for _, f := range c.opts.Alongside {
-		wg.Go(func() { _ = f(ctx) })
+		wg.Go(func() { fail(f(lctx)) })
 	}
-	err := c.manager.Run(ctx)
+	fail(c.manager.Run(lctx))
+	stop()
 	wg.Wait()
-	return err
+	if err := errors.Join(failures...); err != nil {
+		return fmt.Errorf("clientgo: stopped: %w", err)
+	}
+	return nil
 }
 
 // Ready returns nil when the controller is ready: its caches have synced and, with leader

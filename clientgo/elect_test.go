@@ -2,11 +2,15 @@ package clientgo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // alongside is work for Options.Alongside that records whether it runs.
@@ -123,5 +127,89 @@ func TestElector(t *testing.T) {
 	cancelB()
 	if err := <-doneB; err != nil {
 		t.Errorf("a clean stop: got %v, want nil", err)
+	}
+}
+
+// TestLeadFailure: work under the Lease that returns an error before it is stopped has
+// failed. An Elector then stops, releases the Lease, so that a standby takes over, and
+// returns the error, which Ready and Healthy report too; a Controller stops its Manager and
+// returns the error from Run.
+func TestLeadFailure(t *testing.T) {
+	boom := errors.New("boom")
+	fail := func(context.Context) error { return boom }
+	t.Run("elector", func(t *testing.T) {
+		client := fake.NewClientset()
+		ea, err := NewElector(client, *testElection("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ea.Run(t.Context(), fail); !errors.Is(err, boom) {
+			t.Errorf("Run: got %v, want %v", err, boom)
+		}
+		if err := ea.Healthy(); !errors.Is(err, boom) {
+			t.Errorf("Healthy: got %v, want %v", err, boom)
+		}
+		if err := ea.Ready(); !errors.Is(err, boom) {
+			t.Errorf("Ready: got %v, want %v", err, boom)
+		}
+		eb, err := NewElector(client, *testElection("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newAlongside()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- eb.Run(ctx, b.run) }()
+		<-b.started // at once: a released the Lease
+		if got := leaseHolder(t, client); got != "b" {
+			t.Errorf("got the Lease held by %q, want b", got)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("a clean stop: got %v, want nil", err)
+		}
+	})
+	for _, le := range []*LeaderElection{nil, testElection("a")} {
+		t.Run(fmt.Sprintf("controller, leader election %v", le != nil), func(t *testing.T) {
+			client := fake.NewClientset()
+			a := newAlongside()
+			c, err := NewController(t.Context(), client, NewFactory(client), Options{LeaderElection: le,
+				Alongside: []func(context.Context) error{a.run, fail}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Run(t.Context()); !errors.Is(err, boom) {
+				t.Errorf("Run: got %v, want %v", err, boom)
+			}
+			if a.running.Load() {
+				t.Error("the other work alongside still runs after Run returned")
+			}
+		})
+	}
+}
+
+// panicky is an Observer that panics when an eviction starts.
+type panicky struct{ eviction.NopObserver }
+
+func (panicky) Started(eviction.PodRef, int, time.Time) { panic("observer bug") }
+
+// TestControllerStopsWhenTheManagerFails: an Observer that panics stops the Manager; the
+// Controller does not go on without it, still reporting healthy, but stops and returns the
+// Manager's *eviction.PanicError from Run.
+func TestControllerStopsWhenTheManagerFails(t *testing.T) {
+	client := fake.NewClientset(taintedNode("node-1", time.Now().Add(-time.Minute)), podOn("shop", "web", "node-1"))
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{Observers: []eviction.Observer{panicky{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(t.Context()) }()
+	select {
+	case err := <-done:
+		if pe := (*eviction.PanicError)(nil); !errors.As(err, &pe) {
+			t.Errorf("Run: got %v, want an *eviction.PanicError", err)
+		}
+	case <-time.After(failAfter):
+		t.Fatalf("Run still runs %s after the Manager failed", failAfter)
 	}
 }

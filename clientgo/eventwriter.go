@@ -140,9 +140,13 @@ func (w *EventWriter) AnnotatedEventf(object runtime.Object, annotations map[str
 
 func (w *EventWriter) record(object runtime.Object, annotations map[string]string, eventType, reason, message string) {
 	var ref v1.ObjectReference
-	if r, ok := object.(*v1.ObjectReference); ok && r != nil {
+	if r, ok := object.(*v1.ObjectReference); ok {
+		if r == nil {
+			w.dropped.Add(1)
+			return
+		}
 		ref = *r
-	} else if r, err := reference.GetReference(scheme.Scheme, object); err == nil {
+	} else if r, err := reference.GetReference(scheme.Scheme, object); err == nil && r != nil {
 		ref = *r
 	} else {
 		w.dropped.Add(1)
@@ -241,7 +245,7 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 }
 
 // write writes one Event through the correlator, retrying as the type's doc says. An
-// Event whose write ctx interrupted is not counted here: Run's caller stopped it.
+// Event whose write ctx interrupted counts as dropped, as those still queued do.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
 	ev := w.makeEvent(q)
 	res, err := w.correlator.EventCorrelate(ev)

@@ -61,6 +61,9 @@ type elector struct {
 	mu      sync.Mutex
 	closed  bool // no Manager may start any more
 	running sync.WaitGroup
+
+	failed  chan struct{} // closed when manage failed
+	failure atomic.Pointer[error]
 }
 
 func newElector(client kubernetes.Interface, opts LeaderElection) (*elector, error) {
@@ -68,7 +71,7 @@ func newElector(client kubernetes.Interface, opts LeaderElection) (*elector, err
 		return nil, errors.New("clientgo: LeaderElection.Namespace is required")
 	}
 	opts = leaderDefaults(opts)
-	e := &elector{watchdog: leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)}
+	e := &elector{watchdog: leaderelection.NewLeaderHealthzAdaptor(20 * time.Second), failed: make(chan struct{})}
 	e.config = &leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.Name},
@@ -105,9 +108,11 @@ func leaderDefaults(opts LeaderElection) LeaderElection {
 	return opts
 }
 
-// run campaigns for the Lease until ctx is done or the Lease is lost, and runs manage while
-// it holds it. manage's context ends at once when the Lease is lost; the Lease is released
-// (unless KeepLeaseOnStop) only after manage has returned.
+// run campaigns for the Lease until ctx is done, the Lease is lost or manage fails (returns
+// an error before its context ended), and runs manage while it holds it. manage's context
+// ends at once when the Lease is lost; the Lease is released (unless KeepLeaseOnStop) only
+// after manage has returned, so that a standby takes over from a replica whose manage
+// failed.
 func (e *elector) run(ctx context.Context, manage func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	e.config.Callbacks = leaderelection.LeaderCallbacks{
@@ -137,6 +142,7 @@ func (e *elector) run(ctx context.Context, manage func(context.Context) error) e
 	case <-done: // le.Run returns early only when renewing failed: the Lease is lost
 		e.lost.Store(true)
 		logger.Error(nil, "Lost the leader election Lease: stopped evicting")
+	case <-e.failed:
 	}
 	e.mu.Lock()
 	e.closed = true
@@ -145,6 +151,9 @@ func (e *elector) run(ctx context.Context, manage func(context.Context) error) e
 	stopElector()
 	<-done
 	e.electing.Store(false)
+	if err := e.failure.Load(); err != nil {
+		return *err
+	}
 	if e.lost.Load() {
 		return ErrLeaseLost
 	}
@@ -169,10 +178,17 @@ func (e *elector) lead(ctx, lctx context.Context, manage func(context.Context) e
 	klog.FromContext(ctx).Info("Leading: the Manager runs")
 	e.leading.Store(true)
 	defer e.leading.Store(false)
-	_ = manage(klog.NewContext(mctx, klog.FromContext(ctx)))
+	err := manage(klog.NewContext(mctx, klog.FromContext(ctx)))
+	if err != nil && mctx.Err() == nil && e.failure.CompareAndSwap(nil, &err) {
+		klog.FromContext(ctx).Error(err, "Stopped leading: the work under the Lease failed")
+		close(e.failed)
+	}
 }
 
 func (e *elector) ready() error {
+	if err := e.failure.Load(); err != nil {
+		return *err
+	}
 	switch {
 	case e.lost.Load():
 		return ErrLeaseLost
@@ -183,6 +199,9 @@ func (e *elector) ready() error {
 }
 
 func (e *elector) healthy() error {
+	if err := e.failure.Load(); err != nil {
+		return *err
+	}
 	if e.lost.Load() {
 		return ErrLeaseLost
 	}

@@ -175,7 +175,6 @@ func runDevice(t *testing.T, impl string, client *fake.Clientset) (stop func()) 
 	case "kube":
 		r := factory.Resource().V1()
 		tc := devicetainteviction.New(client, factory.Core().V1().Pods(), r.ResourceClaims(), r.ResourceSlices(), r.DeviceTaintRules(), r.DeviceClasses(), device.Component)
-		factory.Start(ctx.Done())
 		run = func(ctx context.Context) error { return tc.Run(ctx, 10) }
 	case "taintevict":
 		c, err := device.NewController(ctx, client, factory, device.Options{})
@@ -184,6 +183,11 @@ func runDevice(t *testing.T, impl string, client *fake.Clientset) (stop func()) 
 		}
 		run = c.Run
 	}
+	// Both sides evict only from synced caches, and both check with client-go's 100 ms
+	// poll, whose first check is at once: the informers list the cluster before Run, so
+	// that neither side's first eviction waits for a poll.
+	factory.Start(ctx.Done())
+	synctest.Wait()
 	done := make(chan error, 1)
 	go func() { done <- run(ctx) }()
 	synctest.Wait()

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -60,10 +59,6 @@ func (b Budget) validate() error {
 func ruleScope(name string) string { return "DeviceTaintRule " + name }
 func poolScope(pool string) string { return "pool " + pool }
 
-// syncScope holds every eviction until the informers have synced: before, the counts are
-// of a part of the cluster.
-const syncScope = "informers not synced"
-
 // budget is the engine.Pauser of a Budget: it decides from verdicts about each scope, kept
 // for a period, and resumes a scope that no longer pauses.
 type budget struct {
@@ -72,7 +67,6 @@ type budget struct {
 	clock  clock.PassiveClock
 	period time.Duration
 	resume func(scope string)
-	synced atomic.Bool
 
 	mu       sync.Mutex
 	verdicts map[string]verdict
@@ -88,12 +82,10 @@ type verdict struct {
 
 var _ engine.Pauser = (*budget)(nil)
 
-// Paused holds the eviction of target until the informers have synced, and after when
-// every cause is a taint of paused scopes only.
+// Paused holds the eviction of target when every cause is a taint of paused scopes only.
+// The engine runs only once the informers have synced (see Controller.Lead), so the counts
+// are of the whole cluster.
 func (b *budget) Paused(_ engine.Ref, causes []engine.Cause) (string, bool) {
-	if !b.synced.Load() {
-		return syncScope, true
-	}
 	now := b.clock.Now()
 	held := ""
 	for _, c := range causes {

@@ -200,37 +200,42 @@ func (c *Controller) Source() *Source { return c.src }
 func (c *Controller) Informers() Informers { return c.inf }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
-// the initial listing to the engine.
+// the initial listing to the engine: in [Controller.Run], or in [Controller.Lead] when a
+// clientgo.Controller runs it alongside (a standby replica's, then, only once it leads).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
-// Lead runs what the leader does until ctx is done: the engine, the Events, the rules'
-// status and the budget (which holds every eviction until the caches have synced). It
-// returns when all of them have stopped. It needs the informers running: [Controller.Run]
-// starts them, or the clientgo.Controller whose Options.Alongside it is given. A Controller
-// leads once: a second call returns an error.
+// Lead runs what the leader does until ctx is done: once the informers have synced, the
+// engine, the rules' status and the budget; from the start, the Events. As kube's controller
+// does, it evicts only from synced caches: a cluster listed in part can show a device with
+// the taint of a pool's older generation whose newer one has not arrived yet. It returns
+// when all of them have stopped: nil when ctx ended it, or, when the engine failed (a
+// method of the Source or of an Observer panicked: an engine.PanicError), the engine's
+// error, having stopped the rest. It needs the informers running: [Controller.Run] starts
+// them, or the clientgo.Controller whose Options.Alongside it is given, which stops too
+// when Lead fails. A Controller leads once: a second call returns an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
 	}
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
 	if c.events != nil {
-		wg.Go(func() { _ = c.events.Run(ctx) })
+		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
-	wg.Go(func() {
-		if !c.waitSynced(ctx) {
-			return
-		}
-		if c.budget != nil {
-			c.budget.synced.Store(true)
-			c.eng.Resume(syncScope)
-		}
+	var err error
+	if c.waitSynced(lctx) {
 		if c.opts.Mode != clientgo.ModeDryRun {
-			c.status.run(ctx)
+			wg.Go(func() { c.status.run(lctx) })
 		}
-	})
-	err := c.eng.Run(ctx)
+		err = c.eng.Run(lctx)
+	}
+	stop()
 	wg.Wait()
-	return err
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("device: stopped: %w", err)
 }
 
 // waitSynced waits until the informers and the handlers have synced, or ctx is done, and
@@ -247,7 +252,8 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 // their caches, and leads (with leader election, only while it holds the Lease). Before
 // it returns, it stops the leader's work, then releases the Lease, then stops the
 // informers. It returns nil when ctx ends it, clientgo.ErrLeaseLost when the Lease was
-// lost, or an error if the caches never synced. A Controller runs once.
+// lost, Lead's error when the engine failed (having stopped the rest and released the
+// Lease), or an error if the caches never synced. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Run called more than once")
@@ -259,13 +265,19 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Wait()
 		c.factory.Shutdown()
 	}()
+	failed := make(chan error, 1)
 	if c.elect == nil {
-		wg.Go(func() { _ = c.Lead(ctx) })
+		wg.Go(func() {
+			if err := c.Lead(ctx); err != nil {
+				failed <- err
+				cancel()
+			}
+		})
 	}
 	c.factory.StartWithContext(ctx)
 	if !c.waitSynced(ctx) {
 		if ctx.Err() != nil {
-			return nil
+			return leadFailure(failed)
 		}
 		return errors.New("device: the informers' caches did not sync")
 	}
@@ -273,7 +285,17 @@ func (c *Controller) Run(ctx context.Context) error {
 		return c.elect.Run(ctx, c.Lead)
 	}
 	<-ctx.Done()
-	return nil
+	return leadFailure(failed)
+}
+
+// leadFailure returns the failure Lead sent on failed, if any: Run's context ended for it.
+func leadFailure(failed <-chan error) error {
+	select {
+	case err := <-failed:
+		return err
+	default:
+		return nil
+	}
 }
 
 // Ready returns nil once the caches have synced and, with leader election, while the

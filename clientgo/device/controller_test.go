@@ -2,6 +2,7 @@ package device
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -144,16 +145,19 @@ func TestRestartKeepsDeadline(t *testing.T) {
 func TestRuleStatus(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, Options{},
-			claim("c0", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("bad", 60)}}}, "web"), pod("web", "c0"),
+			claim("c0", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("bad", 60), tolerate("maint", -1)}}}, "web"), pod("web", "c0"),
 			claim("c1", []dev{{id: "p1/d1"}}, "db"), pod("db", "c1"),
 			slice("p1", map[string][]resourcev1.DeviceTaint{"d0": nil, "d1": nil, "d2": nil}))
 		r.create(rule("evicts", device("p1", "d0"), noExecute("bad", at(0))))
+		// web tolerates this one forever: its eviction is not this rule's doing.
+		r.create(rule("tolerated", device("p1", "d0"), noExecute("maint", at(0))))
 		r.create(rule("idle", device("p9", "d0"), noExecute("bad", at(0))))
 		r.create(rule("dry", &resourcev1.DeviceTaintSelector{Pool: ptrTo("p1")}, resourcev1.DeviceTaint{Key: "bad", Effect: resourcev1.DeviceTaintEffectNone}))
 		r.create(rule("other", device("p1", "d0"), resourcev1.DeviceTaint{Key: "bad", Effect: resourcev1.DeviceTaintEffectNoSchedule}))
 		want := map[string]metav1.Condition{
-			"evicts": {Status: "True", Reason: ReasonPodsPendingEviction, Message: "1 pod needs to be evicted in 1 namespace."},
-			"idle":   {Status: "False", Reason: ReasonNotStarted},
+			"evicts":    {Status: "True", Reason: ReasonPodsPendingEviction, Message: "1 pod needs to be evicted in 1 namespace."},
+			"idle":      {Status: "False", Reason: ReasonNotStarted},
+			"tolerated": {Status: "False", Reason: ReasonNotStarted},
 			"dry": {Status: "False", Reason: ReasonNoEffect, Message: "3 published devices selected. 2 allocated devices selected. " +
 				"2 pods would be evicted in 1 namespace if the effect was NoExecute. This information will not be updated again. Recreate the DeviceTaintRule to trigger an update."},
 			"other": {Status: "False", Reason: ReasonOtherEffect, Message: "Eviction only happens for the NoExecute effect."},
@@ -182,8 +186,8 @@ func TestRuleStatus(t *testing.T) {
 				}
 			}
 		}
-		if applies != 5 {
-			t.Errorf("got %d status writes, want 5: one per rule, and one when the eviction completed", applies)
+		if applies != 6 {
+			t.Errorf("got %d status writes, want 6: one per rule, and one when the eviction completed", applies)
 		}
 	})
 }
@@ -310,4 +314,27 @@ func TestNewControllerRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// panicky is an engine.Observer that panics when an eviction starts.
+type panicky struct{ engine.NopObserver }
+
+func (panicky) Started(engine.Ref, int, time.Time) { panic("observer bug") }
+
+// TestControllerStopsWhenTheEngineFails: an Observer that panics stops the engine; the
+// Controller then stops the Events and the rules' status too, and Run returns the
+// engine's *engine.PanicError, rather than going on with no engine.
+func TestControllerStopsWhenTheEngineFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset(slice("p1", map[string][]resourcev1.DeviceTaint{"d0": {noExecute("bad", at(0))}}),
+			claim("c0", []dev{{id: "p1/d0"}}, "web"), pod("web", "c0"))
+		c, err := NewController(t.Context(), client, clientgo.NewFactory(client), Options{Observers: []engine.Observer{panicky{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Run(t.Context()) // in the bubble: it returns, or the test deadlocks and fails
+		if pe := (*engine.PanicError)(nil); !errors.As(err, &pe) {
+			t.Errorf("Run: got %v, want an *engine.PanicError", err)
+		}
+	})
 }

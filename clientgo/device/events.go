@@ -26,7 +26,7 @@ const PausedMessage = "Pausing deletion: a budget holds back the evictions of th
 // EventObserver is the engine.Observer that records, on the pod, the Events kube's device
 // taint eviction controller records, with the same type, reason and messages: "Marking for
 // deletion" when the pod is first acted on, "Cancelling deletion" when a pending eviction
-// is cancelled; and one of its own, [PausedMessage], when a budget pauses the eviction
+// is cancelled (not when the pod is gone); and one of its own, [PausedMessage], when a budget pauses the eviction
 // (once per pause). Retries record nothing. The Events carry the pod's UID.
 //
 // Its methods are safe for concurrent use and never block. The zero EventObserver records
@@ -39,9 +39,12 @@ type EventObserver struct {
 
 var _ engine.Observer = EventObserver{}
 
-// Cancelled records "Cancelling deletion".
-func (o EventObserver) Cancelled(pod engine.Ref, _ engine.Reason) {
-	o.event(pod, "Cancelling deletion")
+// Cancelled records "Cancelling deletion", except for a pod that is gone (deleted, or
+// replaced under its name), about which kube records nothing.
+func (o EventObserver) Cancelled(pod engine.Ref, reason engine.Reason) {
+	if reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced {
+		o.event(pod, "Cancelling deletion")
+	}
 }
 
 // Started records "Marking for deletion" on the first attempt.

@@ -67,12 +67,18 @@ func newRig(t *testing.T, opts Options, objs ...runtime.Object) *rig {
 // is idle, and returns the function that stops it.
 func (r *rig) run(opts Options) (stop func()) {
 	r.t.Helper()
-	c, err := NewController(r.t.Context(), r.client, clientgo.NewFactory(r.client), opts)
+	factory := clientgo.NewFactory(r.client)
+	c, err := NewController(r.t.Context(), r.client, factory, opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.c = c
 	ctx, cancel := context.WithCancel(r.t.Context())
+	// The informers list the cluster before Run, so that the controller finds its caches
+	// synced at once and starts evicting at +0 (it evicts only from synced caches, and
+	// client-go checks for that every 100 ms).
+	factory.Start(ctx.Done())
+	synctest.Wait()
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	var once sync.Once

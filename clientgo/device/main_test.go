@@ -3,8 +3,10 @@
 //   - eviction_test.go: the model's cases on a Controller over a fake clientset, each pod's
 //     DELETE timed to the nanosecond on a synctest bubble's clock;
 //   - controller_test.go: kube's outward behaviour (the condition, two requests, Events,
-//     the Eviction API, dry run), a restart, the rules' status, the budget, bad options;
+//     the Eviction API, dry run), a restart, the rules' status, the budget, bad options, a
+//     failed engine;
 //   - source_test.go: the Source alone: names, bindings, taints;
+//   - events_test.go: the Events recorded for each report;
 //   - example_test.go: a DRA driver that embeds the device side.
 package device
 

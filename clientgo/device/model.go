@@ -225,8 +225,13 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 }
 
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
-// slices and those allocated, with their taints now: rule changes are rare.
+// slices and those allocated, with their taints now: rule changes are rare. A change of the
+// status alone (the controller's own writes, each coming back as an update) changes no
+// taint, and is passed over.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
+	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
+		return
+	}
 	s.feed.Lock()
 	defer s.feed.Unlock()
 	rules, ids := s.ruleList(), s.claims.ListIndexFuncValues(DeviceIndex)

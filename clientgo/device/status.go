@@ -115,17 +115,47 @@ type ruleStatus struct {
 	evicted map[types.UID]int64
 }
 
-// Removed counts an evicted pod for the rules that taint the device it was evicted for.
+// Removed counts an evicted pod for the rules that taint the device it was evicted for
+// with a taint it does not tolerate forever there: as kube counts the rules among the
+// eviction's reasons. A pod gone from the cache counts for every such rule.
 func (r *ruleStatus) Removed(pod eviction.PodRef, _ clientgo.Method, gone bool) {
 	if gone {
 		return
 	}
+	var tols []v1.Toleration
+	known := false
+	if p, err := r.src.Pod(pod.Namespace, pod.Name); err == nil && p.UID == pod.UID {
+		var d engine.Target
+		r.src.Describe(p, &d)
+		for _, b := range d.Bindings {
+			if b.Holder == pod.Node {
+				tols, known = b.Tolerations, true
+				break
+			}
+		}
+	}
+	now := r.clock.Now()
 	rules := r.src.ruleList()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rule := range rules {
-		if rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute && ruleMatches(rule, pod.Node) {
-			r.evicted[rule.UID]++
+		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || !ruleMatches(rule, pod.Node) {
+			continue
+		}
+		if known && tolerations.Deadline(tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint}), tols, now, now, deviceRules).Verdict == tolerations.Stay {
+			continue
+		}
+		r.evicted[rule.UID]++
+	}
+}
+
+// forget drops the counts of the rules that are gone, as kube does.
+func (r *ruleStatus) forget(present map[types.UID]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid := range r.evicted {
+		if !present[uid] {
+			delete(r.evicted, uid)
 		}
 	}
 }
@@ -146,13 +176,16 @@ func (r *ruleStatus) run(ctx context.Context) {
 		if r.budget != nil {
 			r.budget.recheck()
 		}
+		present := map[types.UID]bool{}
 		for _, o := range r.src.rules.List() {
 			if rule, ok := o.(*resourcev1.DeviceTaintRule); ok {
+				present[rule.UID] = true
 				if err := r.update(ctx, rule); err != nil {
 					klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", rule.Name, "err", err)
 				}
 			}
 		}
+		r.forget(present)
 		select {
 		case <-ctx.Done():
 			next.Stop()
