@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -66,6 +67,9 @@ type ChildReport struct {
 	// Levels counts the responses by the priority level (UID) the API server served them
 	// at, from the X-Kubernetes-PF-PriorityLevel-UID header.
 	Levels map[string]int `json:"levels,omitempty"`
+	// Workers is, for taintevict, how many Deleter calls its Manager let run at once, at
+	// each change after the caches synced: "+SECONDS:N ...", sampled every 10 ms.
+	Workers string `json:"workers,omitempty"`
 }
 
 // levelCounter counts responses by priority level.
@@ -128,10 +132,11 @@ func RunChild(ctx context.Context, cfg ChildConfig, out io.Writer) error {
 	defer cancel()
 	var run func(context.Context)
 	var synced func(context.Context) bool
+	var workers func() int // nil for kube's
 	if cfg.Side.Kube {
 		run, synced, err = kubeSide(ctx, client)
 	} else {
-		run, synced, err = oursSide(ctx, client, rc, cfg)
+		run, synced, workers, err = oursSide(ctx, client, rc, cfg)
 	}
 	if err != nil {
 		return err
@@ -149,14 +154,39 @@ func RunChild(ctx context.Context, cfg ChildConfig, out io.Writer) error {
 	if err := enc.Encode(rep); err != nil {
 		return err
 	}
+	trace := make(chan string, 1)
+	if workers != nil {
+		wg.Go(func() { trace <- traceWorkers(ctx, workers) })
+	} else {
+		trace <- ""
+	}
 	if !cfg.ExitWhenSynced {
 		<-ctx.Done()
 	}
 	cancel()
 	wg.Wait()
 	rep = usage()
-	rep.Done, rep.Levels = true, levels.get()
+	rep.Done, rep.Levels, rep.Workers = true, levels.get(), <-trace
 	return enc.Encode(rep)
+}
+
+// traceWorkers samples workers every 10 ms until ctx is done, and returns its changes.
+func traceWorkers(ctx context.Context, workers func() int) string {
+	start, last := time.Now(), -1
+	var b strings.Builder
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if n := workers(); n != last {
+			fmt.Fprintf(&b, "+%.2f:%d ", time.Since(start).Seconds(), n)
+			last = n
+		}
+		select {
+		case <-ctx.Done():
+			return strings.TrimSpace(b.String())
+		case <-tick.C:
+		}
+	}
 }
 
 // usage is the process's CPU time and peak resident set so far.
@@ -205,12 +235,12 @@ func kubeSide(ctx context.Context, client kubernetes.Interface) (run func(contex
 
 // oursSide makes taintevict's drop-in controller, as the command runs it: its Events on a
 // client with a budget of their own.
-func oursSide(ctx context.Context, client kubernetes.Interface, rc *rest.Config, cfg ChildConfig) (run func(context.Context), synced func(context.Context) bool, err error) {
+func oursSide(ctx context.Context, client kubernetes.Interface, rc *rest.Config, cfg ChildConfig) (run func(context.Context), synced func(context.Context) bool, workers func() int, err error) {
 	erc := rest.CopyConfig(rc)
 	erc.QPS, erc.Burst, erc.RateLimiter = cfg.Client.EventsQPS, cfg.Client.EventsBurst, nil
 	events, err := kubernetes.NewForConfig(erc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), clientgo.Options{
 		Mode:        cfg.Side.Mode,
@@ -218,7 +248,7 @@ func oursSide(ctx context.Context, client kubernetes.Interface, rc *rest.Config,
 		EventClient: events,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	run = func(ctx context.Context) { _ = c.Run(ctx) }
 	synced = func(ctx context.Context) bool {
@@ -229,5 +259,5 @@ func oursSide(ctx context.Context, client kubernetes.Interface, rc *rest.Config,
 			return false
 		}
 	}
-	return run, synced, nil
+	return run, synced, c.Manager().DeleteWorkers, nil
 }

@@ -86,6 +86,8 @@ type Result struct {
 	Load [2]float64
 	// Complete says that every untolerating pod was removed and every Event written.
 	Complete bool
+	// Workers is taintevict's Deleter calls allowed at once over the run (ChildReport.Workers).
+	Workers string `json:",omitempty"`
 }
 
 // Run runs cfg.Side once on a fresh control plane and measures it.
@@ -140,7 +142,7 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 	}
 	defer func() {
 		done, stopErr := child.stop()
-		res.ControllerCPU = done.CPU - res.ControllerCPU
+		res.ControllerCPU, res.Workers = done.CPU-res.ControllerCPU, done.Workers
 		res.Levels = map[string]int{}
 		for uid, n := range done.Levels {
 			name := levels[uid]
