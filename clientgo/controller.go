@@ -105,8 +105,8 @@ type Controller struct {
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
-// starts it and shuts it down. ctx gives only the logger of the event handlers. It fails when an option is out of range, and when opts.Manager.DryRun is set
-// (use ModeDryRun).
+// starts it and shuts it down. ctx gives only the logger of the event handlers. It fails
+// when an option is out of range, and when opts.Manager.DryRun is set (use ModeDryRun).
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	if opts.Mode == "" {
 		opts.Mode = ModeDelete

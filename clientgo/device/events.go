@@ -26,8 +26,9 @@ const PausedMessage = "Pausing deletion: a budget holds back the evictions of th
 // EventObserver is the engine.Observer that records, on the pod, the Events kube's device
 // taint eviction controller records, with the same type, reason and messages: "Marking for
 // deletion" when the pod is first acted on, "Cancelling deletion" when a pending eviction
-// is cancelled (not when the pod is gone); and one of its own, [PausedMessage], when a budget pauses the eviction
-// (once per pause). Retries record nothing. The Events carry the pod's UID.
+// is cancelled (not when the pod is gone); and one of its own, [PausedMessage], when a
+// budget pauses the eviction (once per pause). Retries record nothing. The Events carry
+// the pod's UID.
 //
 // Its methods are safe for concurrent use and never block. The zero EventObserver records
 // nothing.

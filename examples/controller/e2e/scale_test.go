@@ -31,8 +31,9 @@ const (
 
 // Scenario 11: 100 nodes × 20 pods, half of them tolerating the taint for 20 s; every node
 // is tainted at once. Every untolerated pod is deleted, and every tolerated one after its
-// deadline, the first within 1 s of it (see below for the rest). The test logs the time to delete all untolerated pods and the API
-// requests per eviction, counted by the server's audit log, for BENCHMARKS.md.
+// deadline, the first within 1 s of it (see below for the rest). The test logs the time to
+// delete all untolerated pods and the API requests per eviction, counted by the server's
+// audit log, for BENCHMARKS.md.
 func TestScale(t *testing.T) {
 	s := newScene(t)
 	tolerated, untolerated := s.scaleCluster()
