@@ -5,7 +5,7 @@
 //   - controller_test.go: kube's outward behaviour (the condition, two requests, Events,
 //     the Eviction API, dry run), a restart, the rules' status, the budget, bad options, a
 //     failed engine;
-//   - source_test.go: the Source alone: names, bindings, taints;
+//   - source_test.go: the Source alone: names, bindings, taints; the rules' evicted counts;
 //   - events_test.go: the Events recorded for each report;
 //   - example_test.go: a DRA driver that embeds the device side.
 package device

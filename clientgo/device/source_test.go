@@ -1,16 +1,22 @@
 package device
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -147,5 +153,42 @@ func TestDescribe(t *testing.T) {
 	pods, err := s.TargetsOn(ID(driver, "p1", "d1"))
 	if err != nil || len(pods) != 0 {
 		t.Errorf("TargetsOn with no pod in the store: got %v, %v; want none", pods, err)
+	}
+}
+
+// TestRuleStatusRemoved: an evicted pod counts for the NoExecute rules that select its
+// device and whose taint it does not tolerate forever there; a pod already gone from the
+// cache counts for every rule that selects the device.
+func TestRuleStatusRemoved(t *testing.T) {
+	rules := []runtime.Object{
+		rule("bad", device("p1", "d0"), noExecute("bad", at(0))),
+		rule("maint", device("p1", "d0"), noExecute("maint", at(0))),
+		rule("elsewhere", device("p1", "d1"), noExecute("bad", at(0))),
+		rule("none", device("p1", "d0"), resourcev1.DeviceTaint{Key: "bad", Effect: resourcev1.DeviceTaintEffectNone}),
+	}
+	web := eviction.PodRef{Namespace: "ns", Name: "web", UID: "uid-web", Node: ID(driver, "p1", "d0")}
+	for _, tc := range []struct {
+		name string
+		objs []runtime.Object
+		want map[string]int64
+	}{
+		{"in the cache, tolerating maint forever",
+			[]runtime.Object{claim("c0", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("maint", -1)}}}, "web"), pod("web", "c0")},
+			map[string]int64{"bad": 1}},
+		{"gone from the cache", nil, map[string]int64{"bad": 1, "maint": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newSource(t, append(tc.objs, rules...)...)
+			r := &ruleStatus{src: src, clock: clocktesting.NewFakeClock(time.Now()), evicted: map[types.UID]int64{}}
+			r.Removed(web, clientgo.MethodDelete, false)
+			r.Removed(web, clientgo.MethodDelete, true) // gone before the DELETE: not an eviction
+			got := map[string]int64{}
+			for uid, n := range r.evicted {
+				got[strings.TrimPrefix(string(uid), "rule-")] = n
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("got evicted counts %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -124,7 +124,7 @@ func (r *ruleStatus) Removed(pod eviction.PodRef, _ clientgo.Method, gone bool) 
 	}
 	var tols []v1.Toleration
 	known := false
-	if p, err := r.src.Pod(pod.Namespace, pod.Name); err == nil && p.UID == pod.UID {
+	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
 		var d engine.Target
 		r.src.Describe(p, &d)
 		for _, b := range d.Bindings {
