@@ -50,4 +50,9 @@ if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
   KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
   export KUBEBUILDER_ASSETS
 fi
-(cd "$e2e" && go test -race -count=1 -timeout 15m .)
+# E2E_SLOW=1 (CI sets it) adds the slow scenarios: faults of the control plane, load while failing.
+slow_args=()
+if [ "${E2E_SLOW:-}" = 1 ]; then
+  slow_args=(-args -e2e.slow)
+fi
+(cd "$e2e" && go test -race -count=1 -timeout 25m . "${slow_args[@]}")

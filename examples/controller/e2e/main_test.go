@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,19 @@ import (
 // assetsCommand installs etcd and builds kube-apiserver; it is in every message about
 // missing assets.
 const assetsCommand = "bash hack/kube-assets.sh"
+
+// slow turns on the scenarios that take most of the suite's time (the faults of the control
+// plane, load while failing). hack/test.sh sets it when E2E_SLOW=1, as .ci/run does; without
+// it those tests skip and say how to run them.
+var slow = flag.Bool("e2e.slow", false, "also run the slow scenarios (faults of the control plane, load while failing)")
+
+// needSlow skips the test unless -e2e.slow is set, and says how to set it.
+func needSlow(t *testing.T) {
+	t.Helper()
+	if !*slow {
+		t.Skip("a slow scenario: run it with go test ./e2e -args -e2e.slow (or E2E_SLOW=1 bash hack/test.sh)")
+	}
+}
 
 // The API server every test of the binary shares. Tests keep apart by namespace and node
 // names; they run one after another, since each runs a controller that sees every node.
