@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +14,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/clientgo"
 )
@@ -41,13 +38,33 @@ func runCluster(ctx context.Context, cfg config, out, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
 	}
-	return serve(ctx, client, events, rc.Host, cfg, out, stderr)
+	reviews, err := reviewClient(rc)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
+	}
+	return serveWith(ctx, client, events, reviews, rc.Host, cfg, out, stderr)
 }
 
-// serve checks that the API server answers and allows what the controller needs, then
-// runs a Controller over client until ctx is done, with its probes and metrics on
-// cfg.metricsAddr. The Events go through events (nil: through client).
+// serve is serveWith with the reviews of scrapers through client.
 func serve(ctx context.Context, client, events kubernetes.Interface, host string, cfg config, out, stderr io.Writer) error {
+	return serveWith(ctx, client, events, client, host, cfg, out, stderr)
+}
+
+// serveWith checks that the API server answers and allows what the controller needs, then
+// runs a Controller over client until ctx is done, with its probes and metrics on
+// cfg.metricsAddr. The Events go through events (nil: through client); with
+// -metrics-secure, the TokenReviews and SubjectAccessReviews of the scrapers through
+// reviews.
+func serveWith(ctx context.Context, client, events, reviews kubernetes.Interface, host string, cfg config, out, stderr io.Writer) error {
+	// The certificate first: a file that does not load fails the start before any call to
+	// the API server.
+	var tc *tls.Config
+	if cfg.metricsAddr != "" && cfg.serving.secure {
+		var err error
+		if tc, err = cfg.serving.tlsConfig(); err != nil {
+			return err
+		}
+	}
 	if err := preflight(ctx, client, host, cfg, stderr); err != nil {
 		return err
 	}
@@ -58,7 +75,13 @@ func serve(ctx context.Context, client, events kubernetes.Interface, host string
 		return err
 	}
 	if cfg.metricsAddr != "" {
-		stop, err := listen(ctx, cfg.metricsAddr, c.Handler(reg))
+		h := c.Handler(reg)
+		if tc != nil {
+			if h, err = guard(h, reviews); err != nil {
+				return err
+			}
+		}
+		stop, err := listen(ctx, cfg.metricsAddr, h, tc)
 		if err != nil {
 			return err
 		}
@@ -77,27 +100,6 @@ func serve(ctx context.Context, client, events kubernetes.Interface, host string
 		return errors.New("lost the leader election Lease: exiting, so that this replica restarts as a standby")
 	}
 	return err
-}
-
-// listen serves h on addr until the returned stop is called, which waits for the server.
-func listen(ctx context.Context, addr string, h http.Handler) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Serving metrics")
-		}
-	})
-	return func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		wg.Wait()
-	}, nil
 }
 
 // permission is one thing the controller does on the API server.
@@ -140,6 +142,14 @@ func needs(cfg config) []permission {
 	}
 	if cfg.mode != clientgo.ModeDryRun {
 		p = append(p, permission{resource: "events", verb: "create"}, permission{resource: "events", verb: "patch"})
+	}
+	if cfg.metricsAddr != "" && cfg.serving.secure {
+		// Who scrapes /metrics, and whether they may (delegated authentication and
+		// authorization, as kube-controller-manager's; the ClusterRole
+		// system:auth-delegator grants both).
+		p = append(p,
+			permission{group: "authentication.k8s.io", resource: "tokenreviews", verb: "create"},
+			permission{group: "authorization.k8s.io", resource: "subjectaccessreviews", verb: "create"})
 	}
 	if cfg.leaderElect {
 		// Created once by any name; then read and renewed under its own name only.

@@ -39,6 +39,7 @@ type config struct {
 	leRenew          time.Duration
 	leRetry          time.Duration
 	metricsAddr      string
+	serving          servingFlags
 	budgets          budgetFlags
 	manager          managerFlags
 	device           deviceFlags
@@ -105,7 +106,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.leLease, "leader-elect-lease-duration", clientgo.DefaultLeaseDuration, "how long a standby waits after the leader's last renewal before it takes the Lease")
 	fs.DurationVar(&cfg.leRenew, "leader-elect-renew-deadline", clientgo.DefaultRenewDeadline, "how long the leader tries to renew before it gives up and exits")
 	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", clientgo.DefaultRetryPeriod, "time between tries to take or renew the Lease")
-	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none); over HTTPS with -kubeconfig, see -metrics-secure")
+	cfg.serving.define(fs)
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
 	cfg.device.define(fs)
@@ -180,6 +182,9 @@ func (cfg config) validate() error {
 		if _, _, err := net.SplitHostPort(cfg.metricsAddr); err != nil {
 			return fmt.Errorf("-metrics-addr %q: want host:port or :port: %v", cfg.metricsAddr, err)
 		}
+	}
+	if err := cfg.serving.validate(cfg.kubeconfig, cfg.metricsAddr); err != nil {
+		return err
 	}
 	if cfg.leaderElect {
 		return cfg.validateLeaderElection()

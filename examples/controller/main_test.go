@@ -273,7 +273,8 @@ func TestParseFlags(t *testing.T) {
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
 		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2},
 		device:  deviceFlags{controllers: []string{controllerNode}},
-		clients: clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf}}, cfg,
+		clients: clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
+		serving: servingFlags{secure: true}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
 
 	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")
@@ -334,6 +335,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-renew-deadline=2s"}, "must be more than 1.2 × -leader-elect-retry-period"},
 		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-lease-duration=10s"}, "-leader-elect-lease-duration (10s) must be more than -leader-elect-renew-deadline (10s)"},
 		{[]string{"-metrics-addr=8080"}, "-metrics-addr \"8080\": want host:port"},
+		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-tls-cert-file=c.pem"}, "-tls-cert-file and -tls-private-key-file go together"},
+		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-tls-private-key-file=k.pem"}, "-tls-cert-file and -tls-private-key-file go together"},
+		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-metrics-secure=false", "-tls-cert-file=c.pem", "-tls-private-key-file=k.pem"}, "-tls-cert-file contradicts -metrics-secure=false"},
+		{[]string{"-metrics-addr=:8443", "-tls-cert-file=c.pem", "-tls-private-key-file=k.pem"}, "-tls-cert-file needs -kubeconfig: the in-memory demo serves plain HTTP"},
+		{[]string{"-kubeconfig=x", "-tls-cert-file=c.pem", "-tls-private-key-file=k.pem"}, "-tls-cert-file needs -metrics-addr"},
 		{[]string{"-toleration-seconds=-1"}, "-toleration-seconds must not be negative"},
 		{[]string{"-controllers=nodes"}, `unknown controller "nodes": want node, device or node,device`},
 		{[]string{"-controllers=node,node"}, "node given twice"},

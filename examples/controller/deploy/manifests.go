@@ -44,7 +44,7 @@ func order(name string) int {
 		return 1
 	case "rbac.yaml", "device/rbac.yaml":
 		return 2
-	case "flowschema.yaml":
+	case "flowschema.yaml", "metrics.yaml":
 		return 3
 	}
 	return 4

@@ -12,15 +12,16 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestObjects(t *testing.T) {
-	assert.Equal(t, []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "device/rbac.yaml", "flowschema.yaml", "deployment.yaml"}, Files())
+	assert.Equal(t, []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "device/rbac.yaml", "flowschema.yaml", "metrics.yaml", "deployment.yaml"}, Files())
 	objs, err := Objects()
 	require.NoError(t, err)
 	var kinds []string
 	for _, o := range objs {
 		kinds = append(kinds, fmt.Sprintf("%T", o))
 	}
-	assert.Equal(t, []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.ClusterRole", "*v1.ClusterRoleBinding",
-		"*v1.Role", "*v1.RoleBinding", "*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.FlowSchema", "*v1.Deployment"}, kinds, "the Namespace first, the Deployment last")
+	assert.Equal(t, []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.ClusterRoleBinding",
+		"*v1.Role", "*v1.RoleBinding", "*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.FlowSchema", "*v1.ClusterRole", "*v1.Service",
+		"*v1.Deployment"}, kinds, "the Namespace first, the Deployment last")
 	_, err = Read("nope.yaml")
 	assert.ErrorContains(t, err, "deploy: ")
 }
