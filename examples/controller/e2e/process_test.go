@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -101,13 +102,14 @@ func controllerUser(t *testing.T, name string) (string, *rest.Config) {
 // process is a run of the controller command. Its output is kept, to wait on and to show
 // when the test fails.
 type process struct {
-	name string
-	id   identity // who it runs as, for the audit log
-	addr string   // of its /metrics, /healthz and /readyz
-	cmd  *exec.Cmd
-	out  *output
-	done chan struct{}
-	err  error // once done is closed
+	name   string
+	id     identity // who it runs as, for the audit log
+	addr   string   // of its /metrics, /healthz and /readyz
+	scheme string   // of addr: https, unless it runs the demo or with -metrics-secure=false
+	cmd    *exec.Cmd
+	out    *output
+	done   chan struct{}
+	err    error // once done is closed
 }
 
 // startProcess runs the controller command with args and returns once it is ready: its
@@ -123,7 +125,7 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 func startBinary(t *testing.T, bin, name string, args ...string) *process {
 	t.Helper()
 	addr := freeAddr(t)
-	p := &process{name: name, addr: addr, out: newOutput(), done: make(chan struct{})}
+	p := &process{name: name, addr: addr, scheme: metricsScheme(args), out: newOutput(), done: make(chan struct{})}
 	args = append([]string{"-metrics-addr=" + addr}, args...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout = p.out
@@ -148,25 +150,87 @@ func startBinary(t *testing.T, bin, name string, args ...string) *process {
 			t.Logf("output of %s:\n%s", name, p.out)
 		}
 	})
-	p.waitReady(t, "http://"+addr+"/readyz")
+	p.waitReady(t, p.url("/readyz"))
 	return p
+}
+
+// metricsScheme is the scheme the controller serves -metrics-addr with, given its
+// arguments: https against a cluster (-kubeconfig), unless -metrics-secure=false; http for
+// the in-memory demo.
+func metricsScheme(args []string) string {
+	cluster, secure := false, true
+	for _, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "kubeconfig":
+			cluster = true
+		case "metrics-secure":
+			if hasValue {
+				secure, _ = strconv.ParseBool(value)
+			}
+		}
+	}
+	if cluster && secure {
+		return "https"
+	}
+	return "http"
+}
+
+// url is the address of path on the process's metrics port.
+func (p *process) url(path string) string {
+	return p.scheme + "://" + p.addr + path
+}
+
+// probeClient is how the tests reach a controller's port: it trusts the certificate the
+// controller made for itself, as the kubelet's HTTPS probes do (they do not verify), and
+// as a Prometheus told insecure_skip_verify would. Keep-alives off: no connection outlives
+// a request.
+var probeClient = &http.Client{
+	Timeout: 10 * time.Second,
+	Transport: &http.Transport{
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
+	},
+}
+
+// scrape GETs path of the process's port with token as the bearer token ("" for none), and
+// returns the status code and the body.
+func (p *process) scrape(t *testing.T, path, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.url(path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: GET %s: %v", p.name, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: GET %s: %v", p.name, path, err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // metric returns the value of the series of the process's /metrics that is written as
 // series (a name and its labels in Prometheus's text format, e.g.
 // `taintevict_evictions_total{outcome="succeeded",reason="evict"}`), or 0 if there is none.
+// Over HTTPS it scrapes as the suite's scraper (scraperToken), whom RBAC allows /metrics.
 func (p *process) metric(t *testing.T, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/metrics")
-	if err != nil {
-		t.Fatalf("%s: scraping /metrics: %v", p.name, err)
+	token := ""
+	if p.scheme == "https" {
+		token = scraperToken(t)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s: scraping /metrics: %v", p.name, err)
+	code, body := p.scrape(t, "/metrics", token)
+	if code != http.StatusOK {
+		t.Fatalf("%s: scraping /metrics: got %d, want 200: %s", p.name, code, body)
 	}
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -195,14 +259,18 @@ func freeAddr(t *testing.T) string {
 }
 
 // waitReady polls url until it answers 200, and fails the test if the process exits first
-// or failAfter passes.
+// or failAfter passes. A url of "http://" is asked over HTTPS when the process serves
+// HTTPS, so that callers that predate it work unchanged.
 func (p *process) waitReady(t *testing.T, url string) {
 	t.Helper()
+	if rest, ok := strings.CutPrefix(url, "http://"); ok && p.scheme == "https" {
+		url = "https://" + rest
+	}
 	deadline := time.Now().Add(failAfter)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(url)
+		resp, err := probeClient.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
