@@ -140,7 +140,7 @@ func TestManifestsPassServerValidation(t *testing.T) {
 			t.Errorf("dry-run create of %s: %v", describe(obj), err)
 		}
 	}
-	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "FlowSchema", "Deployment"} {
+	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "FlowSchema", "Service", "Deployment"} {
 		if kinds[kind] == 0 {
 			t.Errorf("deploy/ has no %s", kind)
 		}
