@@ -1,26 +1,49 @@
 package e2e
 
 import (
+	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
 // proxy stands between a controller process and the API server, as the controller's
 // server. It forwards every request with the credentials of a user of the test's choosing,
 // and lets a test act on the server before a request of the controller reaches it (to force
-// a race), or cut the controller off (a network partition).
+// a race), answer a request in the server's place (a fault), or cut the controller off (a
+// network partition).
 type proxy struct {
 	srv     *httptest.Server
-	before  func(*http.Request)  // nil: none
-	after   func(*http.Response) // nil: none
+	hooks   proxyHooks
 	blocked atomic.Bool
+}
+
+// proxyHooks are what a test does with the requests that pass a proxy; a nil hook does
+// nothing. Each runs in the request's goroutine, in this order.
+type proxyHooks struct {
+	// before runs before the request is forwarded (or answered by fault).
+	before func(*http.Request)
+	// fault, if it returns not nil, answers the request with that fault instead of
+	// forwarding it: the API server never sees it.
+	fault func(*http.Request) *fault
+	// after runs on each of the server's responses (its status and headers; a watch's body
+	// still streams) before it is forwarded.
+	after func(*http.Response)
 }
 
 // newProxy starts a proxy that forwards as the user of upstream, and stops it at the end of
@@ -35,6 +58,13 @@ func newProxy(t *testing.T, upstream *rest.Config, before func(*http.Request)) *
 // (its status and headers; a watch's body still streams) before it is forwarded.
 func newProxyAfter(t *testing.T, upstream *rest.Config, before func(*http.Request), after func(*http.Response)) *proxy {
 	t.Helper()
+	return newProxyHooks(t, upstream, proxyHooks{before: before, after: after})
+}
+
+// newProxyHooks starts a proxy that forwards as the user of upstream with the hooks h, and
+// stops it at the end of the test.
+func newProxyHooks(t *testing.T, upstream *rest.Config, h proxyHooks) *proxy {
+	t.Helper()
 	rt, err := rest.TransportFor(upstream)
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
@@ -43,22 +73,28 @@ func newProxyAfter(t *testing.T, upstream *rest.Config, before func(*http.Reques
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
-	p := &proxy{before: before, after: after}
+	p := &proxy{hooks: h}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport:     rt,
 		FlushInterval: -1, // watches stream
 	}
-	if after != nil {
-		rp.ModifyResponse = func(r *http.Response) error { after(r); return nil }
+	if h.after != nil {
+		rp.ModifyResponse = func(r *http.Response) error { h.after(r); return nil }
 	}
 	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.blocked.Load() {
 			http.Error(w, "partitioned by the test", http.StatusServiceUnavailable)
 			return
 		}
-		if p.before != nil {
-			p.before(r)
+		if h.before != nil {
+			h.before(r)
+		}
+		if h.fault != nil {
+			if f := h.fault(r); f != nil {
+				f.write(w)
+				return
+			}
 		}
 		rp.ServeHTTP(w, r)
 	}))
@@ -81,4 +117,119 @@ func (p *proxy) config() *rest.Config {
 
 func certPEM(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// fault is an answer the proxy gives in the API server's place, written as the server
+// writes it: 429 as API Priority and Fairness rejects a request (a line of text, with
+// Retry-After), any other code as a metav1.Status with the code's reason (500:
+// InternalError, as for a failed etcd write). retryAfter, if not 0, is sent as Retry-After,
+// in seconds.
+type fault struct {
+	code       int
+	retryAfter int
+}
+
+func (f fault) String() string {
+	if f.retryAfter > 0 {
+		return fmt.Sprintf("%d (Retry-After %d)", f.code, f.retryAfter)
+	}
+	return strconv.Itoa(f.code)
+}
+
+func (f fault) write(w http.ResponseWriter) {
+	if f.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
+	if f.code == http.StatusTooManyRequests {
+		http.Error(w, "Too many requests, please try again later.", f.code)
+		return
+	}
+	reason := apierrors.NewGenericServerResponse(f.code, "", schema.GroupResource{}, "", "", 0, false).ErrStatus.Reason
+	body, _ := json.Marshal(metav1.Status{ // a Status always encodes
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Code:     int32(f.code),
+		Reason:   reason,
+		Message:  http.StatusText(f.code) + ": injected by the e2e proxy",
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(f.code)
+	_, _ = w.Write(body)
+}
+
+// podWrite returns what r does to a pod of namespace ns, named as the audit log names it
+// ("patch pods/status", "delete pods", "create pods/eviction"), and the pod's name; what is
+// "" for any other request.
+func podWrite(r *http.Request, ns string) (what, name string) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/"+ns+"/pods/")
+	if !ok || rest == "" {
+		return "", ""
+	}
+	name, sub, _ := strings.Cut(rest, "/")
+	switch {
+	case r.Method == http.MethodDelete && sub == "":
+		return "delete pods", name
+	case (r.Method == http.MethodPatch || r.Method == http.MethodPut) && sub == "status":
+		return strings.ToLower(r.Method) + " pods/status", name
+	case r.Method == http.MethodPost && sub == "eviction":
+		return "create pods/eviction", name
+	}
+	return "", ""
+}
+
+// faultInjector is a proxy's fault hook that answers a fraction of the pod writes in one
+// namespace with a fault, drawn with the faults from a seeded generator: the same seed
+// injects the same sequence of faults, whatever the order of the requests. It counts the
+// writes it saw and the faults it injected. Its fault method is safe for concurrent use.
+type faultInjector struct {
+	ns     string
+	rate   float64 // in [0, 1]; 0 injects nothing and only counts
+	faults []fault // each injection is one of them, at random
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	writes   map[string]int // by kind ("delete pods")
+	injected map[string]int // by kind and fault ("delete pods 500")
+}
+
+func newFaultInjector(ns string, rate float64, seed uint64, faults ...fault) *faultInjector {
+	return &faultInjector{
+		ns: ns, rate: rate, faults: faults,
+		rng:    rand.New(rand.NewPCG(seed, seed)),
+		writes: map[string]int{}, injected: map[string]int{},
+	}
+}
+
+func (fi *faultInjector) fault(r *http.Request) *fault {
+	what, _ := podWrite(r, fi.ns)
+	if what == "" {
+		return nil
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.writes[what]++
+	if fi.rate == 0 || fi.rng.Float64() >= fi.rate {
+		return nil
+	}
+	f := fi.faults[fi.rng.IntN(len(fi.faults))]
+	fi.injected[what+" "+strconv.Itoa(f.code)]++
+	return &f
+}
+
+// counts returns copies of the writes seen and the faults injected.
+func (fi *faultInjector) counts() (writes, injected map[string]int) {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return maps.Clone(fi.writes), maps.Clone(fi.injected)
+}
+
+// injectedWith sums the faults injected with code, of every kind.
+func injectedWith(injected map[string]int, code int) int {
+	n := 0
+	for k, v := range injected {
+		if strings.HasSuffix(k, " "+strconv.Itoa(code)) {
+			n += v
+		}
+	}
+	return n
 }
