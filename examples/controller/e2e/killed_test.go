@@ -147,11 +147,13 @@ func TestKilledMidDelete(t *testing.T) {
 		assert.NoError(t, err)
 		assert.Equal(t, []string{"delete pods 200"}, answered(w), "the restarted controller's writes to %s", name)
 	}
-	// The pods whose DELETE the server did: Terminating, left alone by the successor.
+	// The pods whose DELETE the server did: Terminating, so leaving on their own; the
+	// successor neither writes to them nor reports them (no eviction of its own was open).
 	for _, name := range lost {
 		w, err := auditEvents(identity{user: userB}, writesPod(s.ns, name))
 		assert.NoError(t, err)
 		assert.Empty(t, answered(w), "the restarted controller's writes to %s, which was deleted before the kill", name)
+		assert.NotContains(t, b.out.String(), s.ns+"/"+name+" ", "the restarted controller's output")
 	}
 	due := append(append(append([]string{}, held...), lost...), late...)
 	tl := auditTally(t, s.ns, []identity{{user: userA}, {user: userB}}, due, kept)

@@ -36,7 +36,7 @@ const (
 // audit log, for BENCHMARKS.md.
 func TestScale(t *testing.T) {
 	s := newScene(t)
-	tolerated, untolerated := s.scaleCluster()
+	tolerated, untolerated := s.scaleCluster(tolerate(ptr.To(int64(scaleToleration/time.Second))), 2)
 	user, rc := controllerUser(t, "controller")
 	c := startBinary(t, plainController(t), "controller", "-kubeconfig", writeKubeconfig(t, rc),
 		"-kube-api-qps=1000", "-kube-api-burst=2000", "-delete-workers=64")
@@ -130,8 +130,9 @@ func (s *scene) waitAllEvents(names []string, since time.Duration) {
 }
 
 // scaleCluster creates the nodes and pods of the scale scenario and returns the names of
-// the pods that tolerate the taint and of those that do not.
-func (s *scene) scaleCluster() (tolerated, untolerated []string) {
+// the pods that tolerate the taint and of those that do not: every every-th pod of a node
+// (the first included) has the toleration tol, the others none.
+func (s *scene) scaleCluster(tol v1.Toleration, every int) (tolerated, untolerated []string) {
 	s.t.Helper()
 	for i := range scaleNodes {
 		s.node(fmt.Sprintf("%03d", i))
@@ -142,8 +143,8 @@ func (s *scene) scaleCluster() (tolerated, untolerated []string) {
 		for j := range scalePodsPerNode {
 			name := fmt.Sprintf("p-%03d-%02d", i, j)
 			var tols []v1.Toleration
-			if j%2 == 0 {
-				tols = []v1.Toleration{tolerate(ptr.To(int64(scaleToleration / time.Second)))}
+			if j%every == 0 {
+				tols = []v1.Toleration{tol}
 				tolerated = append(tolerated, name)
 			} else {
 				untolerated = append(untolerated, name)
