@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,8 +35,9 @@ type PodGetter interface {
 type PodDeleterOptions struct {
 	// Pods, if not nil, is read (never the API server) for the pod's generation and its
 	// DisruptionTarget condition: the condition's observedGeneration is the generation, as
-	// kube sets it, and a pod that carries the condition already is only deleted. nil sends
-	// the condition without observedGeneration, every time.
+	// kube sets it, and the transition time of a condition set already is kept, so that
+	// the patch of a pod marked already changes nothing. nil sends the condition without
+	// observedGeneration.
 	Pods PodGetter
 	// Observer, if not nil, is told how each pod went.
 	Observer DeleteObserver
@@ -55,15 +57,23 @@ type PodDeleterOptions struct {
 //     those of [PodDeleterOptions],
 //     observedGeneration the pod's generation, as kube v1.37 sets it) and carries the pod's
 //     UID in metadata.uid, so that the API server rejects it for any other pod of that name;
-//  2. a DELETE with a UID precondition.
+//  2. a DELETE with a UID precondition, unless the patch's answer shows the pod being
+//     deleted already.
 //
 // Kube reads the pod first (a GET) and deletes without a precondition, so that a pod
 // re-created under the same name meanwhile can be deleted in its place (kubernetes#119862).
 //
-// A pod that is gone (NotFound) or replaced (a UID precondition failed: a Conflict) is
-// reported with an error wrapping [eviction.ErrPodGone]: the eviction is done. Any other
-// error, Forbidden included, is returned and retried by the Manager; a Forbidden error's
-// message names the verb RBAC refused ("forbidden: pods delete").
+// The patch is sent even when the cached pod is marked already (a retry, or a controller
+// that took over from one that crashed): the server then writes nothing, and its answer is
+// the pod as it is now, where the cache may lag. A DELETE of an earlier attempt that went
+// through but whose answer was lost (a timeout, a 500 after etcd committed it, a crash)
+// shows there as a deletionTimestamp, and the pod is not deleted a second time.
+//
+// A pod that is gone (NotFound), replaced (a UID precondition failed: a Conflict) or
+// being deleted already is reported with an error wrapping [eviction.ErrPodGone]: the
+// eviction is done. Any other error, Forbidden included, is returned and retried by the
+// Manager; a Forbidden error's message names the verb RBAC refused ("forbidden: pods
+// delete").
 //
 // Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
 // The zero PodDeleter is not usable: create one with [NewPodDeleter].
@@ -105,16 +115,21 @@ func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 // markAndDelete is Delete without the Observer, for [EvictionDeleter]'s fallback.
 func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
 	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
-	if err := d.mark(ctx, pods, ref); err != nil {
+	pod, err := d.mark(ctx, pods, ref)
+	if err != nil {
 		return err
 	}
+	if pod != nil && pod.DeletionTimestamp != nil {
+		return fmt.Errorf("%w: patch pods/status %s: the pod is being deleted already (since %s)",
+			eviction.ErrPodGone, ref, pod.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
 	uid := ref.UID
-	err := pods.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = pods.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	return apiError(err, ref, "pods", "delete")
 }
 
-// mark sets DisruptionTarget=True, unless the cached pod shows it set already.
-func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref eviction.PodRef) error {
+// mark sets DisruptionTarget=True and returns the pod as the server answered.
+func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref eviction.PodRef) (*v1.Pod, error) {
 	cond := disruptionCondition{
 		Type:               v1.DisruptionTarget,
 		Status:             v1.ConditionTrue,
@@ -124,13 +139,11 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 	}
 	if d.opts.Pods != nil {
 		if pod, err := d.opts.Pods.Pod(ref.Namespace, ref.Name); err == nil && pod != nil && pod.UID == ref.UID {
-			if !cond.from(pod) {
-				return nil // marked already, by an earlier attempt
-			}
+			cond.from(pod)
 		}
 	}
-	_, err := pods.Patch(ctx, ref.Name, types.StrategicMergePatchType, cond.statusPatch(ref.UID), metav1.PatchOptions{}, "status")
-	return apiError(err, ref, "pods/status", "patch")
+	pod, err := pods.Patch(ctx, ref.Name, types.StrategicMergePatchType, cond.statusPatch(ref.UID), metav1.PatchOptions{}, "status")
+	return pod, apiError(err, ref, "pods/status", "patch")
 }
 
 func (d *PodDeleter) tell(ref eviction.PodRef, m Method, gone bool) {
@@ -142,21 +155,18 @@ func (d *PodDeleter) tell(ref eviction.PodRef, m Method, gone bool) {
 // from completes c from the cached pod as kube v1.37 does (pkg/api/v1/pod's
 // UpdatePodCondition and CalculatePodConditionObservedGeneration, with the
 // PodObservedGenerationTracking gate locked on): observedGeneration is the pod's generation,
-// and the transition time of a condition whose status does not change is kept. It reports
-// whether the patch would change anything.
-func (c *disruptionCondition) from(pod *v1.Pod) bool {
+// and the transition time of a condition whose status does not change is kept.
+func (c *disruptionCondition) from(pod *v1.Pod) {
 	c.ObservedGeneration = pod.Generation
 	for _, old := range pod.Status.Conditions {
 		if old.Type != c.Type {
 			continue
 		}
-		if old.Status != c.Status {
-			return true
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
 		}
-		c.LastTransitionTime = old.LastTransitionTime
-		return old.Reason != c.Reason || old.Message != c.Message || old.ObservedGeneration != c.ObservedGeneration
+		return
 	}
-	return true
 }
 
 // uidRefused reports whether err is the API server's 422 Invalid for a patch whose

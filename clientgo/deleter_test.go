@@ -132,8 +132,9 @@ func TestPodDeleterTwoCalls(t *testing.T) {
 }
 
 // TestPodDeleterCondition checks the condition against the cached pod as kube computes it:
-// a pod marked already is only deleted (one request); a DisruptionTarget of another reason
-// is replaced, keeping its transition time since its status stays.
+// a pod marked already gets the same condition again (a patch that changes nothing, whose
+// answer says whether the pod is being deleted already); a DisruptionTarget of another
+// reason is replaced, keeping its transition time since its status stays.
 func TestPodDeleterCondition(t *testing.T) {
 	earlier := metav1.NewTime(testNow.Add(-time.Hour))
 	ours := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionReason, Message: DisruptionMessage, ObservedGeneration: 2, LastTransitionTime: earlier}
@@ -148,7 +149,7 @@ func TestPodDeleterCondition(t *testing.T) {
 		ltt    string // the patched lastTransitionTime
 		gen    any    // the patched observedGeneration; nil for none
 	}{
-		{"marked already", testPod("uid-old", 2, ours), []string{"delete pods"}, "", nil},
+		{"marked already", testPod("uid-old", 2, ours), []string{"patch pods/status", "delete pods"}, "2026-11-30T11:00:00Z", float64(2)},
 		{"marked at an older generation", testPod("uid-old", 5, ours), []string{"patch pods/status", "delete pods"}, "2026-11-30T11:00:00Z", float64(5)},
 		{"marked for another reason", testPod("uid-old", 2, preempted), []string{"patch pods/status", "delete pods"}, "2026-11-30T11:00:00Z", float64(2)},
 		{"condition false", testPod("uid-old", 2, falseOne), []string{"patch pods/status", "delete pods"}, "2026-11-30T12:00:00Z", float64(2)},
@@ -189,6 +190,49 @@ func TestPodDeleterCondition(t *testing.T) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 			if got, want := c["reason"], DisruptionReason; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestPodDeleterNoSecondDelete: a pod that the server shows being deleted already (an
+// earlier attempt's DELETE went through and its answer was lost, or a controller killed
+// after its DELETE) is not deleted again, whatever the cache shows: the status patch's
+// answer says so, and the eviction is done (gone).
+func TestPodDeleterNoSecondDelete(t *testing.T) {
+	ours := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionReason, Message: DisruptionMessage, ObservedGeneration: 1}
+	for _, tc := range []struct {
+		name   string
+		cached *v1.Pod // nil: no cache
+	}{
+		{"the cache shows the mark, not the delete", testPod("uid-old", 1, ours)},
+		{"the cache shows neither", testPod("uid-old", 1)},
+		{"no cache", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			onServer := testPod("uid-old", 1, ours)
+			onServer.DeletionTimestamp = &metav1.Time{Time: testNow}
+			onServer.DeletionGracePeriodSeconds = new(int64(30))
+			client := fake.NewClientset(onServer)
+			obs := &removals{}
+			opts := PodDeleterOptions{Observer: obs, Clock: clocktesting.NewFakePassiveClock(testNow)}
+			if tc.cached != nil {
+				opts.Pods = podCache{"shop/web-1": tc.cached}
+			}
+
+			err := NewPodDeleter(client, opts).Delete(t.Context(), testRef)
+
+			if got, want := errors.Is(err, eviction.ErrPodGone), true; got != want {
+				t.Errorf("errors.Is(%v, ErrPodGone): got %v, want %v", err, got, want)
+			}
+			if want := "being deleted already (since 2026-11-30T12:00:00Z)"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v, want an error containing %q", err, want)
+			}
+			if got, want := writes(client.Actions()), []string{"patch pods/status"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if got, want := obs.got, []string{"shop/web-1 delete gone=true"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 		})
@@ -289,7 +333,7 @@ func TestDeletersConditionReason(t *testing.T) {
 		writes []string
 	}{
 		{"marked by the node controller", nodeMarked, []string{"patch pods/status", "delete pods"}},
-		{"marked already", deviceMarked, []string{"delete pods"}},
+		{"marked already", deviceMarked, []string{"patch pods/status", "delete pods"}},
 	} {
 		t.Run("PodDeleter/"+tc.name, func(t *testing.T) {
 			client := fake.NewClientset(testPod("uid-old", 2))
