@@ -30,7 +30,7 @@ const (
 // DELETEs of killHeld pods (they never reach the server) and the answers of killLost more
 // (the server deleted them, the controller never heard), and the kill comes once all are
 // held. A new controller, as a user of its own, is started at once. It deletes every marked
-// pod that was not deleted, without marking it again; it does not touch the pods the first
+// pod that was not deleted, once; it does not touch the pods the first
 // one deleted (they are Terminating: no kubelet finishes them, and a terminating pod is
 // leaving on its own); it evicts the pods that come due after it started at their deadline,
 // and nothing else. The audit log shows every due pod deleted exactly once, and no request
@@ -140,12 +140,13 @@ func TestKilledMidDelete(t *testing.T) {
 	for _, name := range kept {
 		s.assertNotEvicted(name)
 	}
-	// Each held pod: marked once (by the killed controller), deleted once (by its
-	// successor, which saw the mark and did not send it again).
+	// Each held pod: marked by the killed controller, deleted once by its successor, whose
+	// status patch carries the same condition (the server changes nothing) and answers
+	// that the pod is not being deleted yet.
 	for _, name := range held {
 		w, err := auditEvents(identity{user: userB}, writesPod(s.ns, name))
 		assert.NoError(t, err)
-		assert.Equal(t, []string{"delete pods 200"}, answered(w), "the restarted controller's writes to %s", name)
+		assert.Equal(t, []string{"patch pods/status 200", "delete pods 200"}, answered(w), "the restarted controller's writes to %s", name)
 	}
 	// The pods whose DELETE the server did: Terminating, so leaving on their own; the
 	// successor neither writes to them nor reports them (no eviction of its own was open).

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -137,24 +139,42 @@ func (f fault) String() string {
 }
 
 func (f fault) write(w http.ResponseWriter) {
+	contentType, body := f.body()
 	if f.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(f.retryAfter))
 	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(f.code)
+	_, _ = w.Write(body)
+}
+
+// replace makes resp, the server's answer, the fault instead: the server did the request,
+// the client hears that it failed.
+func (f fault) replace(resp *http.Response) {
+	contentType, body := f.body()
+	resp.Body.Close()
+	resp.StatusCode, resp.Status = f.code, fmt.Sprintf("%d %s", f.code, http.StatusText(f.code))
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	resp.Header = http.Header{"Content-Type": {contentType}}
+	if f.retryAfter > 0 {
+		resp.Header.Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
+}
+
+func (f fault) body() (contentType string, body []byte) {
 	if f.code == http.StatusTooManyRequests {
-		http.Error(w, "Too many requests, please try again later.", f.code)
-		return
+		return "text/plain; charset=utf-8", []byte("Too many requests, please try again later.\n")
 	}
 	reason := apierrors.NewGenericServerResponse(f.code, "", schema.GroupResource{}, "", "", 0, false).ErrStatus.Reason
-	body, _ := json.Marshal(metav1.Status{ // a Status always encodes
+	body, _ = json.Marshal(metav1.Status{ // a Status always encodes
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure,
 		Code:     int32(f.code),
 		Reason:   reason,
 		Message:  http.StatusText(f.code) + ": injected by the e2e proxy",
 	})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(f.code)
-	_, _ = w.Write(body)
+	return "application/json", body
 }
 
 // podWrite returns what r does to a pod of namespace ns, named as the audit log names it
@@ -177,19 +197,25 @@ func podWrite(r *http.Request, ns string) (what, name string) {
 	return "", ""
 }
 
-// faultInjector is a proxy's fault hook that answers a fraction of the pod writes in one
-// namespace with a fault, drawn with the faults from a seeded generator: the same seed
-// injects the same sequence of faults, whatever the order of the requests. It counts the
-// writes it saw and the faults it injected. Its fault method is safe for concurrent use.
+// faultInjector holds a proxy's hooks that fail a controller's pod writes in one
+// namespace: fault answers a fraction (rate) of them in the server's place with one of
+// faults; lose replaces the server's answer to a fraction (loseRate) of the DELETEs it
+// did with a 500 (the pod is deleted, the controller hears it failed: an etcd commit that
+// timed out, a connection cut after the write). Each draw comes from a seeded generator:
+// the same seed injects the same sequence, whatever the order of the requests. It counts
+// the writes it saw and what it injected, by kind of write. Its methods are safe for
+// concurrent use.
 type faultInjector struct {
-	ns     string
-	rate   float64 // in [0, 1]; 0 injects nothing and only counts
-	faults []fault // each injection is one of them, at random
+	ns       string
+	rate     float64 // in [0, 1]; 0 rejects nothing
+	faults   []fault // each rejection is one of them, at random
+	loseRate float64 // in [0, 1]; 0 loses no answer
 
 	mu       sync.Mutex
 	rng      *rand.Rand
 	writes   map[string]int // by kind ("delete pods")
 	injected map[string]int // by kind and fault ("delete pods 500")
+	lost     int            // answers of DELETEs replaced
 }
 
 func newFaultInjector(ns string, rate float64, seed uint64, faults ...fault) *faultInjector {
@@ -216,11 +242,27 @@ func (fi *faultInjector) fault(r *http.Request) *fault {
 	return &f
 }
 
-// counts returns copies of the writes seen and the faults injected.
-func (fi *faultInjector) counts() (writes, injected map[string]int) {
+func (fi *faultInjector) lose(resp *http.Response) {
+	if what, _ := podWrite(resp.Request, fi.ns); what != "delete pods" || resp.StatusCode != http.StatusOK {
+		return
+	}
+	fi.mu.Lock()
+	lose := fi.loseRate > 0 && fi.rng.Float64() < fi.loseRate
+	if lose {
+		fi.lost++
+	}
+	fi.mu.Unlock()
+	if lose {
+		fault{code: http.StatusInternalServerError}.replace(resp)
+	}
+}
+
+// counts returns copies of the writes seen and the faults injected, and the number of
+// answers lost.
+func (fi *faultInjector) counts() (writes, injected map[string]int, lost int) {
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
-	return maps.Clone(fi.writes), maps.Clone(fi.injected)
+	return maps.Clone(fi.writes), maps.Clone(fi.injected), fi.lost
 }
 
 // injectedWith sums the faults injected with code, of every kind.
