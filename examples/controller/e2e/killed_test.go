@@ -115,8 +115,7 @@ func TestKilledMidDelete(t *testing.T) {
 	for _, name := range lost {
 		assert.NotNil(t, s.getPod(name).DeletionTimestamp, "pod %s not deleted at the kill", name)
 	}
-	deletedByA, err := auditEvents(identity{user: userA}, func(e auditEvent) bool { return inNamespace(s.ns)(e) && removes(e) })
-	assert.NoError(t, err)
+	deletedByA := waitAudit(t, identity{user: userA}, killLost, func(e auditEvent) bool { return inNamespace(s.ns)(e) && removes(e) })
 	assert.Len(t, deletedByA, killLost, "DELETEs of the killed controller at the server")
 
 	deletions := s.watchDeletions()
@@ -131,11 +130,11 @@ func TestKilledMidDelete(t *testing.T) {
 	}
 	lateBy := latest(seen, late).Sub(added.Add(killLateSeconds * time.Second))
 	// The restarted controller's count of its own evictions: the held and the late pods.
-	evicted := b.metric(t, outcomes("succeeded", "delete"))
+	evicted := b.closed(t, killHeld+killLate, [2]string{"succeeded", "delete"})[0]
 	b.stop(t, 30*time.Second)
-	t.Logf("restarted controller ready %s after the kill; every held pod deleted %s after the kill; the late pods %s after their deadline; it counts %.0f evictions",
+	t.Logf("restarted controller ready %s after the kill; every held pod deleted %s after the kill; the late pods %s after their deadline; it counts %d evictions",
 		ready.Round(time.Millisecond), recovered.Round(time.Millisecond), lateBy.Round(time.Millisecond), evicted)
-	assert.Equal(t, float64(killHeld+killLate), evicted, "evictions the restarted controller counts")
+	assert.Equal(t, killHeld+killLate, evicted, "evictions the restarted controller counts")
 
 	for _, name := range kept {
 		s.assertNotEvicted(name)

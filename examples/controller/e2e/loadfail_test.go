@@ -102,12 +102,12 @@ func loadRun(t *testing.T, bin string, lc loadCase) time.Duration {
 	seen := deletions.waitFor(t, due)
 	drain := latest(seen, due).Sub(start)
 
-	// The controller's own count, read before it stops.
-	metric := func(outcome, reason string) int { return int(c.metric(t, outcomes(outcome, reason))) }
-	succeeded, gone, skipped := metric("succeeded", "delete"), metric("gone", "delete"), metric("skipped", "PodTerminating")
+	// The controller's own count, read before it stops, once it has closed every eviction.
+	ends := c.closed(t, len(due), [2]string{"succeeded", "delete"}, [2]string{"gone", "delete"}, [2]string{"skipped", "PodTerminating"})
+	succeeded, gone, skipped := ends[0], ends[1], ends[2]
 	failed := map[string]int{}
 	for _, r := range []string{"InternalError", "TooManyRequests", "ServiceUnavailable", "Timeout", "Other"} {
-		if n := metric("failed", r); n > 0 {
+		if n := int(c.metric(t, outcomes("failed", r))); n > 0 {
 			failed[r] = n
 		}
 	}

@@ -31,7 +31,6 @@ import (
 // network partition).
 type proxy struct {
 	srv     *httptest.Server
-	hooks   proxyHooks
 	blocked atomic.Bool
 }
 
@@ -75,7 +74,7 @@ func newProxyHooks(t *testing.T, upstream *rest.Config, h proxyHooks) *proxy {
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
-	p := &proxy{hooks: h}
+	p := &proxy{}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport:     rt,

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // tally is what the audit log shows of a scenario's evictions, for the pods of one
@@ -103,3 +107,21 @@ func (tl tally) check(t *testing.T) {
 }
 
 func head(s []string) []string { return s[:min(len(s), 5)] }
+
+// closed polls the process's taintevict_evictions_total until the evictions closed with
+// the given outcomes (as "outcome reason" pairs, e.g. {"succeeded", "delete"}) add up to
+// want, or failAfter passes, and returns the count of each. The test sees a pod deleted a
+// moment before the controller hears its DELETE's answer and counts it.
+func (p *process) closed(t *testing.T, want int, series ...[2]string) []int {
+	t.Helper()
+	counts := make([]int, len(series))
+	_ = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, failAfter, true, func(context.Context) (bool, error) {
+		sum := 0
+		for i, s := range series {
+			counts[i] = int(p.metric(t, outcomes(s[0], s[1])))
+			sum += counts[i]
+		}
+		return sum >= want, nil
+	})
+	return counts
+}
