@@ -24,6 +24,27 @@ func seconds(s int64) time.Duration {
 	return time.Duration(s) * time.Second
 }
 
+// maxUnix is the latest Unix second a time.Time holds: it counts seconds from year 1 in an
+// int64.
+const maxUnix = math.MaxInt64 - 62135596800 - 1
+
+// after returns t plus s seconds, s > 0, exactly: where s is too large for a time.Duration
+// (over 292 years) it adds whole seconds, and it saturates at the latest time a time.Time
+// holds. Clamping s instead would move the deadline of a TimeAdded more than 292 years ago
+// into the past, and evict at once a pod that tolerates the taint for longer than that.
+func after(t time.Time, s int64) time.Time {
+	if s <= maxSeconds {
+		return t.Add(time.Duration(s) * time.Second)
+	}
+	u := t.Unix()
+	if u > maxUnix-s { // maxUnix-s does not overflow: s <= math.MaxInt64
+		u = maxUnix
+	} else {
+		u += s
+	}
+	return time.Unix(u, int64(t.Nanosecond())).In(t.Location())
+}
+
 // MinTolerationTime returns how long the tolerations in used let a pod stay on a node, by
 // kube's rule (getMinTolerationTime in kube-controller-manager):
 //
@@ -120,7 +141,9 @@ type Eviction struct {
 //     waits until it; Deadline, as for nodes, counts it as now.)
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
 //     Kubernetes; one with nil tolerationSeconds never runs out. Seconds too large for a
-//     time.Duration are clamped, where kube's arithmetic overflows.
+//     time.Duration (over 292 years) count in full, where kube's arithmetic overflows: the
+//     deadline is TimeAdded plus all of them, up to the latest time a time.Time holds, so
+//     a TimeAdded centuries back never makes such a toleration run out.
 //   - A deadline at or before now gives EvictNow; no deadline at all gives Stay.
 //   - Taints of other effects are ignored, so a node's whole taint list may be passed.
 //
@@ -146,7 +169,10 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 		if added.IsZero() || added.After(now) {
 			added = now
 		}
-		due := added.Add(seconds(*tol.TolerationSeconds))
+		due := added
+		if s := *tol.TolerationSeconds; s > 0 {
+			due = after(added, s)
+		}
 		if out.Taint == nil || due.Before(out.At) {
 			out = Eviction{Verdict: EvictAt, At: due, Taint: taint, Toleration: tol}
 		}

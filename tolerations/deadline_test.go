@@ -14,8 +14,12 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// maxDuration is the largest whole-second duration: what huge tolerationSeconds clamp to.
+// maxDuration is the largest whole-second duration: what huge tolerationSeconds clamp to in
+// MinTolerationTime and ObservedDeadline.
 const maxDuration = time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
+
+// latest is the latest time a time.Time holds, to the second: where Deadline's sums stop.
+var latest = time.Unix(latestUnix, 0).UTC()
 
 func TestMinTolerationTime(t *testing.T) {
 	tol := func(s *int64) v1.Toleration { return v1.Toleration{TolerationSeconds: s} }
@@ -199,14 +203,30 @@ func TestDeadline(t *testing.T) {
 			now: now, verdict: tolerations.EvictNow, at: now, wantTnt: 0, wantTol: 0,
 		},
 		{
-			name:   "max int64 seconds does not overflow into the past",
+			name:   "max int64 seconds does not overflow into the past: the latest time",
 			taints: []v1.Taint{noExecAt("k", now)}, tols: []v1.Toleration{exists("k", secs(math.MaxInt64))},
-			now: now, verdict: tolerations.EvictAt, at: now.Add(maxDuration), wantTnt: 0, wantTol: 0,
+			now: now, verdict: tolerations.EvictAt, at: latest, wantTnt: 0, wantTol: 0,
 		},
 		{
 			name:   "max int64 seconds, old TimeAdded",
 			taints: []v1.Taint{noExecAt("k", now.AddDate(-10, 0, 0))}, tols: []v1.Toleration{exists("k", secs(math.MaxInt64))},
-			now: now, verdict: tolerations.EvictAt, at: now.AddDate(-10, 0, 0).Add(maxDuration), wantTnt: 0, wantTol: 0,
+			now: now, verdict: tolerations.EvictAt, at: latest, wantTnt: 0, wantTol: 0,
+		},
+		{
+			// A clamp to 292 years would put this deadline in 1792 and evict at once.
+			name:   "1,000 years of seconds, TimeAdded in 1500: counted in full",
+			taints: []v1.Taint{noExecAt("k", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC))}, tols: []v1.Toleration{exists("k", secs(1000*365*24*3600))},
+			now: now, verdict: tolerations.EvictAt, at: time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1000*365), wantTnt: 0, wantTol: 0,
+		},
+		{
+			name:   "max int64 seconds, TimeAdded in year 1: the latest time, not the past",
+			taints: []v1.Taint{noExecAt("k", time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC))}, tols: []v1.Toleration{exists("k", secs(math.MaxInt64))},
+			now: now, verdict: tolerations.EvictAt, at: latest, wantTnt: 0, wantTol: 0,
+		},
+		{
+			name:   "1,000 years of seconds, TimeAdded 5 years back",
+			taints: []v1.Taint{noExecAt("k", now.AddDate(-5, 0, 0))}, tols: []v1.Toleration{exists("k", secs(1000*365*24*3600))},
+			now: now, verdict: tolerations.EvictAt, at: now.AddDate(-5, 0, 0).AddDate(0, 0, 1000*365), wantTnt: 0, wantTol: 0,
 		},
 		{
 			name:   "earliest deadline over several taints",

@@ -100,7 +100,7 @@ func bruteDeviceDeadline(taints []v1.Taint, tols []v1.Toleration, now, fallback 
 		}
 		c := candidate{taint: taint, due: start}
 		if shortest != nil {
-			c.tol, c.due = shortest, start.Add(clampedSeconds(*shortest.TolerationSeconds))
+			c.tol, c.due = shortest, exactAfter(start, *shortest.TolerationSeconds)
 		}
 		all = append(all, c)
 	}
@@ -419,9 +419,9 @@ func TestDeadlineDeviceRules(t *testing.T) {
 			now: now, verdict: tolerations.EvictNow, at: now, wantTnt: 0, wantTol: 0,
 		},
 		{
-			name:   "max int64 seconds clamped, not overflowed",
+			name:   "max int64 seconds: the latest time, not overflowed",
 			taints: []v1.Taint{noExecAt("a", now)}, tols: []v1.Toleration{tol("a", ne, secs(math.MaxInt64))},
-			now: now, verdict: tolerations.EvictAt, at: now.Add(maxDuration), wantTnt: 0, wantTol: 0,
+			now: now, verdict: tolerations.EvictAt, at: latest, wantTnt: 0, wantTol: 0,
 		},
 		{
 			name:   "unknown operator does not tolerate",

@@ -2,6 +2,7 @@ package tolerations_test
 
 import (
 	"math"
+	"math/big"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -72,8 +73,9 @@ func kubeMatchingTolerations(taints []v1.Taint, tols []v1.Toleration, opts toler
 	return true, result
 }
 
-// clampedSeconds is the package's documented conversion of tolerationSeconds: <= 0 is 0,
-// and values too large for a time.Duration are clamped to the largest whole second.
+// clampedSeconds is MinTolerationTime's and ObservedDeadline's documented conversion of
+// tolerationSeconds: <= 0 is 0, and values too large for a time.Duration are clamped to the
+// largest whole second.
 func clampedSeconds(s int64) time.Duration {
 	const maxSecs = math.MaxInt64 / int64(time.Second)
 	if s <= 0 {
@@ -116,7 +118,7 @@ func bruteDeadline(taints []v1.Taint, tols []v1.Toleration, now, fallback time.T
 		if start.IsZero() || start.After(now) {
 			start = now
 		}
-		finite = append(finite, candidate{taint, tol, start.Add(clampedSeconds(*tol.TolerationSeconds))})
+		finite = append(finite, candidate{taint, tol, exactAfter(start, *tol.TolerationSeconds)})
 	}
 	if len(finite) == 0 {
 		return tolerations.Eviction{}
@@ -170,4 +172,24 @@ func index[T any](s []T, p *T) int {
 		}
 	}
 	return -2 // not nil, and not into s
+}
+
+// latestUnix is the last Unix second a time.Time holds: its seconds count from year 1 in an
+// int64, and year 1 is 62135596800 seconds before 1970.
+const latestUnix = math.MaxInt64 - 62135596800 - 1
+
+// exactAfter is Deadline's documented sum: start plus s seconds (none when s <= 0), in
+// exact arithmetic, and the latest time a time.Time holds when the sum lies beyond it.
+func exactAfter(start time.Time, s int64) time.Time {
+	if s <= 0 {
+		return start
+	}
+	if s <= math.MaxInt64/int64(time.Second) {
+		return start.Add(time.Duration(s) * time.Second)
+	}
+	sum := new(big.Int).Add(big.NewInt(start.Unix()), big.NewInt(s))
+	if sum.Cmp(big.NewInt(latestUnix)) > 0 {
+		sum = big.NewInt(latestUnix)
+	}
+	return time.Unix(sum.Int64(), int64(start.Nanosecond())).In(start.Location())
 }
