@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,10 +36,12 @@ const (
 )
 
 // quiet watches the controller for quietWindow and checks that it makes no request (in
-// the audit log) and spends at most maxQuietCPU (its process_cpu_seconds_total). It logs
-// what it measured.
+// the audit log) and spends at most maxQuietCPU (its process_cpu_seconds_total), and that it
+// still runs, has not panicked and, built with -race, has seen no data race. It logs what it
+// measured.
 func (p *process) quiet(t *testing.T) {
 	t.Helper()
+	defer p.assertAlive(t)
 	start := time.Now()
 	cpu := p.metric(t, "process_cpu_seconds_total")
 	time.Sleep(quietWindow)
@@ -55,6 +58,20 @@ func (p *process) quiet(t *testing.T) {
 	t.Logf("%s over %s with nothing to do: %d requests %v, %.3f CPU seconds", p.name, quietWindow, len(reqs), what, spent)
 	assert.LessOrEqual(t, len(reqs), maxQuietRequests, "requests of %s over %s with nothing to do: %v", p.name, quietWindow, what)
 	assert.LessOrEqual(t, spent, maxQuietCPU, "CPU seconds of %s over %s with nothing to do", p.name, quietWindow)
+}
+
+// assertAlive checks that the controller still runs and wrote no panic and no data race.
+func (p *process) assertAlive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+		t.Errorf("%s exited: %v", p.name, p.err)
+	default:
+	}
+	out := p.out.String()
+	for _, bad := range []string{"panic", "DATA RACE"} {
+		assert.NotContains(t, strings.ToLower(out), strings.ToLower(bad), "the output of %s", p.name)
+	}
 }
 
 // failureReasons are the reasons of taintevict_evictions_total{outcome="failed"} that a
@@ -102,14 +119,15 @@ func (s *scene) assertKept(names ...string) {
 
 // A toleration with an operator or an effect this API server does not know (one that an
 // older or newer server stored) tolerates nothing, so its pod is evicted as kube does it;
-// a taint with an unknown effect is not NoExecute, so it evicts nothing. The server
+// a toleration with every field empty tolerates a taint with no value, as kube's matching
+// does; a taint with an unknown effect is not NoExecute, so it evicts nothing. The server
 // refuses such objects, so the test writes them into etcd, as that other server left
 // them, and checks that the server serves them and the watch brings them.
 func TestBadInputUnknownOperatorAndEffect(t *testing.T) {
 	s := newScene(t)
 	node, odd := s.node("n"), s.node("odd")
 	s.taint(node)
-	for _, name := range []string{"operator", "effect", "kept"} {
+	for _, name := range []string{"operator", "effect", "empty", "kept"} {
 		s.pod(name, node, tolerate(nil))
 	}
 	s.pod("on-odd", odd)
@@ -118,6 +136,9 @@ func TestBadInputUnknownOperatorAndEffect(t *testing.T) {
 	changed := time.Now()
 	rewritePod(t, s.ns, "operator", func(p *v1.Pod) { p.Spec.Tolerations[0].Operator = "Sometimes" })
 	rewritePod(t, s.ns, "effect", func(p *v1.Pod) { p.Spec.Tolerations[0].Effect = "NoExecuteLater" })
+	// All fields empty: the operator "" is Equal, and the empty key, effect and value
+	// match the outage taint's, so kube's matching tolerates it, forever.
+	rewritePod(t, s.ns, "empty", func(p *v1.Pod) { p.Spec.Tolerations[0] = v1.Toleration{} })
 	rewriteNode(t, odd, func(n *v1.Node) {
 		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: outage, Effect: "EvictSoon", TimeAdded: &metav1.Time{Time: changed.Truncate(time.Second)}})
 	})
@@ -136,8 +157,9 @@ func TestBadInputUnknownOperatorAndEffect(t *testing.T) {
 		assert.Equal(t, v1.TaintEffect("EvictSoon"), n.Spec.Taints[i].Effect, "the taint as the server serves it")
 	}
 
+	assert.Equal(t, v1.Toleration{}, s.getPod("empty").Spec.Tolerations[0], "the empty toleration as the server serves it")
 	c.quiet(t)
-	s.assertKept("kept", "on-odd")
+	s.assertKept("kept", "empty", "on-odd")
 	c.assertRequests(t, s.ns, "operator", "effect")
 	c.assertCounted(t, 2)
 
@@ -231,10 +253,11 @@ func TestBadInputThousandTolerations(t *testing.T) {
 	}
 	c := startController(t, "controller")
 
-	added := s.taint(node)
+	tainted := time.Now()
+	added := s.taint(node) // to the second
 	pod, seen := s.waitDeleted("none")
 	s.assertEvicted(pod)
-	assertAt(t, "the untolerated pod's eviction", seen, added)
+	assertAt(t, "the untolerated pod's eviction", seen, tainted)
 	for _, name := range []string{"last-3s", "first-3s-last-forever"} {
 		pod, seen := s.waitDeleted(name)
 		s.assertEvicted(pod)
@@ -273,7 +296,8 @@ func TestBadInputHundredTaints(t *testing.T) {
 	s.pod("earliest-3s", node, earliest...)
 	c := startController(t, "controller")
 
-	added := time.Now().Truncate(time.Second)
+	tainted := time.Now()
+	added := tainted.Truncate(time.Second) // the API keeps seconds
 	s.updateNode(node, func(n *v1.Node) {
 		for i := range 100 {
 			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key(i), Value: "v", Effect: v1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}})
@@ -281,7 +305,7 @@ func TestBadInputHundredTaints(t *testing.T) {
 	})
 	pod, seen := s.waitDeleted("all-but-one")
 	s.assertEvicted(pod)
-	assertAt(t, "the eviction for the one taint not tolerated", seen, added)
+	assertAt(t, "the eviction for the one taint not tolerated", seen, tainted)
 	pod, seen = s.waitDeleted("earliest-3s")
 	s.assertEvicted(pod)
 	assertAt(t, "the eviction at the earliest deadline", seen, added.Add(3*time.Second))
@@ -308,7 +332,8 @@ func TestBadInputUnboundPodAndDeletedNode(t *testing.T) {
 	c.waitOutput(t, "scheduled  "+s.ns+"/orphan", failAfter)
 	require.NoError(t, admin.CoreV1().Nodes().Delete(s.ctx, gone, metav1.DeleteOptions{}))
 	s.waitEvent(orphan, "Cancelling deletion of Pod "+s.ns+"/orphan")
-	sleepUntil(added.Add(3*time.Second + tolerance))
+	// The quiet window ends past the cancelled deadline (added + 3 s) by tolerance.
+	sleepUntil(added.Add(3*time.Second + tolerance - quietWindow))
 	c.quiet(t)
 	s.assertKept("unbound", "orphan")
 	c.assertRequests(t, s.ns)
