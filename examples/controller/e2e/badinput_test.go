@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -403,4 +404,56 @@ func TestBadInputDeviceRuleEmptySelector(t *testing.T) {
 	c.quiet(t)
 	s.assertKept("no-device")
 	c.assertRequests(t, s.ns, "p0", "p1")
+}
+
+// The device side's unknown values, written into etcd as a server of another version left
+// them: a claim's toleration with an unknown operator tolerates nothing (its pod goes at
+// once, as kube's device controller does it); a device taint of a ResourceSlice, and a
+// DeviceTaintRule, with an unknown effect are not NoExecute, so they evict nothing, and the
+// rule's status says so.
+func TestBadInputDeviceUnknownOperatorAndEffect(t *testing.T) {
+	s := newDeviceScene(t, "gpu-0", "gpu-1", "gpu-2")
+	s.podOnDevices("operator", alloc{"gpu-0", "ecc", nil})
+	s.podOnDevices("kept", alloc{"gpu-1", "ecc", nil})
+	s.podOnDevices("on-odd", alloc{device: "gpu-2"})
+	s.taintDevice("gpu-0", "ecc")
+	s.taintDevice("gpu-1", "ecc")
+	s.rule("odd", "other", resourcev1.DeviceTaintEffectNone, nil, "gpu-2")
+	c := startController(t, "controller", deviceArgs...)
+
+	changed := time.Now()
+	etcdRewrite(t, "/registry/resourceclaims/"+s.ns+"/operator-claim", func(c *resourcev1.ResourceClaim) {
+		c.Status.Allocation.Devices.Results[0].Tolerations[0].Operator = "Sometimes"
+	})
+	etcdRewrite(t, "/registry/resourceslices/"+s.slice, func(sl *resourcev1.ResourceSlice) {
+		i := slices.IndexFunc(sl.Spec.Devices, func(d resourcev1.Device) bool { return d.Name == "gpu-2" })
+		sl.Spec.Devices[i].Taints = []resourcev1.DeviceTaint{{Key: "ecc", Effect: "EvictSoon", TimeAdded: &metav1.Time{Time: changed.Truncate(time.Second)}}}
+	})
+	// Stored as v1beta2, as kube-apiserver v1.37 stores DeviceTaintRules.
+	etcdRewrite(t, "/registry/devicetaintrules/"+s.prefix+"-odd", func(r *resourcev1beta2.DeviceTaintRule) {
+		r.Spec.Taint.Effect = "EvictSoon"
+		r.Generation++ // as the server does for a change of the spec
+	})
+	pod, seen := s.waitDeleted("operator")
+	s.assertDeviceEvicted(pod)
+	assertAt(t, "the unknown operator's eviction", seen, changed)
+	claim, err := admin.ResourceV1().ResourceClaims(s.ns).Get(s.ctx, "operator-claim", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, resourcev1.DeviceTolerationOperator("Sometimes"), claim.Status.Allocation.Devices.Results[0].Tolerations[0].Operator, "the operator as the server serves it")
+	cond := s.ruleCondition("odd", func(c metav1.Condition) bool { return c.Reason == "OtherEffect" })
+	assert.Equal(t, "Eviction only happens for the NoExecute effect.", cond.Message)
+
+	c.quiet(t)
+	s.assertKept("kept", "on-odd")
+	c.assertRequests(t, s.ns, "operator")
+
+	// The controller did see the slice: the same taint as NoExecute evicts on-odd.
+	changed = time.Now()
+	etcdRewrite(t, "/registry/resourceslices/"+s.slice, func(sl *resourcev1.ResourceSlice) {
+		i := slices.IndexFunc(sl.Spec.Devices, func(d resourcev1.Device) bool { return d.Name == "gpu-2" })
+		sl.Spec.Devices[i].Taints[0].Effect = resourcev1.DeviceTaintEffectNoExecute
+	})
+	pod, seen = s.waitDeleted("on-odd")
+	s.assertDeviceEvicted(pod)
+	assertAt(t, "the eviction from the device with the unknown effect", seen, changed)
 }

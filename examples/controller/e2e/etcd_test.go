@@ -44,8 +44,8 @@ func rewriteNode(t *testing.T, name string, change func(*v1.Node)) {
 	etcdRewrite(t, nodeKey(name), change)
 }
 
-// etcdRewrite reads the object at key, runs change on it and writes it back, if nobody
-// wrote the key meanwhile (a transaction on its mod revision; it tries again, from a new
+// etcdRewrite reads the object at key, runs change on it and writes it back in the same
+// version, if nobody wrote the key meanwhile (a transaction on its mod revision; it tries again, from a new
 // read, if somebody did).
 func etcdRewrite[T any, PT interface {
 	*T
@@ -54,16 +54,18 @@ func etcdRewrite[T any, PT interface {
 	t.Helper()
 	for range 5 {
 		data, rev := etcdGet(t, key)
-		obj := PT(new(T))
-		if _, _, err := storage.Decode(data, nil, obj); err != nil {
+		// Decoded as the version it is stored in, which need not be the one clients get
+		// (DeviceTaintRules are stored as v1beta2): T must be that version's type.
+		decoded, gvk, err := storage.Decode(data, nil, nil)
+		if err != nil {
 			t.Fatalf("etcd: decoding %s: %v", key, err)
 		}
-		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
-		if err != nil {
-			t.Fatalf("etcd: %s: %v", key, err)
+		obj, ok := decoded.(PT)
+		if !ok {
+			t.Fatalf("etcd: %s holds a %s (%T), not a %T", key, gvk, decoded, PT(nil))
 		}
 		change(obj)
-		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		obj.GetObjectKind().SetGroupVersionKind(*gvk)
 		var buf bytes.Buffer
 		if err := storage.Encode(obj, &buf); err != nil {
 			t.Fatalf("etcd: encoding %s: %v", key, err)
