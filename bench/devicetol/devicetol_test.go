@@ -2,6 +2,7 @@ package devicetol
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -133,9 +134,24 @@ func FuzzTolerates(f *testing.F) {
 	})
 }
 
-// maxDuration is what tolerations clamps huge tolerationSeconds to: the largest whole-second
-// time.Duration. Kube's claimEvictionTime multiplies without a check and overflows there.
-const maxDuration = time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
+// latestUnix is the last Unix second a time.Time holds (its seconds count from year 1, which
+// is 62135596800 seconds before 1970): where tolerations.Deadline's sums stop. Kube's
+// claimEvictionTime multiplies seconds by time.Second without a check and overflows far
+// earlier, past 292 years.
+const latestUnix = math.MaxInt64 - 62135596800 - 1
+
+// plusSeconds is added plus s >= 0 seconds, exactly, up to the latest time a time.Time
+// holds.
+func plusSeconds(added time.Time, s int64) time.Time {
+	if s <= math.MaxInt64/int64(time.Second) {
+		return added.Add(time.Duration(s) * time.Second)
+	}
+	sum := new(big.Int).Add(big.NewInt(added.Unix()), big.NewInt(s))
+	if sum.Cmp(big.NewInt(latestUnix)) > 0 {
+		sum.SetInt64(latestUnix)
+	}
+	return time.Unix(sum.Int64(), int64(added.Nanosecond())).In(added.Location())
+}
 
 // kubeDeviceTime is kube's claimEvictionTime (pkg/controller/devicetainteviction, v1.37.2)
 // for one allocated device, written from its rule with kube's exported matching:
@@ -150,7 +166,8 @@ const maxDuration = time.Duration(math.MaxInt64/int64(time.Second)) * time.Secon
 //
 // Where tolerations documents a difference it is applied here, marked as such: a nil or
 // zero TimeAdded counts from fallback (kube's API server always sets it), a TimeAdded later
-// than now counts as now, and seconds too large for a time.Duration are clamped.
+// than now counts as now, and seconds too large for a time.Duration count in full (up to
+// the latest time a time.Time holds).
 func kubeDeviceTime(taints []resourcev1.DeviceTaint, tols []resourcev1.DeviceToleration, now, fallback time.Time) (when time.Time, ok bool) {
 nextTaint:
 	for _, taint := range taints {
@@ -178,11 +195,7 @@ nextTaint:
 		}
 		t := added
 		if have {
-			d := maxDuration // difference: clamped where kube overflows
-			if shortest < int64(maxDuration/time.Second) {
-				d = time.Duration(shortest) * time.Second
-			}
-			t = added.Add(d)
+			t = plusSeconds(added, shortest) // difference: exact where kube overflows
 		}
 		if !ok || t.Before(when) {
 			when, ok = t, true
