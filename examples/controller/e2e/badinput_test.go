@@ -23,7 +23,7 @@ import (
 // server has them, and that the controller stays quiet afterwards: over a window in which
 // it has nothing to do, it makes no request and spends little CPU (no retry storm, no hot
 // loop), and it made exactly the requests each eviction needs (the status patch and the
-// DELETE, both answered 2xx).
+// DELETE, both answered 200).
 
 // quietWindow is how long a controller with nothing left to do is watched.
 const quietWindow = 3 * time.Second
@@ -80,7 +80,7 @@ func (p *process) assertAlive(t *testing.T) {
 var failureReasons = []string{"Invalid", "BadRequest", "Conflict", "NotFound", "Forbidden", "InternalError", "Timeout", "Panic", "Other"}
 
 // assertRequests checks the controller's requests about the pods of ns: for each pod of
-// evicted, exactly the status patch and the DELETE, each answered 2xx; for every other pod,
+// evicted, exactly the status patch and the DELETE, each answered 200; for every other pod,
 // no write at all.
 func (p *process) assertRequests(t *testing.T, ns string, evicted ...string) {
 	t.Helper()
