@@ -166,7 +166,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 
 // actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
 func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
-	obs := clientgo.DeleteObservers{c.status}
+	var obs clientgo.DeleteObservers
 	for _, o := range append([]engine.Observer{c.opts.Engine.Observer}, c.opts.Observers...) {
 		if d, ok := o.(clientgo.DeleteObserver); ok {
 			obs = append(obs, d)
@@ -187,7 +187,7 @@ func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 	default:
 		return nil, fmt.Errorf("device: unknown Mode %q (want %s, %s or %s)", c.opts.Mode, clientgo.ModeDelete, clientgo.ModeEvict, clientgo.ModeDryRun)
 	}
-	return eviction.PodActuator(d), nil
+	return eviction.PodActuator(c.status.counting(d)), nil
 }
 
 // Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.

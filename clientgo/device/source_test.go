@@ -1,6 +1,8 @@
 package device
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -15,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
@@ -156,7 +157,7 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// TestRuleStatusRemoved: an evicted pod counts for the NoExecute rules that select its
+// TestRuleStatusRemoved: a pod the Deleter removes counts for the NoExecute rules that select its
 // device and whose taint it does not tolerate forever there; a pod already gone from the
 // cache counts for every rule that selects the device.
 func TestRuleStatusRemoved(t *testing.T) {
@@ -180,8 +181,15 @@ func TestRuleStatusRemoved(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := newSource(t, append(tc.objs, rules...)...)
 			r := &ruleStatus{src: src, clock: clocktesting.NewFakeClock(time.Now()), evicted: map[types.UID]int64{}}
-			r.Removed(web, clientgo.MethodDelete, false)
-			r.Removed(web, clientgo.MethodDelete, true) // gone before the DELETE: not an eviction
+			removed := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return nil }))
+			gone := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return eviction.ErrPodGone }))
+			if err := removed.Delete(t.Context(), web); err != nil {
+				t.Fatalf("got %v, want the inner Deleter's nil", err)
+			}
+			// Gone before the DELETE: not an eviction.
+			if err := gone.Delete(t.Context(), web); !errors.Is(err, eviction.ErrPodGone) {
+				t.Fatalf("got %v, want the inner Deleter's ErrPodGone", err)
+			}
 			got := map[string]int64{}
 			for uid, n := range r.evicted {
 				got[strings.TrimPrefix(string(uid), "rule-")] = n

@@ -17,7 +17,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/tolerations"
@@ -101,8 +100,8 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 // ruleStatus keeps the EvictionInProgress condition of every DeviceTaintRule as kube's
 // maybeUpdateRuleStatus writes it (same reasons, same messages), with server-side apply
 // bound to the rule's UID: at once for a new rule or a new generation, then, while the
-// rule evicts, at most every period. It counts the pods evicted per rule, as a
-// clientgo.DeleteObserver: the rules that taint the device the pod was evicted for.
+// rule evicts, at most every period. It counts the pods evicted per rule (see counting):
+// the rules that taint the device the pod was evicted for.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
@@ -115,13 +114,29 @@ type ruleStatus struct {
 	evicted map[types.UID]int64
 }
 
-// Removed counts an evicted pod for the rules that taint the device it was evicted for
-// with a taint it does not tolerate forever there: as kube counts the rules among the
-// eviction's reasons. A pod gone from the cache counts for every such rule.
-func (r *ruleStatus) Removed(pod eviction.PodRef, _ clientgo.Method, gone bool) {
-	if gone {
-		return
-	}
+// counting returns d, counting each pod it removes for the rules that blame returned just
+// before the delete: after it, the pod may be gone from the cache already (its watch event
+// can come before the DELETE's answer), and its tolerations with it.
+func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
+	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
+		rules := r.blame(pod)
+		err := d.Delete(ctx, pod)
+		if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
+			r.mu.Lock()
+			for _, uid := range rules {
+				r.evicted[uid]++
+			}
+			r.mu.Unlock()
+		}
+		return err
+	})
+}
+
+// blame returns the rules a removal of pod counts for: the NoExecute rules that taint the
+// device it is evicted for with a taint it does not tolerate forever there, as kube counts
+// the rules among the eviction's reasons. A pod not in the cache counts for every such
+// rule.
+func (r *ruleStatus) blame(pod eviction.PodRef) []types.UID {
 	var tols []v1.Toleration
 	known := false
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
@@ -135,18 +150,17 @@ func (r *ruleStatus) Removed(pod eviction.PodRef, _ clientgo.Method, gone bool) 
 		}
 	}
 	now := r.clock.Now()
-	rules := r.src.ruleList()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rule := range rules {
+	var blamed []types.UID
+	for _, rule := range r.src.ruleList() {
 		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || !ruleMatches(rule, pod.Node) {
 			continue
 		}
 		if known && tolerations.Deadline(tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint}), tols, now, now, deviceRules).Verdict == tolerations.Stay {
 			continue
 		}
-		r.evicted[rule.UID]++
+		blamed = append(blamed, rule.UID)
 	}
+	return blamed
 }
 
 // forget drops the counts of the rules that are gone, as kube does.
