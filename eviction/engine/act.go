@@ -175,6 +175,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 	x := k.extra(r, false)
 	switch {
 	case err == nil || IsGone(err):
+		e.noteUnreachable(key, id, nil)
 		e.queue.Cancel(key) // a scheduling made while it ran is moot: the target is gone
 		attempt := int(r.attempts)
 		done := doneRecord{uid: r.uid, holder: ref.Holder}
@@ -183,12 +184,14 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		e.obs.Succeeded(ref, attempt, due, false)
 		e.resettle(k, ref.Holder, now) // forgets the target if the Source shows the action's effect
 	case x != nil && x.closing != 0:
+		e.noteUnreachable(key, id, nil)
 		e.queue.Cancel(key)
 		k.close(r)
 		e.report(x.closing, ref, x.reason)
 		e.resettle(k, ref.Holder, now) // a target that replaced this one may be due
 	default:
 		e.obs.Failed(ref, int(r.attempts), err)
+		e.noteUnreachable(key, id, err)
 		// A move while it ran stands when it is later than the retry; the schedule holds
 		// it then (a time other than the one the attempt ran for). Otherwise the retry
 		// waits its backoff, wherever the eviction was moved.
