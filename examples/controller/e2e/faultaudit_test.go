@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// ledger is what the audit log says a controller did to the pods of a namespace: for each
+// pod, its DELETE requests in the order the server logged them, and its other writes.
+type ledger struct {
+	deletes map[string][]auditEvent
+	writes  map[string][]auditEvent // status patches, evictions: any write but a DELETE
+}
+
+// readLedger reads the ledger of id in namespace ns.
+func readLedger(id identity, ns string) (ledger, error) {
+	l := ledger{deletes: map[string][]auditEvent{}, writes: map[string][]auditEvent{}}
+	events, err := auditEvents(id, func(e auditEvent) bool {
+		return e.ObjectRef != nil && e.ObjectRef.Namespace == ns && e.ObjectRef.Resource == "pods" && e.ObjectRef.Name != "" &&
+			e.Verb != "get" && e.Verb != "list" && e.Verb != "watch"
+	})
+	if err != nil {
+		return l, err
+	}
+	for _, e := range events {
+		if e.Verb == "delete" && e.ObjectRef.Subresource == "" {
+			l.deletes[e.ObjectRef.Name] = append(l.deletes[e.ObjectRef.Name], e)
+		} else {
+			l.writes[e.ObjectRef.Name] = append(l.writes[e.ObjectRef.Name], e)
+		}
+	}
+	return l, nil
+}
+
+// deleted returns when the server received the pod's first DELETE that succeeded.
+func (l ledger) deleted(pod string) (time.Time, bool) {
+	for _, e := range l.deletes[pod] {
+		if e.code() >= 200 && e.code() < 300 {
+			return e.Received, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// tally is a fault scenario's outcome, from the audit log: when each due pod was deleted,
+// and the evictions lost (due, never deleted), wrong (a pod that was not due, written to)
+// and doubled (a DELETE after the pod's successful one that the controller had been told
+// of). A DELETE after a successful one is not a double when the controller reported the
+// attempt that made the successful one as failed (its answer was lost with a killed server
+// or a timeout): the retry is the same eviction, with the same UID precondition, of a pod
+// that is already being deleted, which the server answers as a success again without
+// changing it; tally counts those apart, as retried.
+type tally struct {
+	deleted                       map[string]time.Time
+	lost, wrong, doubled, retried []string
+}
+
+// waitEvictions polls the audit log until each pod of due has a successful DELETE of c, or
+// failAfter has passed since the call, then waits settle more (for a late double) and
+// returns the tally, with kept the pods that must not be written to.
+func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, settle time.Duration) tally {
+	t.Helper()
+	var l ledger
+	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, failAfter, true, func(context.Context) (bool, error) {
+		var err error
+		if l, err = readLedger(c.id, ns); err != nil {
+			return false, err
+		}
+		for _, p := range due {
+			if _, ok := l.deleted(p); !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	time.Sleep(settle)
+	l, err := readLedger(c.id, ns)
+	if err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	failed := c.failedAttempts(ns)
+	tl := tally{deleted: map[string]time.Time{}}
+	for _, p := range due {
+		at, ok := l.deleted(p)
+		if !ok {
+			tl.lost = append(tl.lost, p)
+			continue
+		}
+		tl.deleted[p] = at
+		for _, e := range l.deletes[p] {
+			if !e.Received.After(at) {
+				continue
+			}
+			// A retry is explained by a failure reported between the successful DELETE and
+			// this one (the log's times have milliseconds; the audit's, microseconds).
+			explained := slices.ContainsFunc(failed[p], func(f time.Time) bool {
+				return !f.Before(at.Truncate(time.Millisecond)) && !f.After(e.Received)
+			})
+			if explained {
+				tl.retried = append(tl.retried, p)
+			} else {
+				tl.doubled = append(tl.doubled, p)
+			}
+		}
+	}
+	for _, p := range kept {
+		if len(l.deletes[p])+len(l.writes[p]) > 0 {
+			tl.wrong = append(tl.wrong, p)
+		}
+	}
+	return tl
+}
+
+// failedAttempts returns, for each pod of ns, the times at which the controller's output
+// reported an attempt to evict it failed.
+func (p *process) failedAttempts(ns string) map[string][]time.Time {
+	out := map[string][]time.Time{}
+	now := time.Now()
+	for line := range strings.Lines(p.out.String()) {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[1] != "failed" {
+			continue
+		}
+		pod, ok := strings.CutPrefix(f[2], ns+"/")
+		if !ok {
+			continue
+		}
+		at, err := time.ParseInLocation("15:04:05.000", f[0], time.Local)
+		if err != nil {
+			continue
+		}
+		at = time.Date(now.Year(), now.Month(), now.Day(), at.Hour(), at.Minute(), at.Second(), at.Nanosecond(), time.Local)
+		out[pod] = append(out[pod], at)
+	}
+	return out
+}
+
+// log logs the tally's counts and the pods of each kind, for the e2e README's table.
+func (tl tally) log(t *testing.T, scenario string) {
+	t.Helper()
+	t.Logf("%s: %d evicted; lost %d %v, wrong %d %v, doubled %d %v; DELETEs retried after an unseen success: %d %v",
+		scenario, len(tl.deleted), len(tl.lost), tl.lost, len(tl.wrong), tl.wrong, len(tl.doubled), tl.doubled, len(tl.retried), tl.retried)
+}
+
+// check fails the test for any eviction lost, wrong or doubled.
+func (tl tally) check(t *testing.T) {
+	t.Helper()
+	if len(tl.lost)+len(tl.wrong)+len(tl.doubled) > 0 {
+		t.Errorf("lost %v, wrong %v, doubled %v; want none", tl.lost, tl.wrong, tl.doubled)
+	}
+}
+
+// last returns the latest of the deletion times of pods.
+func (tl tally) last(pods []string) time.Time {
+	var last time.Time
+	for _, p := range pods {
+		if at := tl.deleted[p]; at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
+// sortedKeys is the sorted keys of m.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
