@@ -90,8 +90,7 @@ func later(a, b time.Time) time.Time {
 
 // readyz returns the status of the process's /readyz, 0 if it does not answer.
 func (p *process) readyz() int {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + p.addr + "/readyz")
+	resp, err := probeClient.Get(p.url("/readyz"))
 	if err != nil {
 		return 0
 	}
