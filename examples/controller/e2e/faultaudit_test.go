@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -56,9 +57,15 @@ func (l ledger) deleted(pod string) (time.Time, bool) {
 // or a timeout): the retry is the same eviction, with the same UID precondition, of a pod
 // that is already being deleted, which the server answers as a success again without
 // changing it; tally counts those apart, as retried.
+//
+// A DELETE the controller gave up on (its timeout), or one a killed server did not log, may
+// still land: the audit log then shows no success for it, but the server shows the pod
+// deleted, and the controller no longer tries (it sees the pod terminating). tally counts such a pod as
+// evicted, at the time its deletion landed (its deletionTimestamp less its grace period, to
+// the second), and names it in unanswered.
 type tally struct {
-	deleted                       map[string]time.Time
-	lost, wrong, doubled, retried []string
+	deleted                                   map[string]time.Time
+	lost, wrong, doubled, retried, unanswered []string
 }
 
 // waitEvictions polls the audit log until each pod of due has a successful DELETE of c, or
@@ -67,13 +74,26 @@ type tally struct {
 func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, settle time.Duration) tally {
 	t.Helper()
 	var l ledger
-	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, failAfter, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, failAfter, true, func(ctx context.Context) (bool, error) {
 		var err error
 		if l, err = readLedger(c.id, ns); err != nil {
 			return false, err
 		}
+		var missing []string
 		for _, p := range due {
 			if _, ok := l.deleted(p); !ok {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) == 0 {
+			return true, nil
+		}
+		landed, err := landedDeletes(ctx, ns)
+		if err != nil {
+			return false, nil // the server may be away: ask again
+		}
+		for _, p := range missing {
+			if _, ok := landed[p]; !ok {
 				return false, nil
 			}
 		}
@@ -84,13 +104,23 @@ func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, sett
 	if err != nil {
 		t.Fatalf("reading the audit log: %v", err)
 	}
+	landed, err := landedDeletes(t.Context(), ns)
+	if err != nil {
+		t.Fatalf("listing the pods: %v", err)
+	}
 	failed := c.failedAttempts(ns)
 	tl := tally{deleted: map[string]time.Time{}}
 	for _, p := range due {
 		at, ok := l.deleted(p)
 		if !ok {
-			tl.lost = append(tl.lost, p)
-			continue
+			// Deleted by a DELETE of the controller that got no answer it waited for: one the
+			// audit log shows, or one a killed server did not log, of an attempt that the
+			// controller reported failed.
+			if at, ok = landed[p]; !ok || len(l.deletes[p]) == 0 && len(failed[p]) == 0 {
+				tl.lost = append(tl.lost, p)
+				continue
+			}
+			tl.unanswered = append(tl.unanswered, p)
 		}
 		tl.deleted[p] = at
 		for _, e := range l.deletes[p] {
@@ -115,6 +145,27 @@ func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, sett
 		}
 	}
 	return tl
+}
+
+// landedDeletes returns, for each pod of ns that is being deleted, when its deletion
+// landed: its deletionTimestamp less its grace period (to the second).
+func landedDeletes(ctx context.Context, ns string) (map[string]time.Time, error) {
+	list, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Time{}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			continue
+		}
+		at := p.DeletionTimestamp.Time
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			at = at.Add(-time.Duration(*g) * time.Second)
+		}
+		out[p.Name] = at
+	}
+	return out, nil
 }
 
 // failedAttempts returns, for each pod of ns, the times at which the controller's output
@@ -144,8 +195,8 @@ func (p *process) failedAttempts(ns string) map[string][]time.Time {
 // log logs the tally's counts and the pods of each kind, for the e2e README's table.
 func (tl tally) log(t *testing.T, scenario string) {
 	t.Helper()
-	t.Logf("%s: %d evicted; lost %d %v, wrong %d %v, doubled %d %v; DELETEs retried after an unseen success: %d %v",
-		scenario, len(tl.deleted), len(tl.lost), tl.lost, len(tl.wrong), tl.wrong, len(tl.doubled), tl.doubled, len(tl.retried), tl.retried)
+	t.Logf("%s: %d evicted; lost %d %v, wrong %d %v, doubled %d %v; DELETEs retried after an unseen success: %d %v; deleted by a DELETE given up on: %d %v",
+		scenario, len(tl.deleted), len(tl.lost), tl.lost, len(tl.wrong), tl.wrong, len(tl.doubled), tl.doubled, len(tl.retried), tl.retried, len(tl.unanswered), tl.unanswered)
 }
 
 // check fails the test for any eviction lost, wrong or doubled.
