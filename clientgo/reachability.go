@@ -216,14 +216,33 @@ func (r *Reachability) Run(ctx context.Context, probe func(context.Context) erro
 			return ctx.Err()
 		case <-r.wake:
 		case <-tc:
-			pctx, cancel := context.WithTimeout(ctx, max(r.interval, 5*time.Second))
-			err := probe(pctx)
-			cancel()
-			if err == nil {
+			if r.probe(ctx, probe) == nil {
 				r.answered()
 			}
 		}
 	}
+}
+
+// probe calls probe with a context that the clock cancels after the interval or 5 s,
+// whichever is longer, and waits for the timer's goroutine before it returns.
+func (r *Reachability) probe(ctx context.Context, probe func(context.Context) error) error {
+	pctx, cancel := context.WithCancel(ctx)
+	timer := r.clock.NewTimer(max(r.interval, 5*time.Second))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-timer.C():
+			cancel()
+		case <-done:
+		}
+	})
+	err := probe(pctx)
+	close(done)
+	wg.Wait()
+	timer.Stop()
+	cancel()
+	return err
 }
 
 // IsUnreachable reports whether err, from a client-go request, says that the API server

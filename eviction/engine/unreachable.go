@@ -15,6 +15,9 @@ type unreachable struct {
 	mu   sync.Mutex
 	keys map[types.NamespacedName]recordID
 	n    atomic.Int32 // len(keys), read without the lock: most outcomes find none
+	// returns counts the calls of RetryUnreachable, so that an attempt that ran across
+	// one knows it.
+	returns atomic.Uint64
 }
 
 // note records the outcome of an attempt on the eviction id of key: kept when it failed as
@@ -52,8 +55,9 @@ func (u *unreachable) take() map[types.NamespacedName]recordID {
 // (an API server, say) answers again, so these retries need not wait out a backoff that grew
 // while it was away. It returns how many it sent back. An eviction is sent back at most once
 // per failure of that kind, so calls made as often as one likes cause no more attempts than
-// such failures did; evictions that fail for other reasons keep their backoff. Without
-// Options.Unreachable it does nothing.
+// such failures did; evictions that fail for other reasons keep their backoff. An attempt
+// under way during the call that then fails as unreachable is retried at once too, as if it
+// had failed first. Without Options.Unreachable it does nothing.
 //
 // It returns at once, without waiting for the attempts, and is safe for concurrent use, but
 // not from within an Actuator, Source or Observer call of this Engine.
@@ -61,6 +65,7 @@ func (e *Engine[T]) RetryUnreachable() int {
 	if e.opts.Unreachable == nil {
 		return 0
 	}
+	e.unreach.returns.Add(1)
 	n := 0
 	for key, id := range e.unreach.take() {
 		k := e.lock(key)
@@ -76,10 +81,14 @@ func (e *Engine[T]) RetryUnreachable() int {
 }
 
 // noteUnreachable records how the attempt on the eviction id of key ended (err nil for an
-// end that is not a failure), for RetryUnreachable.
-func (e *Engine[T]) noteUnreachable(key types.NamespacedName, id recordID, err error) {
+// end that is not a failure), for RetryUnreachable, and reports whether it failed as
+// unreachable while RetryUnreachable was called (returns is the count of its calls when
+// the attempt started): its retry is then due at once.
+func (e *Engine[T]) noteUnreachable(key types.NamespacedName, id recordID, err error, returns uint64) bool {
 	if e.opts.Unreachable == nil {
-		return
+		return false
 	}
-	e.unreach.note(key, id, err != nil && e.opts.Unreachable(err))
+	failed := err != nil && e.opts.Unreachable(err)
+	e.unreach.note(key, id, failed)
+	return failed && e.unreach.returns.Load() != returns
 }

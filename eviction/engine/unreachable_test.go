@@ -35,6 +35,7 @@ type outageFleet struct {
 	mu     sync.Mutex
 	calls  map[string][]time.Duration // since t0
 	refuse map[string]bool
+	block  chan error // if not nil, the next call waits for its outcome here
 }
 
 func newOutageFleet(t *testing.T, unreachable func(error) bool, refuse ...string) *outageFleet {
@@ -70,7 +71,14 @@ func (f *outageFleet) act(_ context.Context, ref engine.Ref) error {
 	f.mu.Lock()
 	f.calls[ref.Name] = append(f.calls[ref.Name], f.clk.Since(t0))
 	refused := f.refuse[ref.Name]
+	block := f.block
+	f.block = nil
 	f.mu.Unlock()
+	if block != nil {
+		if err := <-block; err != nil {
+			return err
+		}
+	}
 	switch {
 	case f.down.Load():
 		return errRefused
@@ -200,6 +208,31 @@ func TestRetryUnreachableWithoutOption(t *testing.T) {
 		synctest.Wait()
 		if got, want := f.callsOf("web"), []time.Duration{0, time.Second}; !slices.Equal(got, want) {
 			t.Errorf("got attempts at %v, want %v", got, want)
+		}
+	})
+}
+
+// TestRetryUnreachableDuringAttempt: an attempt that is under way when RetryUnreachable is
+// called, and then fails as unreachable, is retried at once, not after its backoff: the
+// backend answered while it ran.
+func TestRetryUnreachableDuringAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newOutageFleet(t, isRefused)
+		outcome := make(chan error)
+		f.block = outcome
+		f.target("web")
+		synctest.Wait() // the first attempt waits for its outcome
+		if got := f.e.RetryUnreachable(); got != 0 {
+			t.Errorf("RetryUnreachable: got %d, want 0 (nothing has failed yet)", got)
+		}
+		f.clk.Step(time.Millisecond) // the attempt takes a while
+		outcome <- errRefused
+		synctest.Wait()
+		if got, want := f.callsOf("web"), []time.Duration{0, time.Millisecond}; !slices.Equal(got, want) {
+			t.Errorf("got attempts at %v, want %v (the retry at once)", got, want)
+		}
+		if _, ok, _ := f.src.Target(types.NamespacedName{Namespace: "ns", Name: "web"}); ok {
+			t.Errorf("web still there after the retry")
 		}
 	})
 }
