@@ -49,29 +49,27 @@ func (l ledger) deleted(pod string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// tally is a fault scenario's outcome, from the audit log: when each due pod was deleted,
-// and the evictions lost (due, never deleted), wrong (a pod that was not due, written to)
-// and doubled (a DELETE after the pod's successful one that the controller had been told
-// of). A DELETE after a successful one is not a double when the controller reported the
-// attempt that made the successful one as failed (its answer was lost with a killed server
-// or a timeout): the retry is the same eviction, with the same UID precondition, of a pod
-// that is already being deleted, which the server answers as a success again without
-// changing it; tally counts those apart, as retried.
+// faultTally is a fault scenario's outcome, from the audit log: when each due pod was
+// deleted, and the evictions lost (due, never deleted), wrong (a pod that was not due,
+// written to) and doubled (a DELETE received after the pod's successful one, whatever the
+// controller was told of that one: PodDeleter sends no DELETE to a pod its status patch
+// shows being deleted, so a retry after a lost answer sends none either).
 //
 // A DELETE the controller gave up on (its timeout), or one a killed server did not log, may
-// still land: the audit log then shows no success for it, but the server shows the pod
-// deleted, and the controller no longer tries (it sees the pod terminating). tally counts such a pod as
-// evicted, at the time its deletion landed (its deletionTimestamp less its grace period, to
-// the second), and names it in unanswered.
-type tally struct {
-	deleted                                   map[string]time.Time
-	lost, wrong, doubled, retried, unanswered []string
+// still land: the audit log then shows no success for the pod, but the server shows it
+// deleted, and the controller, which sees it terminating, tries no more. faultTally counts
+// such a pod as evicted, at the time its deletion landed (its deletionTimestamp less its
+// grace period, to the second), and names it in unanswered; which of its DELETEs landed is
+// not known, so none of them counts as doubled.
+type faultTally struct {
+	deleted                          map[string]time.Time
+	lost, wrong, doubled, unanswered []string
 }
 
 // waitEvictions polls the audit log until each pod of due has a successful DELETE of c, or
 // failAfter has passed since the call, then waits settle more (for a late double) and
 // returns the tally, with kept the pods that must not be written to.
-func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, settle time.Duration) tally {
+func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, settle time.Duration) faultTally {
 	t.Helper()
 	var l ledger
 	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, failAfter, true, func(ctx context.Context) (bool, error) {
@@ -109,7 +107,7 @@ func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, sett
 		t.Fatalf("listing the pods: %v", err)
 	}
 	failed := c.failedAttempts(ns)
-	tl := tally{deleted: map[string]time.Time{}}
+	tl := faultTally{deleted: map[string]time.Time{}}
 	for _, p := range due {
 		at, ok := l.deleted(p)
 		if !ok {
@@ -121,20 +119,12 @@ func waitEvictions(t *testing.T, c *process, ns string, due, kept []string, sett
 				continue
 			}
 			tl.unanswered = append(tl.unanswered, p)
+			tl.deleted[p] = at
+			continue
 		}
 		tl.deleted[p] = at
 		for _, e := range l.deletes[p] {
-			if !e.Received.After(at) {
-				continue
-			}
-			// A retry is explained by a failure reported between the successful DELETE and
-			// this one (the log's times have milliseconds; the audit's, microseconds).
-			explained := slices.ContainsFunc(failed[p], func(f time.Time) bool {
-				return !f.Before(at.Truncate(time.Millisecond)) && !f.After(e.Received)
-			})
-			if explained {
-				tl.retried = append(tl.retried, p)
-			} else {
+			if e.Received.After(at) {
 				tl.doubled = append(tl.doubled, p)
 			}
 		}
@@ -193,14 +183,14 @@ func (p *process) failedAttempts(ns string) map[string][]time.Time {
 }
 
 // log logs the tally's counts and the pods of each kind, for the e2e README's table.
-func (tl tally) log(t *testing.T, scenario string) {
+func (tl faultTally) log(t *testing.T, scenario string) {
 	t.Helper()
-	t.Logf("%s: %d evicted; lost %d %v, wrong %d %v, doubled %d %v; DELETEs retried after an unseen success: %d %v; deleted by a DELETE given up on: %d %v",
-		scenario, len(tl.deleted), len(tl.lost), tl.lost, len(tl.wrong), tl.wrong, len(tl.doubled), tl.doubled, len(tl.retried), tl.retried, len(tl.unanswered), tl.unanswered)
+	t.Logf("%s: %d evicted; lost %d %v, wrong %d %v, doubled %d %v; deleted by a DELETE given up on: %d %v",
+		scenario, len(tl.deleted), len(tl.lost), tl.lost, len(tl.wrong), tl.wrong, len(tl.doubled), tl.doubled, len(tl.unanswered), tl.unanswered)
 }
 
 // check fails the test for any eviction lost, wrong or doubled.
-func (tl tally) check(t *testing.T) {
+func (tl faultTally) check(t *testing.T) {
 	t.Helper()
 	if len(tl.lost)+len(tl.wrong)+len(tl.doubled) > 0 {
 		t.Errorf("lost %v, wrong %v, doubled %v; want none", tl.lost, tl.wrong, tl.doubled)
@@ -208,7 +198,7 @@ func (tl tally) check(t *testing.T) {
 }
 
 // last returns the latest of the deletion times of pods.
-func (tl tally) last(pods []string) time.Time {
+func (tl faultTally) last(pods []string) time.Time {
 	var last time.Time
 	for _, p := range pods {
 		if at := tl.deleted[p]; at.After(last) {
