@@ -70,6 +70,15 @@ type Options struct {
 	// Controller as a failed Manager does (see [Controller.Run]).
 	Alongside []func(context.Context) error
 
+	// Reachability, if not nil, is the one whose transport wrapper the client's
+	// rest.Config carries ([Reachability.Wrap]): [Controller.Ready] then fails while the
+	// API server does not answer, Run probes the server (GET /readyz, every
+	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
+	// the evictions whose deletes failed for want of an answer are retried at once
+	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
+	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable].
+	Reachability *Reachability
+
 	// EventClient, if not nil, is the client the Events are written through; nil means the
 	// controller's client. Give it a rate limiter of its own (a clientset made from a
 	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
@@ -162,6 +171,9 @@ func (c *Controller) build(logger klog.Logger) error {
 	}
 	mopts := c.opts.Manager
 	mopts.Observer, mopts.DryRun = obs, c.opts.Mode == ModeDryRun
+	if c.opts.Reachability != nil && mopts.Unreachable == nil {
+		mopts.Unreachable = IsUnreachable
+	}
 	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, mopts)
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
@@ -263,6 +275,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
+	if r := c.opts.Reachability; r != nil {
+		wg.Go(func() { _ = r.Run(ctx, c.probe(), func() { c.manager.RetryUnreachable() }) })
+	}
 	failed := make(chan error, 1)
 	if c.elect == nil {
 		// The Manager keeps the updates that arrive before it runs; starting it first means
@@ -330,18 +345,35 @@ func (c *Controller) lead(ctx context.Context) error {
 	return nil
 }
 
-// Ready returns nil when the controller is ready: its caches have synced and, with leader
-// election, it holds the Lease or is waiting for it. It does not block.
+// Ready returns nil when the controller is ready: its caches have synced, the API server
+// answers (with [Options.Reachability]; see [Reachability.Err]) and, with leader election,
+// it holds the Lease or is waiting for it. It does not block.
 func (c *Controller) Ready() error {
 	select {
 	case <-c.synced:
 	default:
 		return errors.New("clientgo: caches not synced")
 	}
+	if c.opts.Reachability != nil {
+		if err := c.opts.Reachability.Err(); err != nil {
+			return err
+		}
+	}
 	if c.elect != nil {
 		return c.elect.ready()
 	}
 	return nil
+}
+
+// probe returns the request that asks the API server whether it is back: GET /readyz,
+// which any authenticated user may make; nil for a client with no REST client (a fake
+// clientset's).
+func (c *Controller) probe() func(context.Context) error {
+	rc := c.client.Discovery().RESTClient()
+	if rc == nil {
+		return nil
+	}
+	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when

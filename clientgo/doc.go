@@ -14,6 +14,8 @@
 //     [Metrics]: kube's two metrics and ours (among them, for the eviction budgets,
 //     taintevict_evictions_delayed_total and the gauge taintevict_delayed_evictions), on a
 //     Prometheus registry of the caller's;
+//   - [Reachability]: whether the API server answers, from the outcomes of the client's own
+//     requests, for a readiness probe and to retry the failed deletes when it answers again;
 //   - [Controller]: all of the above with leader election on a Lease, and
 //     [Controller.Handler] for /healthz, /readyz and /metrics; [Options.WrapUpdater] lets
 //     a test or a demo learn which changes the informers have handed the Manager, so that

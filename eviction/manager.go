@@ -95,6 +95,12 @@ func (m *Manager) Pending() []Pending {
 // when it is set, and otherwise where the limit that follows the Deleter's latency stands.
 func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
 
+// RetryUnreachable retries at once the evictions whose last Deleter call failed with an
+// error for which Options.Unreachable returned true, with their backoff started over, and
+// returns how many: call it when the API server answers again. See
+// [engine.Engine.RetryUnreachable].
+func (m *Manager) RetryUnreachable() int { return m.e.RetryUnreachable() }
+
 // Backlog returns the number of node and pod updates queued and not yet processed.
 func (m *Manager) Backlog() int { return m.e.Backlog() }
 

@@ -74,6 +74,11 @@ type Options struct {
 	// update whose Cache lookup failed. An eviction is never dropped: it is retried until
 	// it succeeds or is cancelled.
 	Backoff Backoff
+	// Unreachable, when not nil, says whether a Deleter's error means that the API server
+	// could not be reached (a refused or broken connection) rather than a failure of this
+	// pod; such evictions are also retried at once, their backoff started over, by
+	// [Manager.RetryUnreachable]. See [engine.Options].Unreachable.
+	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision; see [Observer].
 	Observer Observer
 	// ComparisonOperators enables the Lt and Gt toleration operators.
@@ -112,6 +117,7 @@ func (o Options) engine() engine.Options {
 		MaxActWorkers:   o.MaxDeleteWorkers,
 		ActTimeout:      o.DeleteTimeout,
 		Backoff:         o.Backoff,
+		Unreachable:     o.Unreachable,
 		Tolerations:     tolerations.Options{ComparisonOperators: o.ComparisonOperators},
 		DeadlineSource:  o.DeadlineSource,
 		DryRun:          o.DryRun,

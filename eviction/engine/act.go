@@ -22,9 +22,10 @@ func (e *Engine[T]) work(ctx context.Context, key types.NamespacedName, id recor
 	}
 	saturated := e.conc.begin()
 	start := e.clock.Now()
+	returns := e.unreach.returns.Load()
 	err := e.callActuator(ctx, ref)
 	e.conc.end(e.clock.Since(start), saturated, err == nil)
-	e.afterAct(key, id, ref, due, err)
+	e.afterAct(key, id, ref, due, err, returns)
 	return nil
 }
 
@@ -165,8 +166,10 @@ func (e *Engine[T]) retry(k locked, r entry, at time.Time) {
 
 // afterAct ends the attempt of the eviction ref, due at due, that the Actuator returned
 // err for: Succeeded; the closing report owed for an eviction closed while it ran; or
-// Failed, and a retry after the backoff unless the eviction was moved while it ran.
-func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due time.Time, err error) {
+// Failed, and a retry after the backoff unless the eviction was moved while it ran. returns
+// is the count of RetryUnreachable calls when the attempt started: one made while it ran
+// retries an unreachable failure at once, as it would have had the failure come first.
+func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due time.Time, err error, returns uint64) {
 	k := e.lock(key)
 	defer k.unlock()
 	now := e.clock.Now()
@@ -175,6 +178,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 	x := k.extra(r, false)
 	switch {
 	case err == nil || IsGone(err):
+		e.noteUnreachable(key, id, nil, 0)
 		e.queue.Cancel(key) // a scheduling made while it ran is moot: the target is gone
 		attempt := int(r.attempts)
 		done := doneRecord{uid: r.uid, holder: ref.Holder}
@@ -183,16 +187,23 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		e.obs.Succeeded(ref, attempt, due, false)
 		e.resettle(k, ref.Holder, now) // forgets the target if the Source shows the action's effect
 	case x != nil && x.closing != 0:
+		e.noteUnreachable(key, id, nil, 0)
 		e.queue.Cancel(key)
 		k.close(r)
 		e.report(x.closing, ref, x.reason)
 		e.resettle(k, ref.Holder, now) // a target that replaced this one may be due
 	default:
+		// Noted before it is reported, so that a RetryUnreachable that follows the report
+		// finds it.
+		back := e.noteUnreachable(key, id, err, returns)
 		e.obs.Failed(ref, int(r.attempts), err)
 		// A move while it ran stands when it is later than the retry; the schedule holds
 		// it then (a time other than the one the attempt ran for). Otherwise the retry
 		// waits its backoff, wherever the eviction was moved.
 		retryAt := e.retryAt(r, now) // once: with jitter, a second draw would differ
+		if back {
+			r.fails, retryAt = 0, now
+		}
 		moved := r.due != dueNanos(due) || r.holder != ref.Holder
 		if moved && r.phase == scheduled && r.due > retryAt.UnixNano() {
 			return

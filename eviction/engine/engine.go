@@ -55,6 +55,7 @@ type Engine[T any] struct {
 	taints  holderTaints   // NoExecute taints of known holders
 	conc    *concurrency   // how many actuator calls may run at once
 	gate    *gate          // rate limits and brake; nil when Options set none
+	unreach unreachable    // evictions whose last attempt found the backend unreachable
 
 	actTimers timeoutTimers // the timers of Options.ActTimeout, reused
 	timeout   error         // the cause of a call cancelled by Options.ActTimeout

@@ -29,6 +29,12 @@ func runCluster(ctx context.Context, cfg config, out, stderr io.Writer) error {
 	}
 	rc.UserAgent = clientgo.Component
 	rc.QPS, rc.Burst = float32(cfg.qps), cfg.burst
+	// Every request reports whether the API server answered: /readyz fails while it does
+	// not, and the deletes that failed meanwhile are retried as soon as it answers again.
+	if cfg.reach, err = clientgo.NewReachability(clientgo.ReachabilityOptions{}); err != nil {
+		return err
+	}
+	rc.Wrap(cfg.reach.Wrap)
 	erc := cfg.clients.configure(rc)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {

@@ -44,6 +44,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 	opts.Metrics = reg
 	opts.EventClient = events
 	opts.Observers = []eviction.Observer{obs}
+	opts.Reachability = cfg.reach
 	if dev != nil {
 		opts.Alongside = []func(context.Context) error{dev.Lead}
 	}

@@ -46,6 +46,9 @@ type config struct {
 	clients          clientFlags
 	seconds          int64 // api-1's toleration in the demo
 
+	// reach is not a flag: runCluster sets it to the Reachability its clients report to.
+	reach *clientgo.Reachability
+
 	modeFlag clientgo.Mode // what -mode said, to tell a contradiction with -dry-run
 	dryRun   bool          // what -dry-run said
 }

@@ -271,7 +271,7 @@ func TestParseFlags(t *testing.T) {
 	cfg := flagsOf(t)
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
-		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2},
+		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2, deleteTimeout: 30 * time.Second},
 		device:  deviceFlags{controllers: []string{controllerNode}},
 		clients: clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
 		serving: servingFlags{secure: true}}, cfg,

@@ -18,7 +18,9 @@ func TestManagerFlags(t *testing.T) {
 		args []string
 		want eviction.Options // the fields the flags set
 	}{
-		{name: "none: eviction.Options' defaults, spelled out", want: eviction.Options{Backoff: defaultBackoff}},
+		{name: "none: eviction.Options' defaults, spelled out", want: eviction.Options{Backoff: defaultBackoff, DeleteTimeout: eviction.DefaultDeleteTimeout}},
+		{name: "a delete timeout", args: []string{"-delete-timeout=5s"},
+			want: eviction.Options{Backoff: defaultBackoff, DeleteTimeout: 5 * time.Second}},
 		{name: "a backoff",
 			args: []string{"-backoff-base=1s", "-backoff-cap=5m", "-backoff-jitter=0.5"},
 			want: eviction.Options{Backoff: eviction.Backoff{Base: time.Second, Cap: 5 * time.Minute, Jitter: 0.5}}},
@@ -37,7 +39,10 @@ func TestManagerFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := flagsOf(t, tc.args...).controllerOptions().Manager
-			got := eviction.Options{Backoff: m.Backoff, DeadlineSource: m.DeadlineSource, ComparisonOperators: m.ComparisonOperators}
+			got := eviction.Options{Backoff: m.Backoff, DeleteTimeout: m.DeleteTimeout, DeadlineSource: m.DeadlineSource, ComparisonOperators: m.ComparisonOperators}
+			if tc.want.DeleteTimeout == 0 {
+				tc.want.DeleteTimeout = eviction.DefaultDeleteTimeout
+			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
@@ -63,6 +68,7 @@ func TestBadManagerFlags(t *testing.T) {
 		{[]string{"-backoff-jitter=1.5"}, "-backoff-jitter must be in [0, 1], got 1.5"},
 		{[]string{"-backoff-jitter=-0.1"}, "-backoff-jitter must be in [0, 1], got -0.1"},
 		{[]string{"-backoff-jitter=NaN"}, "-backoff-jitter must be in [0, 1], got NaN"},
+		{[]string{"-delete-timeout=0s"}, "-delete-timeout must be positive, got 0s"},
 		{[]string{"-deadline-source=now"}, `invalid value "now" for flag -deadline-source: want time-added or observation`},
 		{[]string{"-comparison-operators=maybe"}, `invalid boolean value "maybe" for -comparison-operators`},
 	} {

@@ -1,0 +1,256 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// DefaultProbeInterval is how often [Reachability.Run] asks the API server whether it is
+// back, while it is unreachable, when ReachabilityOptions.ProbeInterval is zero.
+const DefaultProbeInterval = time.Second
+
+// ReachabilityOptions configures a [Reachability]. The zero value gives the real clock and
+// [DefaultProbeInterval].
+type ReachabilityOptions struct {
+	// Clock tells the time and runs the probe's ticker. nil means the real clock.
+	Clock clock.WithTicker
+	// ProbeInterval is how often Run probes while the server is unreachable. 0 means
+	// DefaultProbeInterval; negative is an error.
+	ProbeInterval time.Duration
+}
+
+// Reachability tells whether the API server answers, from the outcomes of the requests a
+// client makes anyway: it adds no request while the server answers. Put its transport
+// wrapper into the client's rest.Config ([Reachability.Wrap]); then
+//
+//   - a request that fails without an answer (a refused, reset or broken connection, a
+//     TLS failure), and a watch whose stream breaks, make the server unreachable;
+//   - any answer with a status below 500 makes it reachable again. A 5xx answer changes
+//     nothing: an overloaded or starting server, or a proxy before one that is down,
+//     answers 5xx, and neither proves the server back nor gone;
+//   - a request that ends because its caller gave up (its context ended) changes nothing.
+//
+// [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
+// unreachable, probes it every ProbeInterval (the one load it adds, on a server that is not
+// answering) and tells the caller each time it comes back, so that the evictions that
+// failed while it was away are retried at once ([eviction.Manager.RetryUnreachable]).
+//
+// Its methods are safe for concurrent use. The zero Reachability is not usable: create one
+// with [NewReachability].
+type Reachability struct {
+	clock    clock.WithTicker
+	interval time.Duration
+
+	down atomic.Bool // read on every request; written under mu
+	mu   sync.Mutex
+	// since is when the server became unreachable, last the failure that made or kept it so;
+	// returns counts its comebacks. All under mu.
+	since   time.Time
+	last    error
+	returns uint64
+	wake    chan struct{} // Run's, on every change of down
+}
+
+// NewReachability returns a Reachability that counts the server reachable until a request
+// fails. It fails when an option is out of range.
+func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
+	if opts.ProbeInterval < 0 {
+		return nil, fmt.Errorf("clientgo: ReachabilityOptions.ProbeInterval must not be negative, got %v", opts.ProbeInterval)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.ProbeInterval == 0 {
+		opts.ProbeInterval = DefaultProbeInterval
+	}
+	return &Reachability{clock: opts.Clock, interval: opts.ProbeInterval, wake: make(chan struct{}, 1)}, nil
+}
+
+// Err returns nil while the API server is reachable, and otherwise an error that says since
+// when it has not answered, and why. It does not block.
+func (r *Reachability) Err() error {
+	if !r.down.Load() {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.down.Load() {
+		return nil
+	}
+	return fmt.Errorf("clientgo: the API server has not answered for %s (since %s): %w",
+		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
+}
+
+// Wrap returns rt with every request's outcome recorded; it has the signature of
+// rest.Config.WrapTransport (use rest.Config.Wrap). The returned RoundTripper is safe for
+// concurrent use when rt is.
+func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return &reachTransport{r: r, rt: rt}
+}
+
+// reachTransport records the outcome of each request in r.
+type reachTransport struct {
+	r  *Reachability
+	rt http.RoundTripper
+}
+
+func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		if req.Context().Err() == nil {
+			t.r.failed(err)
+		}
+		return resp, err
+	}
+	if resp.StatusCode < 500 {
+		t.r.answered()
+	}
+	if strings.Contains(req.URL.RawQuery, "watch=") && resp.Body != nil {
+		resp.Body = &watchBody{ReadCloser: resp.Body, r: t.r, ctx: req.Context()}
+	}
+	return resp, nil
+}
+
+// WrappedRoundTripper returns the wrapped RoundTripper, as client-go's own wrappers do.
+func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
+
+// watchBody is a watch's stream: one that breaks, other than by its end or its caller's
+// leaving, counts as a failure.
+type watchBody struct {
+	io.ReadCloser
+	r   *Reachability
+	ctx context.Context
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() == nil {
+		b.r.failed(fmt.Errorf("watch stream: %w", err))
+	}
+	return n, err
+}
+
+// failed records a request that got no answer.
+func (r *Reachability) failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = err
+	if r.down.Load() {
+		return
+	}
+	r.since = r.clock.Now()
+	r.down.Store(true)
+	r.poke()
+}
+
+// answered records an answer.
+func (r *Reachability) answered() {
+	if !r.down.Load() {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.down.Load() {
+		return
+	}
+	r.down.Store(false)
+	r.returns++
+	r.poke()
+}
+
+// poke wakes Run; under mu.
+func (r *Reachability) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run watches the server's reachability until ctx is done, then returns ctx's error. While
+// the server is unreachable it calls probe every ProbeInterval, each call bounded by that
+// interval or 5 s, whichever is longer; a probe that returns nil makes the server reachable
+// (a probe through the wrapped transport is also counted as any request is). probe nil
+// probes nothing: the server is then seen back only when another request gets an answer.
+// Each time the server comes back, Run calls returned, in its own goroutine (the one Run
+// runs in), one call at a time; returned must not block for long. Either may be nil. Run
+// must be called at most once.
+func (r *Reachability) Run(ctx context.Context, probe func(context.Context) error, returned func()) error {
+	var seen uint64 // comebacks told to returned
+	var tick clock.Ticker
+	var tc <-chan time.Time
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	for {
+		r.mu.Lock()
+		down, returns := r.down.Load(), r.returns
+		r.mu.Unlock()
+		if returns != seen {
+			seen = returns
+			if returned != nil {
+				returned()
+			}
+		}
+		switch {
+		case down && probe != nil && tick == nil:
+			tick = r.clock.NewTicker(r.interval)
+			tc = tick.C()
+		case !down && tick != nil:
+			tick.Stop()
+			tick, tc = nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.wake:
+		case <-tc:
+			if r.probe(ctx, probe) == nil {
+				r.answered()
+			}
+		}
+	}
+}
+
+// probe calls probe with a context that the clock cancels after the interval or 5 s,
+// whichever is longer, and waits for the timer's goroutine before it returns.
+func (r *Reachability) probe(ctx context.Context, probe func(context.Context) error) error {
+	pctx, cancel := context.WithCancel(ctx)
+	timer := r.clock.NewTimer(max(r.interval, 5*time.Second))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-timer.C():
+			cancel()
+		case <-done:
+		}
+	})
+	err := probe(pctx)
+	close(done)
+	wg.Wait()
+	timer.Stop()
+	cancel()
+	return err
+}
+
+// IsUnreachable reports whether err, from a client-go request, says that the API server
+// gave no answer: a refused, reset or broken connection or a TLS failure (client-go returns
+// those as a *url.Error), and not the caller's own context ending, nor an answer of any
+// status. It is the Manager's Options.Unreachable that a [Controller] with
+// [Options.Reachability] uses.
+func IsUnreachable(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}

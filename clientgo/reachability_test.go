@@ -1,0 +1,232 @@
+package clientgo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/taintevict/taintevict/clientgo"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// answer returns a response of code with body.
+func answer(code int, body io.ReadCloser) func(*http.Request) (*http.Response, error) {
+	return func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: code, Body: body}, nil
+	}
+}
+
+func refused(*http.Request) (*http.Response, error) {
+	return nil, &url.Error{Op: "Get", URL: "https://api", Err: syscall.ECONNREFUSED}
+}
+
+// brokenBody reads some bytes, then fails with err.
+type brokenBody struct {
+	data string
+	err  error
+}
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.data == "" {
+		return 0, b.err
+	}
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	return n, nil
+}
+
+func (b *brokenBody) Close() error { return nil }
+
+func newReachability(t *testing.T, clk *testclock.FakeClock) *clientgo.Reachability {
+	t.Helper()
+	r, err := clientgo.NewReachability(clientgo.ReachabilityOptions{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReachabilityOutcomes: each kind of outcome, after a server that answered (up) or one
+// that did not (down), leaves it as the table says.
+func TestReachabilityOutcomes(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		rt       func(*http.Request) (*http.Response, error)
+		query    string
+		from     bool // down before the request
+		wantDown bool
+	}{
+		{name: "refused makes it down", rt: refused, wantDown: true},
+		{name: "refused keeps it down", rt: refused, from: true, wantDown: true},
+		{name: "200 brings it back", rt: answer(200, http.NoBody), from: true},
+		{name: "404 brings it back", rt: answer(404, http.NoBody), from: true},
+		{name: "429 brings it back", rt: answer(429, http.NoBody), from: true},
+		{name: "503 keeps it down", rt: answer(503, http.NoBody), from: true, wantDown: true},
+		{name: "500 keeps it up", rt: answer(500, http.NoBody)},
+		{name: "the caller's cancel keeps it up", ctx: cancelled, rt: refused},
+		{name: "the caller's cancel keeps it down", ctx: cancelled, rt: answer(503, http.NoBody), from: true, wantDown: true},
+		{name: "a broken watch makes it down", query: "watch=true", rt: answer(200, &brokenBody{data: "{}", err: io.ErrUnexpectedEOF}), wantDown: true},
+		{name: "a watch that ends keeps it up", query: "watch=true", rt: answer(200, &brokenBody{data: "{}", err: io.EOF})},
+		{name: "a broken list body is not counted", rt: answer(200, &brokenBody{data: "{}", err: io.ErrUnexpectedEOF})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newReachability(t, testclock.NewFakeClock(time.Now()))
+			down := r.Wrap(roundTripFunc(refused))
+			if tt.from {
+				req, _ := http.NewRequest("GET", "https://api/api/v1/pods", nil)
+				_, _ = down.RoundTrip(req)
+			}
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", "https://api/api/v1/pods?"+tt.query, nil)
+			resp, err := r.Wrap(roundTripFunc(tt.rt)).RoundTrip(req)
+			if err == nil {
+				_, _ = io.ReadAll(resp.Body)
+			}
+			if got := r.Err() != nil; got != tt.wantDown {
+				t.Errorf("got down %v (%v), want %v", got, r.Err(), tt.wantDown)
+			}
+		})
+	}
+}
+
+// TestReachabilityErrSays: the readiness error says since when, for how long and why.
+func TestReachabilityErrSays(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC))
+	r := newReachability(t, clk)
+	req, _ := http.NewRequest("GET", "https://api/version", nil)
+	_, _ = r.Wrap(roundTripFunc(refused)).RoundTrip(req)
+	clk.Step(7 * time.Second)
+	err := r.Err()
+	if err == nil {
+		t.Fatal("got nil, want an error")
+	}
+	for _, want := range []string{"clientgo: ", "for 7s", "since 2030-01-01T10:00:00Z", "connection refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got %q, want it to contain %q", err, want)
+		}
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("got %v, want it to wrap ECONNREFUSED", err)
+	}
+}
+
+// TestReachabilityRun: Run probes nothing while the server answers; once it does not, it
+// probes every ProbeInterval until a probe succeeds, then calls returned once and stops
+// probing; a comeback seen through another request is told too.
+func TestReachabilityRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := testclock.NewFakeClock(time.Now())
+		r := newReachability(t, clk)
+		var probes, returns atomic.Int32
+		var back atomic.Bool
+		probe := func(context.Context) error {
+			probes.Add(1)
+			if back.Load() {
+				return nil
+			}
+			return errors.New("refused")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- r.Run(ctx, probe, func() { returns.Add(1) }) }()
+		step := func(d time.Duration) {
+			synctest.Wait()
+			clk.Step(d)
+			synctest.Wait()
+		}
+		for range 10 {
+			step(time.Second)
+		}
+		if got := probes.Load(); got != 0 {
+			t.Fatalf("got %d probes while the server answered, want 0", got)
+		}
+
+		rt := r.Wrap(roundTripFunc(refused))
+		req, _ := http.NewRequest("GET", "https://api/version", nil)
+		_, _ = rt.RoundTrip(req)
+		for range 3 {
+			step(time.Second)
+		}
+		if got := probes.Load(); got != 3 {
+			t.Errorf("got %d probes in 3 s down, want 3", got)
+		}
+		back.Store(true)
+		step(time.Second)
+		if r.Err() != nil || returns.Load() != 1 {
+			t.Errorf("after a successful probe: got Err %v and %d comebacks, want nil and 1", r.Err(), returns.Load())
+		}
+		for range 5 {
+			step(time.Second)
+		}
+		if got := probes.Load(); got != 4 {
+			t.Errorf("got %d probes, want 4 (none once back)", got)
+		}
+
+		// Down and back through the transport alone, between two ticks.
+		_, _ = rt.RoundTrip(req)
+		_, _ = r.Wrap(roundTripFunc(answer(200, http.NoBody))).RoundTrip(req)
+		synctest.Wait()
+		if got := returns.Load(); got != 2 {
+			t.Errorf("got %d comebacks, want 2", got)
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: got %v, want context.Canceled", err)
+		}
+	})
+}
+
+func TestNewReachabilityRejectsNegativeInterval(t *testing.T) {
+	_, err := clientgo.NewReachability(clientgo.ReachabilityOptions{ProbeInterval: -time.Second})
+	if err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
+		t.Errorf("got %v, want an error prefixed clientgo:", err)
+	}
+}
+
+func TestIsUnreachable(t *testing.T) {
+	refusedErr := &url.Error{Op: "Delete", URL: "https://api", Err: syscall.ECONNREFUSED}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "nil", err: nil, want: false},
+		{name: "refused", err: refusedErr, want: true},
+		{name: "refused, wrapped", err: fmt.Errorf("clientgo: deleting pod: %w", refusedErr), want: true},
+		{name: "broken", err: &url.Error{Op: "Delete", URL: "https://api", Err: io.ErrUnexpectedEOF}, want: true},
+		{name: "the caller's timeout", err: &url.Error{Op: "Delete", URL: "https://api", Err: context.Canceled}, want: false},
+		{name: "the caller's deadline", err: &url.Error{Op: "Delete", URL: "https://api", Err: context.DeadlineExceeded}, want: false},
+		{name: "an answer", err: apierrors.NewInternalError(errors.New("etcd")), want: false},
+		{name: "forbidden", err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("no")), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := clientgo.IsUnreachable(tt.err); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
