@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,7 +114,7 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode < 500 {
 		t.r.answered()
 	}
-	if strings.Contains(req.URL.RawQuery, "watch=") && resp.Body != nil {
+	if isWatch(req) && resp.Body != nil {
 		resp.Body = &watchBody{ReadCloser: resp.Body, r: t.r, ctx: req.Context()}
 	}
 	return resp, nil
@@ -125,19 +124,29 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving, counts as a failure.
+// leaving, counts as a failure. The caller leaves by cancelling the request or by closing
+// the body (client-go's StreamWatcher.Stop, after a 410 Gone, say, while its receive loop
+// still reads): neither is the server's doing.
 type watchBody struct {
 	io.ReadCloser
-	r   *Reachability
-	ctx context.Context
+	r      *Reachability
+	ctx    context.Context
+	closed atomic.Bool
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() == nil {
+	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() == nil && !b.closed.Load() {
 		b.r.failed(fmt.Errorf("watch stream: %w", err))
 	}
 	return n, err
+}
+
+// Close marks the stream closed by its caller before it closes it, so that the read it
+// interrupts is not counted.
+func (b *watchBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
 }
 
 // failed records a request that got no answer.
@@ -253,4 +262,10 @@ func (r *Reachability) probe(ctx context.Context, probe func(context.Context) er
 func IsUnreachable(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// isWatch reports whether req asks for a watch: ?watch=true (or 1), as client-go sends it.
+func isWatch(req *http.Request) bool {
+	w := req.URL.Query().Get("watch")
+	return w == "true" || w == "1"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -228,5 +229,35 @@ func TestIsUnreachable(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReachabilityWatchClosedByClient: client-go stops a watch by closing its body
+// (StreamWatcher.Stop, after a 410 Expired event or a resync error) while its receive loop
+// reads on, with the request's context still live. The read then fails with "read on closed
+// response body", which is the client's doing, not the server's: the server stays reachable.
+func TestReachabilityWatchClosedByClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, `{"type":"ADDED"}`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	r := newReachability(t, testclock.NewFakeClock(time.Unix(0, 0)))
+	c := &http.Client{Transport: r.Wrap(http.DefaultTransport)}
+	resp, err := c.Get(srv.URL + "/api/v1/pods?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()                              // the client stops the watch
+	if _, err := resp.Body.Read(buf); err == nil { // its receive loop's next read
+		t.Fatal("a read after Close succeeded, want an error")
+	}
+	if err := r.Err(); err != nil {
+		t.Errorf("got Err %v after the client closed a watch it was done with, want nil", err)
 	}
 }
