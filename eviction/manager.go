@@ -96,8 +96,8 @@ func (m *Manager) Pending() []Pending {
 func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
 
 // RetryUnreachable retries at once the evictions whose last Deleter call failed with an
-// error for which Options.Unreachable returned true, with their backoff started over, and
-// returns how many: call it when the API server answers again. See
+// error for which Options.Unreachable returned true, their backoff kept for the next failure,
+// and returns how many: call it when the API server answers again. See
 // [engine.Engine.RetryUnreachable].
 func (m *Manager) RetryUnreachable() int { return m.e.RetryUnreachable() }
 

@@ -76,7 +76,7 @@ type Options struct {
 	Backoff Backoff
 	// Unreachable, when not nil, says whether a Deleter's error means that the API server
 	// could not be reached (a refused or broken connection) rather than a failure of this
-	// pod; such evictions are also retried at once, their backoff started over, by
+	// pod; such evictions are also retried at once (their backoff kept) by
 	// [Manager.RetryUnreachable]. See [engine.Options].Unreachable.
 	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision; see [Observer].

@@ -202,7 +202,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		// waits its backoff, wherever the eviction was moved.
 		retryAt := e.retryAt(r, now) // once: with jitter, a second draw would differ
 		if back {
-			r.fails, retryAt = 0, now
+			retryAt = now // its backoff kept: the next failure waits the longer one
 		}
 		moved := r.due != dueNanos(due) || r.holder != ref.Holder
 		if moved && r.phase == scheduled && r.due > retryAt.UnixNano() {

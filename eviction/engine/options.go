@@ -67,10 +67,10 @@ type Options struct {
 	// Unreachable, when not nil, says whether an Actuator's error means that what the
 	// Actuator acts through could not be reached (an API server that is down: a refused
 	// connection, a broken one), rather than a failure of this target. Such an eviction is
-	// retried after the Backoff like any other, and also at once, with its backoff started
-	// over, when the caller calls [Engine.RetryUnreachable] on seeing the backend answer
-	// again: after an outage of a minute, the retries need not wait out a backoff that grew
-	// to a minute. It is called after each failed attempt, under the Engine's locks: it must
+	// retried after the Backoff like any other, and also at once (once per attempt the
+	// Backoff allows) when the caller calls [Engine.RetryUnreachable] on seeing the backend
+	// answer again: after an outage of a minute, the retries need not wait out a backoff
+	// that grew to a minute. It is called after each failed attempt, under the Engine's locks: it must
 	// be safe for concurrent use, return quickly, and never call the Engine. nil keeps no
 	// such evictions.
 	Unreachable func(err error) bool

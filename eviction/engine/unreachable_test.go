@@ -116,8 +116,8 @@ func isRefused(err error) bool { return errors.Is(err, errRefused) }
 // TestRetryUnreachable: during an outage the retries back off (1 s doubling to 1 min);
 // RetryUnreachable, once the backend answers again, retries at once the evictions that
 // failed as unreachable and only those (one refused for its own reason keeps its backoff);
-// a retry that fails again as unreachable starts its backoff over (1 s, not 1 min); and
-// calls with nothing to retry cause no attempt.
+// a retry sent back that fails again waits its backoff (1 min, the cap: not started over),
+// and calls in the meantime send nothing back.
 func TestRetryUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newOutageFleet(t, isRefused, "bad")
@@ -137,20 +137,25 @@ func TestRetryUnreachable(t *testing.T) {
 			t.Fatalf("during the outage: got attempts at %v, want %v", got, want)
 		}
 
-		// Back, but still failing: the retry fails as unreachable and backs off from 1 s.
+		// Back, but still failing: the retry fails as unreachable and waits its backoff.
 		if got := f.e.RetryUnreachable(); got != 2 {
 			t.Errorf("RetryUnreachable: got %d, want 2 (both failed as unreachable)", got)
 		}
 		synctest.Wait()
-		f.step(time.Second)
-		if got, want := f.callsOf("web")[8:], []time.Duration{150 * time.Second, 151 * time.Second}; !slices.Equal(got, want) {
+		for range 59 {
+			if got := f.e.RetryUnreachable(); got != 0 {
+				t.Fatalf("RetryUnreachable after a retry sent back failed: got %d, want 0", got)
+			}
+			f.step(time.Second)
+		}
+		if got, want := f.callsOf("web")[8:], []time.Duration{150 * time.Second}; !slices.Equal(got, want) {
 			t.Errorf("after a RetryUnreachable that fails again: got attempts at %v, want %v", got, want)
 		}
 
-		// Back for good: "web" goes at once; "bad" fails as forbidden and keeps backing
-		// off, and a second call finds nothing to retry.
+		// Back for good: "web" goes at 210 s (150 + 1 min); "bad" fails as forbidden and
+		// keeps backing off, and a call then finds nothing to retry.
 		f.down.Store(false)
-		f.step(2 * time.Second) // "web" and "bad" retry at 153 s (151 + 2)
+		f.step(time.Second)
 		badBefore := len(f.callsOf("bad"))
 		if got := f.e.RetryUnreachable(); got != 0 {
 			t.Errorf("RetryUnreachable after recovery: got %d, want 0", got)
@@ -159,8 +164,31 @@ func TestRetryUnreachable(t *testing.T) {
 		if got := len(f.callsOf("bad")); got != badBefore {
 			t.Errorf("RetryUnreachable retried the forbidden eviction: %d attempts, want %d", got, badBefore)
 		}
+		if got := f.callsOf("web"); got[len(got)-1] != 210*time.Second {
+			t.Errorf("web: got attempts at %v, want the last at 3m30s", got)
+		}
 		if _, ok, _ := f.src.Target(types.NamespacedName{Namespace: "ns", Name: "web"}); ok {
 			t.Errorf("web not acted on once the backend was back: attempts at %v", f.callsOf("web"))
+		}
+	})
+}
+
+// TestRetryUnreachableFlapping: a backend that seems to come back again and again (the
+// caller sees other requests answered, the Actuator's keep failing) gets one attempt sent
+// back per attempt the backoff allows, not one per call: 49 calls at one instant make 2
+// attempts (the first, and one sent back), not 50.
+func TestRetryUnreachableFlapping(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newOutageFleet(t, isRefused)
+		f.down.Store(true)
+		f.target("web")
+		synctest.Wait()
+		for range 49 {
+			f.e.RetryUnreachable()
+			synctest.Wait()
+		}
+		if got := f.callsOf("web"); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+			t.Errorf("got attempts at %v, want 2 at 0s", got)
 		}
 	})
 }
