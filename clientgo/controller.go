@@ -76,7 +76,9 @@ type Options struct {
 	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
 	// the evictions whose deletes failed for want of an answer are retried at once
 	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
-	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable].
+	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. Run calls
+	// [Reachability.Run], which may run once: give each Controller a Reachability of its
+	// own. The Alongside functions (the device side's Lead, say) get none of this.
 	Reachability *Reachability
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the

@@ -24,7 +24,20 @@
 //   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale (which
 //     also checks that every Event of its 2,000 pods arrives);
 //   - issue 22: TestFlowSchema (the FlowSchema of deploy/ puts the controller at the API
-//     server's priority level workload-high, as each response's header says).
+//     server's priority level workload-high, as each response's header says);
+//   - issue 20, faults: TestKilledMidDelete (SIGKILL between the status patch and the DELETE),
+//     and behind -e2e.slow TestAPIServerDown, TestEtcdStall and TestWatchCompacted (on a
+//     control plane of their own, faultplane_test.go, which they kill, pause and compact) and
+//     TestLoadWhileFailing (a proxy refuses 30% of the pod writes); each is tallied from the
+//     audit log: evictions lost, wrong and doubled;
+//   - issue 20, the metrics port: TestMetricsSecure (HTTPS; 401 without a token, 403 without
+//     the right, kube's metric names with it);
+//   - issue 20, bad input from the cluster: the TestBadInput tests (objects written into etcd
+//     as a server of another version would have left them, skewed TimeAdded, 1,000
+//     tolerations, 100 taints, a DeviceTaintRule with an empty selector).
+//
+// README.md here tabulates the faults: what the controller promises, what the last run
+// measured.
 //
 // The device side's (issue 19), with -controllers=device, in device_test.go: at once
 // (with kube's device condition and Event, in two requests, no GET), at TimeAdded + N and
@@ -38,5 +51,6 @@
 // gates are on by default. No scheduler or driver runs: the tests write each claim's
 // status.allocation and status.reservedFor themselves.
 //
-// Run it alone, in examples/controller, with: go test -race ./e2e
+// Run it alone, in examples/controller, with: go test -race ./e2e (add -args -e2e.slow for
+// the slow scenarios, as CI does)
 package e2e
