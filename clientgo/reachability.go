@@ -33,7 +33,8 @@ type ReachabilityOptions struct {
 // wrapper into the client's rest.Config ([Reachability.Wrap]); then
 //
 //   - a request that fails without an answer (a refused, reset or broken connection, a
-//     TLS failure), and a watch whose stream breaks, make the server unreachable;
+//     TLS failure), and a watch whose stream breaks (not one its caller closed), make the
+//     server unreachable;
 //   - any answer with a status below 500 makes it reachable again. A 5xx answer changes
 //     nothing: an overloaded or starting server, or a proxy before one that is down,
 //     answers 5xx, and neither proves the server back nor gone;
