@@ -112,6 +112,9 @@ type ruleStatus struct {
 
 	mu      sync.Mutex
 	evicted map[types.UID]int64
+	// inflight counts, per rule, the deletes under way that would count for it: their pods
+	// may have left the cache before the delete has returned and been counted.
+	inflight map[types.UID]int
 }
 
 // counting returns d, counting each pod it removes for the rules that blame returned just
@@ -120,16 +123,33 @@ type ruleStatus struct {
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
+		r.mu.Lock()
+		for _, uid := range rules {
+			r.inflight = putCount(r.inflight, uid, 1)
+		}
+		r.mu.Unlock()
 		err := d.Delete(ctx, pod)
-		if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
-			r.mu.Lock()
-			for _, uid := range rules {
+		r.mu.Lock()
+		for _, uid := range rules {
+			r.inflight = putCount(r.inflight, uid, -1)
+			if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
 				r.evicted[uid]++
 			}
-			r.mu.Unlock()
 		}
+		r.mu.Unlock()
 		return err
 	})
+}
+
+// putCount adds n to m[uid], dropping the entry at zero, and returns m.
+func putCount(m map[types.UID]int, uid types.UID, n int) map[types.UID]int {
+	if m == nil {
+		m = make(map[types.UID]int)
+	}
+	if m[uid] += n; m[uid] == 0 {
+		delete(m, uid)
+	}
+	return m
 }
 
 // blame returns the rules a removal of pod counts for: the NoExecute rules that taint the
@@ -219,7 +239,10 @@ func (r *ruleStatus) update(ctx context.Context, rule *resourcev1.DeviceTaintRul
 	if old != nil && old.ObservedGeneration == rule.Generation && (rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || now.Sub(old.LastTransitionTime.Time) < r.period) {
 		return nil
 	}
-	c := r.condition(rule, now)
+	c, settled := r.condition(rule, now)
+	if !settled {
+		return nil // the next period writes it
+	}
 	if old != nil && c.Status == old.Status && c.Reason == old.Reason && c.Message == old.Message && c.ObservedGeneration == old.ObservedGeneration {
 		return nil
 	}
@@ -234,16 +257,21 @@ func (r *ruleStatus) update(ctx context.Context, rule *resourcev1.DeviceTaintRul
 	return nil
 }
 
-// condition is rule's EvictionInProgress condition now, in kube's words.
-func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) metav1.Condition {
-	c := metav1.Condition{Type: resourcev1.DeviceTaintConditionEvictionInProgress, Status: metav1.ConditionFalse, ObservedGeneration: rule.Generation}
+// condition is rule's EvictionInProgress condition now, in kube's words. It is not settled
+// when the rule selects no pod left to evict but deletes for it are under way: their pods
+// may have left the cache before the deletes were counted, and the condition would say
+// NotStarted, or miss them in its count, until they are.
+func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) (c metav1.Condition, settled bool) {
+	c = metav1.Condition{Type: resourcev1.DeviceTaintConditionEvictionInProgress, Status: metav1.ConditionFalse, ObservedGeneration: rule.Generation}
 	r.mu.Lock()
-	evicted := r.evicted[rule.UID]
+	evicted, inflight := r.evicted[rule.UID], r.inflight[rule.UID]
 	r.mu.Unlock()
+	settled = true
 	switch rule.Spec.Taint.Effect {
 	case resourcev1.DeviceTaintEffectNoExecute:
 		t := r.src.count(r.src.ruleTaints(rule), now)
 		why, paused := r.budget.why(ruleScope(rule.Name))
+		settled = t.pods > 0 || inflight == 0
 		switch {
 		case t.pods > 0:
 			c.Status, c.Reason = metav1.ConditionTrue, ReasonPodsPendingEviction
@@ -272,7 +300,7 @@ func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) 
 		}
 		c.Message += plural(int(evicted), "1 pod", " pods") + " evicted since starting the controller."
 	}
-	return c
+	return c, settled
 }
 
 // sliceDevices counts the devices of the slices that rule selects.
