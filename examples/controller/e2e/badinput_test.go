@@ -36,13 +36,14 @@ const (
 	maxQuietCPU      = 0.3 // CPU seconds over quietWindow, race detector included
 )
 
-// quiet watches the controller for quietWindow and checks that it makes no request (in
+// quiet lets the controller settle (see settle), then watches it for quietWindow and checks that it makes no request (in
 // the audit log; but for the checks of the test's own scrapes) and spends at most maxQuietCPU (its process_cpu_seconds_total), and that it
 // still runs, has not panicked and, built with -race, has seen no data race. It logs what it
 // measured.
 func (p *process) quiet(t *testing.T) {
 	t.Helper()
 	defer p.assertAlive(t)
+	p.settle(t)
 	start := time.Now()
 	cpu := p.metric(t, "process_cpu_seconds_total")
 	time.Sleep(quietWindow)
@@ -59,6 +60,32 @@ func (p *process) quiet(t *testing.T) {
 	t.Logf("%s over %s with nothing to do: %d requests %v, %.3f CPU seconds", p.name, quietWindow, len(reqs), what, spent)
 	assert.LessOrEqual(t, len(reqs), maxQuietRequests, "requests of %s over %s with nothing to do: %v", p.name, quietWindow, what)
 	assert.LessOrEqual(t, spent, maxQuietCPU, "CPU seconds of %s over %s with nothing to do", p.name, quietWindow)
+}
+
+// settle waits until the controller has made no request for a second (but for the checks of
+// the test's own scrapes), so that the writes of the work it just did (an Event written
+// after the line the test waited for, say) are not taken for a loop; it fails the test if
+// the controller has not settled after settleFor.
+func (p *process) settle(t *testing.T) {
+	t.Helper()
+	const settleFor = 15 * time.Second
+	deadline := time.Now().Add(settleFor)
+	for {
+		from := time.Now()
+		time.Sleep(time.Second)
+		reqs, err := auditEvents(p.id, func(e auditEvent) bool { return !e.Received.Before(from) && !answersScrape(e) })
+		require.NoError(t, err)
+		if len(reqs) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var what []string
+			for _, e := range reqs {
+				what = append(what, e.what())
+			}
+			t.Fatalf("%s still makes requests %s after its work: %v", p.name, settleFor, what)
+		}
+	}
 }
 
 // answersScrape says whether a request is the controller checking a scraper's token and
