@@ -35,5 +35,15 @@
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
 // writes it, and leader election.
 //
+// # Differences from kube
+//
+// On purpose, each pinned by a test:
+//
+//   - A toleration with an empty effect counts for a NoExecute taint, as the API says (an
+//     empty effect matches every effect) and as the scheduler's allocator reads it: a pod
+//     whose claim tolerates {operator: Exists} stays. Kube (v1.37) counts only tolerations
+//     of effect NoExecute and evicts it at once, from a device the allocator let it onto;
+//     no kubernetes issue is filed (see tolerations.DeviceRules).
+//
 // Errors are prefixed "device:".
 package device
