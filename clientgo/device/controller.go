@@ -43,7 +43,7 @@ type Options struct {
 	// see [Budget]. The zero Budget pauses nothing.
 	Budget Budget
 	// StatusPeriod is the shortest time between two updates of a rule's status while it
-	// evicts, and how long the budget keeps a count. 0 means [DefaultStatusPeriod].
+	// evicts, and how often the budget counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
@@ -121,8 +121,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
 	eopts.Tolerations = deviceRules
 	if opts.Budget.on() {
-		c.budget = &budget{Budget: opts.Budget, src: c.src, clock: clk, period: opts.StatusPeriod, verdicts: map[string]verdict{}}
-		c.budget.resume = func(scope string) { c.eng.Resume(scope) }
+		c.budget = newBudget(opts.Budget, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Resume(scope) })
 		c.status.budget, eopts.Pauser = c.budget, c.budget
 	}
 	obs := engine.Observers{}
@@ -225,6 +224,10 @@ func (c *Controller) Lead(ctx context.Context) error {
 	}
 	var err error
 	if c.waitSynced(lctx) {
+		if c.budget != nil {
+			c.budget.goLive()
+			wg.Go(func() { c.budget.run(lctx) })
+		}
 		if c.opts.Mode != clientgo.ModeDryRun {
 			wg.Go(func() { c.status.run(lctx) })
 		}

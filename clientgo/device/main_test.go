@@ -6,6 +6,8 @@
 //     the Eviction API, dry run), a restart, the rules' status, the budget, bad options, a
 //     failed engine;
 //   - source_test.go: the Source alone: names, bindings, taints; the rules' evicted counts;
+//   - budget_test.go: the budget's Paused reads no store (the engine calls it under its
+//     locks), holds what it has not counted until it has;
 //   - events_test.go: the Events recorded for each report;
 //   - example_test.go: a DRA driver that embeds the device side.
 package device

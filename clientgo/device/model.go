@@ -50,7 +50,7 @@ type Source struct {
 	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
 	eng     *engine.Engine[*v1.Pod]
 	synced  []cache.InformerSynced // whether each handler has been handed its informer's initial list
-	changed func(scope string)     // told after a rule's or a pool's taints changed
+	changed func(scope string)     // told that a rule's or a pool's taints changed in the stores, before the engine is
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
@@ -217,11 +217,11 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	s.changed(poolScope(pool))
 	for _, name := range slices.Compact(names) {
 		id := pool + "/" + name
 		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(now[name]), rules, id), Group: pool})
 	}
-	s.changed(poolScope(pool))
 }
 
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
@@ -243,13 +243,13 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 		}
 	}
 	slices.Sort(ids)
+	s.changed(ruleScope(cmp.Or(new, old).Name))
 	for _, id := range slices.Compact(ids) {
 		if old != nil && ruleMatches(old, id) || new != nil && ruleMatches(new, id) {
 			h, _ := s.holder(id, rules)
 			s.eng.HolderUpdated(h)
 		}
 	}
-	s.changed(ruleScope(cmp.Or(new, old).Name))
 }
 
 // claimChanged decides again about the pods that use the claim when its allocation, its

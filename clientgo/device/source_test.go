@@ -22,7 +22,7 @@ import (
 )
 
 // newSource returns a Source whose informers' stores hold objs (the informers do not run).
-func newSource(t *testing.T, objs ...runtime.Object) *Source {
+func newSource(t testing.TB, objs ...runtime.Object) *Source {
 	t.Helper()
 	inf, err := NewInformers(informers.NewSharedInformerFactory(fake.NewClientset(), 0))
 	if err != nil {

@@ -203,13 +203,10 @@ func (r *ruleStatus) changed() {
 }
 
 // run updates the rules' status until ctx is done: at once, then at each kick and each
-// period. It rechecks the paused scopes of the budget first.
+// period.
 func (r *ruleStatus) run(ctx context.Context) {
 	for {
 		next := r.clock.NewTimer(r.period)
-		if r.budget != nil {
-			r.budget.recheck()
-		}
 		present := map[types.UID]bool{}
 		for _, o := range r.src.rules.List() {
 			if rule, ok := o.(*resourcev1.DeviceTaintRule); ok {
