@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -110,6 +111,7 @@ type Controller struct {
 	manager   *eviction.Manager
 	events    *EventWriter // nil in ModeDryRun
 	opts      Options
+	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
 	elect     *elector // nil without leader election
@@ -189,7 +191,8 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.WrapUpdater != nil {
 		u = c.opts.WrapUpdater(u)
 	}
-	return c.informers.AddHandlers(u, logger)
+	c.handled, err = c.informers.addHandlers(u, logger)
+	return err
 }
 
 // deleter returns the Deleter of the Mode, nil in ModeDryRun.
@@ -292,7 +295,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		})
 	}
 	c.factory.StartWithContext(ctx)
-	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+	// Both wait on the informers' channels, without polling: every informer of the
+	// factory (another controller's too), then this one's handlers.
+	err := c.factory.WaitForCacheSyncWithContext(ctx).AsError()
+	if err == nil && !cache.WaitFor(ctx, "", c.handled...) {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return leadFailure(failed)
 		}

@@ -242,9 +242,10 @@ func (c *Controller) Lead(ctx context.Context) error {
 }
 
 // waitSynced waits until the informers and the handlers have synced, or ctx is done, and
-// reports which.
+// reports which. It waits on their channels, without polling, as kube's controller does:
+// client-go's WaitForCacheSync would look every 100 ms, and evict that much late.
 func (c *Controller) waitSynced(ctx context.Context) bool {
-	if !cache.WaitForCacheSync(ctx.Done(), c.src.synced...) {
+	if !cache.WaitFor(ctx, "", c.src.synced...) {
 		return false
 	}
 	c.syncOnce.Do(func() { close(c.synced) })

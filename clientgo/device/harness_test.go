@@ -74,11 +74,6 @@ func (r *rig) run(opts Options) (stop func()) {
 	}
 	r.c = c
 	ctx, cancel := context.WithCancel(r.t.Context())
-	// The informers list the cluster before Run, so that the controller finds its caches
-	// synced at once and starts evicting at +0 (it evicts only from synced caches, and
-	// client-go checks for that every 100 ms).
-	factory.Start(ctx.Done())
-	synctest.Wait()
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	var once sync.Once

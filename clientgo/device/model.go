@@ -49,7 +49,7 @@ type Source struct {
 
 	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
 	eng     *engine.Engine[*v1.Pod]
-	synced  []cache.InformerSynced // whether each handler has been handed its informer's initial list
+	synced  []cache.DoneChecker    // done once each handler has been handed its informer's initial list
 	changed func(scope string)     // told that a rule's or a pool's taints changed in the stores, before the engine is
 }
 
@@ -320,7 +320,7 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		if err != nil {
 			return fmt.Errorf("device: adding an event handler: %w", err)
 		}
-		s.synced = append(s.synced, reg.HasSynced)
+		s.synced = append(s.synced, reg.HasSyncedChecker())
 	}
 	return nil
 }
