@@ -49,8 +49,8 @@ type Source struct {
 
 	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
 	eng     *engine.Engine[*v1.Pod]
-	synced  []cache.DoneChecker    // done once each handler has been handed its informer's initial list
-	changed func(scope string)     // told that a rule's or a pool's taints changed in the stores, before the engine is
+	synced  []cache.DoneChecker // done once each handler has been handed its informer's initial list
+	changed func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
