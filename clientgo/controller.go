@@ -77,9 +77,9 @@ type Options struct {
 	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
 	// the evictions whose deletes failed for want of an answer are retried at once
 	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
-	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. Run calls
-	// [Reachability.Run], which may run once: give each Controller a Reachability of its
-	// own. The Alongside functions (the device side's Lead, say) get none of this.
+	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. One
+	// Reachability may serve several controllers of the client (the device side's too,
+	// through its own Options.Reachability, alone or Alongside).
 	Reachability *Reachability
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the
@@ -281,7 +281,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(ctx, c.probe(), func() { c.manager.RetryUnreachable() }) })
+		wg.Go(func() { _ = r.Run(ctx, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() }) })
 	}
 	failed := make(chan error, 1)
 	if c.elect == nil {
@@ -374,17 +374,6 @@ func (c *Controller) Ready() error {
 		return c.elect.ready()
 	}
 	return nil
-}
-
-// probe returns the request that asks the API server whether it is back: GET /readyz,
-// which any authenticated user may make; nil for a client with no REST client (a fake
-// clientset's).
-func (c *Controller) probe() func(context.Context) error {
-	rc := c.client.Discovery().RESTClient()
-	if rc == nil {
-		return nil
-	}
-	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when

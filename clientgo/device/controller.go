@@ -55,6 +55,14 @@ type Options struct {
 	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
 	// status) only while it holds that Lease.
 	LeaderElection *clientgo.LeaderElection
+	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
+	// carries (clientgo.Reachability.Wrap), as for clientgo.Options.Reachability, which it
+	// may be too (one serves both sides under -controllers=node,device): Ready fails while
+	// the API server does not answer; Run (and Lead, alongside another controller) probes
+	// it only while it does not; when it answers again, the evictions whose deletes failed
+	// for want of an answer are retried at once (engine.Engine.RetryUnreachable). Unless
+	// Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	Reachability *clientgo.Reachability
 }
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
@@ -120,6 +128,9 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	eopts := opts.Engine
 	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
 	eopts.Tolerations = deviceRules
+	if opts.Reachability != nil && eopts.Unreachable == nil {
+		eopts.Unreachable = clientgo.IsUnreachable
+	}
 	if opts.Budget.on() {
 		c.budget = newBudget(opts.Budget, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Resume(scope) })
 		c.status.budget, eopts.Pauser = c.budget, c.budget
@@ -222,6 +233,9 @@ func (c *Controller) Lead(ctx context.Context) error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
+	if r := c.opts.Reachability; r != nil {
+		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
+	}
 	var err error
 	if c.waitSynced(lctx) {
 		if c.budget != nil {
@@ -270,6 +284,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.factory.Shutdown()
 	}()
 	failed := make(chan error, 1)
+	if r := c.opts.Reachability; r != nil && c.elect != nil {
+		// A standby's readiness: the server seen back by a probe, not only by its watches.
+		wg.Go(func() { _ = r.Run(ctx, clientgo.ReadyzProbe(c.client), nil) })
+	}
 	if c.elect == nil {
 		wg.Go(func() {
 			if err := c.Lead(ctx); err != nil {
@@ -302,13 +320,19 @@ func leadFailure(failed <-chan error) error {
 	}
 }
 
-// Ready returns nil once the caches have synced and, with leader election, while the
-// controller leads or waits for the Lease. It does not block.
+// Ready returns nil once the caches have synced, while the API server answers (with
+// [Options.Reachability]; see clientgo.Reachability.Err) and, with leader election, while
+// the controller leads or waits for the Lease. It does not block.
 func (c *Controller) Ready() error {
 	select {
 	case <-c.synced:
 	default:
 		return errors.New("device: caches not synced")
+	}
+	if c.opts.Reachability != nil {
+		if err := c.opts.Reachability.Err(); err != nil {
+			return err
+		}
 	}
 	if c.elect != nil {
 		return c.elect.Ready()

@@ -33,7 +33,9 @@
 // [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
 // [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
-// writes it, and leader election.
+// writes it, leader election, and a clientgo.Reachability (readiness while the API server
+// does not answer, the failed deletes retried at once when it does), which may be the node
+// side's too.
 //
 // # Differences from kube
 //
