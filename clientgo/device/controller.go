@@ -55,6 +55,11 @@ type Options struct {
 	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
 	// status) only while it holds that Lease.
 	LeaderElection *clientgo.LeaderElection
+	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
+	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
+	// server's discovery when the controller starts to lead (retrying every second until it
+	// answers).
+	PodGroups PodGroupMode
 	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
 	// carries (clientgo.Reachability.Wrap), as for clientgo.Options.Reachability, which it
 	// may be too (one serves both sides under -controllers=node,device): Ready fails while
@@ -86,6 +91,7 @@ type Controller struct {
 	budget  *budget               // nil without one
 	events  *clientgo.EventWriter // nil in ModeDryRun
 	opts    Options
+	clock   clock.Clock
 	elect   *clientgo.Elector
 
 	synced           chan struct{}
@@ -107,6 +113,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, errors.New("device: Options.Engine.Pauser is set: the Budget is the device side's Pauser")
 	case opts.StatusPeriod < 0:
 		return nil, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
+	case opts.PodGroups != PodGroupsAuto && opts.PodGroups != PodGroupsOn && opts.PodGroups != PodGroupsOff:
+		return nil, fmt.Errorf("device: unknown Options.PodGroups %q (want %q, %q or %q)", opts.PodGroups, PodGroupsAuto, PodGroupsOn, PodGroupsOff)
 	}
 	if err := opts.Budget.validate(); err != nil {
 		return nil, err
@@ -122,7 +130,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, synced: make(chan struct{})}
+	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: clk, synced: make(chan struct{})}
+	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
 	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod,
 		kick: make(chan struct{}, 1), evicted: map[types.UID]int64{}}
 	eopts := opts.Engine
@@ -237,7 +246,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
 	}
 	var err error
-	if c.waitSynced(lctx) {
+	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
 		if c.budget != nil {
 			c.budget.goLive()
 			wg.Go(func() { c.budget.run(lctx) })
@@ -253,6 +262,32 @@ func (c *Controller) Lead(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("device: stopped: %w", err)
+}
+
+// discoverPodGroups asks the API server whether it serves PodGroups, with PodGroupsAuto,
+// until it answers or ctx is done, and reports which; it sets the Source to follow them if
+// it does. Other modes were set in NewController.
+func (c *Controller) discoverPodGroups(ctx context.Context) bool {
+	if c.opts.PodGroups != PodGroupsAuto {
+		return true
+	}
+	logger := klog.FromContext(ctx)
+	for {
+		served, err := servesPodGroups(ctx, c.client.Discovery())
+		if err == nil {
+			c.src.FollowPodGroups(served)
+			logger.V(1).Info("PodGroup reservations", "followed", served, "why", "the API server serves PodGroups: "+fmt.Sprint(served))
+			return true
+		}
+		logger.Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
+		t := c.clock.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C():
+		}
+	}
 }
 
 // waitSynced waits until the informers and the handlers have synced, or ctx is done, and

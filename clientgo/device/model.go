@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -47,7 +48,8 @@ func poolOf(id string) string { return id[:max(strings.LastIndexByte(id, '/'), 0
 type Source struct {
 	pods, claims, slices, rules cache.Indexer
 
-	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
+	feed      sync.Mutex  // orders the holder updates: each is computed and fed under it
+	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
 	eng     *engine.Engine[*v1.Pod]
 	synced  []cache.DoneChecker // done once each handler has been handed its informer's initial list
 	changed func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
@@ -60,6 +62,12 @@ func NewSource(inf Informers) *Source {
 	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer(),
 		changed: func(string) {}}
 }
+
+// FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
+// PodGroup to the pods of that group (see [PodGroupMode]); a new Source does not. Set it
+// before the engine runs: it changes no binding the engine was told of already. It is safe
+// for concurrent use.
+func (s *Source) FollowPodGroups(follow bool) { s.podGroups.Store(follow) }
 
 // Target returns the pod from the pod informer's store.
 func (s *Source) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
@@ -114,14 +122,17 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // Describe binds a scheduled pod to every device of every claim it uses (those
 // resourceclaim.PodClaims names, and those made for it, as resourceclaim.IsForPod checks)
 // that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
-// tolerations of its allocation result. A pod being deleted or finished is leaving.
+// tolerations of its allocation result; with FollowPodGroups, a claim reserved for, or
+// made for, the pod's PodGroup counts too, as kube's checks say with its
+// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
 	d.Bindings = d.Bindings[:0]
+	groups := s.podGroups.Load()
 	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
 		c, ok := get[*resourcev1.ResourceClaim](s.claims, pod.Namespace+"/"+name)
-		if !ok || pod.Spec.NodeName == "" || c.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, c, false) ||
-			mustCheckOwner && resourceclaim.IsForPod(pod, c, false) != nil {
+		if !ok || pod.Spec.NodeName == "" || c.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, c, groups) ||
+			mustCheckOwner && resourceclaim.IsForPod(pod, c, groups) != nil {
 			continue
 		}
 		for _, r := range c.Status.Allocation.Devices.Results {

@@ -27,7 +27,8 @@
 //     server's priority level workload-high, as each response's header says);
 //   - issue 20, faults: TestKilledMidDelete (SIGKILL between the status patch and the DELETE),
 //     and behind -e2e.slow TestAPIServerDown, TestEtcdStall and TestWatchCompacted (on a
-//     control plane of their own, faultplane_test.go, which they kill, pause and compact) and
+//     control plane of their own, faultplane_test.go, which they kill, pause and compact; the
+//     first with -controllers=device too) and
 //     TestLoadWhileFailing (a proxy refuses 30% of the pod writes); each is tallied from the
 //     audit log: evictions lost, wrong and doubled;
 //   - issue 20, the metrics port: TestMetricsSecure (HTTPS; 401 without a token, 403 without
