@@ -361,6 +361,7 @@ func TestNewControllerRejects(t *testing.T) {
 		"a fraction above 1": {Budget: Budget{Fraction: 1.5}},
 		"negative MinPods":   {Budget: Budget{Fraction: 0.5, MinPods: -1}},
 		"an unknown mode":    {Mode: "drain"},
+		"unknown PodGroups":  {PodGroups: "maybe"},
 		"a negative timeout": {Mode: clientgo.ModeEvict, PDBTimeout: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -37,6 +37,21 @@
 // does not answer, the failed deletes retried at once when it does), which may be the node
 // side's too.
 //
+// # PodGroups
+//
+// With kube's DRAWorkloadResourceClaims gate, the scheduler may reserve a claim for a
+// PodGroup (scheduling.k8s.io) rather than for each pod: status.reservedFor names the group,
+// and the pods whose spec.schedulingGroup.podGroupName is that group use it. Kube's
+// controller, with the gate on, binds those pods that use the claim (by name, or as made from
+// a template for the group and named in their status), evicts them, and counts them in the
+// rules' status; with the gate off (its default in v1.37) it ignores such reservations.
+// [Options.PodGroups] says which: by default ([PodGroupsAuto]) the controller follows them
+// when the API server serves PodGroups, as discovery says when it starts to lead. A server
+// that does not (GenericWorkload off, or scheduling.k8s.io/v1beta1 not in its
+// --runtime-config) drops spec.schedulingGroup from the pods it stores, so no pod can be
+// bound through a group there; the reservations left from a time it did are then ignored, as
+// kube does with its gate off.
+//
 // # Differences from kube
 //
 // On purpose, each pinned by a test:

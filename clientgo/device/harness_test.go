@@ -39,7 +39,17 @@ type rig struct {
 
 func newRig(t *testing.T, opts Options, objs ...runtime.Object) *rig {
 	t.Helper()
+	return newRigWith(t, nil, opts, objs...)
+}
+
+// newRigWith is newRig, with setup called on the clientset before the controller starts
+// (for its discovery, or reactors of the test's own).
+func newRigWith(t *testing.T, setup func(*fake.Clientset), opts Options, objs ...runtime.Object) *rig {
+	t.Helper()
 	r := &rig{t: t, client: fake.NewClientset(objs...), start: time.Now(), deletes: map[string]time.Duration{}}
+	if setup != nil {
+		setup(r.client)
+	}
 	note := func(name string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()

@@ -58,7 +58,7 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	node := cfg.controllerOptions()
 	m := node.Manager
 	return device.Options{
-		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection,
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection, PodGroups: cfg.device.podGroups,
 		// The same act workers as the node side: -delete-workers pins them, 0 follows
 		// the client's budget, up to -max-delete-workers.
 		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.DeleteWorkers, MaxActWorkers: m.MaxDeleteWorkers,

@@ -147,6 +147,11 @@ func (s *deviceScene) claimFor(name string, pod *v1.Pod, allocs ...alloc) {
 
 // allocate is claimFor for any goroutine: it returns its failure.
 func (s *deviceScene) allocate(name string, pod *v1.Pod, allocs ...alloc) error {
+	return s.allocateFor(name, resourcev1.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID}, allocs...)
+}
+
+// allocateFor creates the claim name, allocated the devices and reserved for consumer.
+func (s *deviceScene) allocateFor(name string, consumer resourcev1.ResourceClaimConsumerReference, allocs ...alloc) error {
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name}}
 	for i := range allocs {
 		claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourcev1.DeviceRequest{
@@ -164,7 +169,7 @@ func (s *deviceScene) allocate(name string, pod *v1.Pod, allocs ...alloc) error 
 		}
 		claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, r)
 	}
-	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{consumer}
 	if _, err = admin.ResourceV1().ResourceClaims(s.ns).UpdateStatus(s.ctx, claim, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("allocating claim %s: %w", name, err)
 	}
