@@ -50,9 +50,9 @@ type Source struct {
 
 	feed      sync.Mutex  // orders the holder updates: each is computed and fed under it
 	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
-	eng     *engine.Engine[*v1.Pod]
-	synced  []cache.DoneChecker // done once each handler has been handed its informer's initial list
-	changed func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
+	eng       *engine.Engine[*v1.Pod]
+	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
+	changed   func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
