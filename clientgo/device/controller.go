@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -57,8 +58,9 @@ type Options struct {
 	LeaderElection *clientgo.LeaderElection
 	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
 	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
-	// server's discovery when the controller starts to lead (retrying every second until it
-	// answers).
+	// server's discovery when the controller starts to lead, before it evicts anything,
+	// retrying every second until it answers; a discovery that is refused (403, 401) counts
+	// as not served.
 	PodGroups PodGroupMode
 	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
 	// carries (clientgo.Reachability.Wrap), as for clientgo.Options.Reachability, which it
@@ -274,9 +276,14 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	logger := klog.FromContext(ctx)
 	for {
 		served, err := servesPodGroups(ctx, c.client.Discovery())
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			// An answer, and no retry will change it: not followed, rather than no eviction.
+			logger.Info("Discovery refused: PodGroup reservations are not followed; set Options.PodGroups to say", "err", err)
+			return true
+		}
 		if err == nil {
 			c.src.FollowPodGroups(served)
-			logger.V(1).Info("PodGroup reservations", "followed", served, "why", "the API server serves PodGroups: "+fmt.Sprint(served))
+			logger.V(1).Info("Discovered whether the API server serves PodGroups: PodGroup reservations are followed if so", "served", served)
 			return true
 		}
 		logger.Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)

@@ -10,8 +10,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -136,6 +138,29 @@ func TestPodGroupsDiscoveryRetried(t *testing.T) {
 		}
 		if got := asked.Load(); got != 4 {
 			t.Errorf("discovery asked %d times, want 4", got)
+		}
+	})
+}
+
+// TestPodGroupsDiscoveryForbidden: a discovery that is refused (403) is an answer: PodGroups
+// are not followed, and the rest is evicted at once rather than never.
+func TestPodGroupsDiscoveryForbidden(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRigWith(t, func(c *fake.Clientset) {
+			servePodGroups(c)
+			c.PrependReactor("get", "group", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("no discovery for you"))
+			})
+		}, Options{},
+			slice("p1", map[string][]resourcev1.DeviceTaint{"d0": {noExecute("bad", at(0))}}),
+			forGroup(claim("shared", []dev{{id: "p1/d0"}}), "g"), inGroup(pod("a", "shared"), "g"),
+			claim("own", []dev{{id: "p1/d0"}}, "b"), pod("b", "own"))
+		r.sleep(time.Hour)
+		if _, ok := r.deleted("a"); ok {
+			t.Error("a: deleted, want kept: PodGroups not followed")
+		}
+		if got, ok := r.deleted("b"); !ok || got != 0 {
+			t.Errorf("b: deleted %v at +%v, want at +0", ok, got)
 		}
 	})
 }
