@@ -82,6 +82,9 @@ type budget struct {
 	period time.Duration
 	resume func(scope string)
 	kick   chan struct{} // wakes run: Paused met a scope that was not counted
+	// flipped, if not nil, is told of each scope that now pauses, or no longer does; under
+	// counting.
+	flipped func(scope string)
 
 	counting sync.Mutex
 	live     bool // under counting and mu: every scope was counted once the caches synced
@@ -280,8 +283,12 @@ func (b *budget) count(scope string, keep bool) bool {
 	nv := verdict{at: now, t: b.src.count(taints, now)}
 	nv.paused, nv.why = b.judge(nv.t, all.t, was)
 	b.mu.Lock()
+	flip := b.verdicts[scope].paused != nv.paused
 	b.all, b.verdicts[scope] = all, nv
 	b.mu.Unlock()
+	if flip && b.flipped != nil {
+		b.flipped(scope)
+	}
 	return nv.paused
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -134,8 +133,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	}
 	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: clk, synced: make(chan struct{})}
 	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
-	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod,
-		kick: make(chan struct{}, 1), evicted: map[types.UID]int64{}}
+	c.status = newRuleStatus(client, c.src, clk, opts.StatusPeriod)
 	eopts := opts.Engine
 	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
 	eopts.Tolerations = deviceRules
@@ -145,6 +143,11 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if opts.Budget.on() {
 		c.budget = newBudget(opts.Budget, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Resume(scope) })
 		c.status.budget, eopts.Pauser = c.budget, c.budget
+		c.budget.flipped = func(scope string) {
+			if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+				c.status.dueNow(name)
+			}
+		}
 	}
 	obs := engine.Observers{}
 	if opts.Mode != clientgo.ModeDryRun {
@@ -170,10 +173,11 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		if c.budget != nil {
 			c.budget.changed(scope)
 		}
-		if strings.HasPrefix(scope, ruleScope("")) {
-			c.status.changed()
+		if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+			c.status.ruleChanged(name)
 		}
 	}
+	c.src.touched = c.status.touched
 	if opts.LeaderElection != nil {
 		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
 			return nil, err
@@ -254,6 +258,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 			wg.Go(func() { c.budget.run(lctx) })
 		}
 		if c.opts.Mode != clientgo.ModeDryRun {
+			c.status.start()
 			wg.Go(func() { c.status.run(lctx) })
 		}
 		err = c.eng.Run(lctx)
@@ -286,7 +291,7 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 			logger.V(1).Info("Discovered whether the API server serves PodGroups: PodGroup reservations are followed if so", "served", served)
 			return true
 		}
-		logger.Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
+		logger.V(1).Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
 		t := c.clock.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():

@@ -53,6 +53,7 @@ type Source struct {
 	eng       *engine.Engine[*v1.Pod]
 	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
 	changed   func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
+	touched   func(pod *v1.Pod)   // told of each pod whose change, or whose claim's, the engine is told
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
@@ -60,7 +61,7 @@ var _ engine.Source[*v1.Pod] = (*Source)(nil)
 // NewSource returns the Source over inf, which must have the indexes [NewInformers] adds.
 func NewSource(inf Informers) *Source {
 	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer(),
-		changed: func(string) {}}
+		changed: func(string) {}, touched: func(*v1.Pod) {}}
 }
 
 // FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
@@ -287,6 +288,7 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	for _, o := range pods {
 		if pod, ok := o.(*v1.Pod); ok {
 			s.eng.TargetUpdated(pod)
+			s.touched(pod)
 		}
 	}
 }
@@ -301,12 +303,14 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 	case new == nil:
 		if uses(old) {
 			s.eng.TargetDeleted(old)
+			s.touched(old)
 		}
 	case !uses(new) && !uses(old):
 	case old == nil || old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || eviction.LeavingReason(old) != eviction.LeavingReason(new) ||
 		!resourceclaim.PodStatusEqual(old.Status.ResourceClaimStatuses, new.Status.ResourceClaimStatuses) ||
 		!resourceclaim.PodExtendedStatusEqual(old.Status.ExtendedResourceClaimStatus, new.Status.ExtendedResourceClaimStatus):
 		s.eng.TargetUpdated(new)
+		s.touched(new)
 	}
 }
 
