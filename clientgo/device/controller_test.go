@@ -159,9 +159,7 @@ func TestFirstEvictionAtOnce(t *testing.T) {
 					}
 					run = node.Run
 				}
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan error, 1)
-				go func() { done <- run(ctx) }()
+				runInBackground(t, run)
 				<-c.Synced()
 				if got := time.Since(start); got != 0 {
 					t.Errorf("synced at +%v, want +0", got)
@@ -170,10 +168,6 @@ func TestFirstEvictionAtOnce(t *testing.T) {
 				synctest.Wait()
 				if got := time.Duration(deleted.Load()); got != 0 {
 					t.Errorf("web deleted at +%v (-1ns: never), want +0", got)
-				}
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Run: %v", err)
 				}
 			})
 		})

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -83,21 +84,28 @@ func (r *rig) run(opts Options) (stop func()) {
 		r.t.Fatal(err)
 	}
 	r.c = c
-	ctx, cancel := context.WithCancel(r.t.Context())
+	stop = runInBackground(r.t, c.Run)
+	<-c.Synced()
+	synctest.Wait()
+	return stop
+}
+
+// runInBackground calls run in a goroutine of its own until stop, or the end of the test,
+// cancels its context, and fails the test if it returned an error.
+func runInBackground(t *testing.T, run func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	go func() { done <- run(ctx) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
-				r.t.Errorf("Run: %v", err)
+				t.Errorf("Run: %v", err)
 			}
 		})
 	}
-	r.t.Cleanup(stop)
-	<-c.Synced()
-	synctest.Wait()
+	t.Cleanup(stop)
 	return stop
 }
 
@@ -251,16 +259,26 @@ func rule(name string, sel *resourcev1.DeviceTaintSelector, taint resourcev1.Dev
 // events returns the Events recorded for pods, as "pod: message".
 func (r *rig) events() []string {
 	r.t.Helper()
-	list, err := r.client.CoreV1().Events("ns").List(r.t.Context(), metav1.ListOptions{})
+	return podEvents(r.t, r.client, "ns", func(e v1.Event) string { return e.InvolvedObject.Name })
+}
+
+// podEvents returns the Events of namespace ns ("": of all), as "pod: message" where name
+// names the pod, sorted; each must be the device controller's, of type Normal, on the pod's
+// UID ("uid-" and its name, or kube's UIDs in kube_test.go: not empty).
+func podEvents(t *testing.T, client kubernetes.Interface, ns string, name func(v1.Event) string) []string {
+	t.Helper()
+	list, err := client.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var out []string
 	for _, e := range list.Items {
-		if e.Reason != EventReason || e.Source.Component != Component || e.InvolvedObject.UID != types.UID("uid-"+e.InvolvedObject.Name) {
-			r.t.Errorf("Event %+v: want reason %s, source %s and the pod's UID", e, EventReason, Component)
+		uid := e.InvolvedObject.UID
+		if e.Reason != EventReason || e.Source.Component != Component || e.Type != v1.EventTypeNormal ||
+			uid == "" || strings.HasPrefix(string(uid), "uid-") && uid != types.UID("uid-"+e.InvolvedObject.Name) {
+			t.Errorf("Event %+v: want reason %s, source %s, type Normal and the pod's UID", e, EventReason, Component)
 		}
-		out = append(out, e.InvolvedObject.Name+": "+e.Message)
+		out = append(out, name(e)+": "+e.Message)
 	}
 	slices.Sort(out)
 	return out

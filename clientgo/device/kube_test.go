@@ -416,15 +416,7 @@ func newKubeRig(t *testing.T, opts Options, wrap func(kubernetes.Interface) kube
 		t.Fatal(err)
 	}
 	k.c = c
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runInBackground(t, c.Run)
 	<-c.Synced()
 	synctest.Wait()
 	return k
@@ -490,19 +482,7 @@ func (k *kubeRig) podRequests() []string {
 // must be the device controller's, on the pod's UID.
 func (k *kubeRig) events() []string {
 	k.t.Helper()
-	list, err := k.client.CoreV1().Events("").List(k.t.Context(), metav1.ListOptions{})
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	var out []string
-	for _, e := range list.Items {
-		if e.Reason != EventReason || e.Source.Component != Component || e.Type != v1.EventTypeNormal || e.InvolvedObject.UID == "" {
-			k.t.Errorf("Event %+v: want reason %s, source %s, type Normal, the pod's UID", e, EventReason, Component)
-		}
-		out = append(out, e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name+": "+e.Message)
-	}
-	slices.Sort(out)
-	return out
+	return podEvents(k.t, k.client, "", func(e v1.Event) string { return e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name })
 }
 
 // checkRule checks a rule's condition.

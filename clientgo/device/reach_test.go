@@ -79,15 +79,7 @@ func TestReachability(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					ctx, cancel := context.WithCancel(t.Context())
-					done := make(chan error, 1)
-					go func() { done <- node.Run(ctx) }()
-					t.Cleanup(func() {
-						cancel()
-						if err := <-done; err != nil {
-							t.Errorf("Run: %v", err)
-						}
-					})
+					runInBackground(t, node.Run)
 					<-c.Synced()
 					synctest.Wait()
 					ready = node.Ready
