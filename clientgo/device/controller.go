@@ -42,8 +42,10 @@ type Options struct {
 	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
 	// see [Budget]. The zero Budget pauses nothing.
 	Budget Budget
-	// StatusPeriod is the shortest time between two updates of a rule's status while it
-	// evicts, and how often the budget counts every scope again. 0 means [DefaultStatusPeriod].
+	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
+	// a pod that a rule makes due, the rule's status is written, and the shortest time
+	// between two writes of one generation (see the package documentation); and how often
+	// the budget counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
@@ -229,8 +231,10 @@ func (c *Controller) Informers() Informers { return c.inf }
 // clientgo.Controller runs it alongside (a standby replica's, then, only once it leads).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
-// Lead runs what the leader does until ctx is done: once the informers have synced, the
-// engine, the rules' status and the budget; from the start, the Events. As kube's controller
+// Lead runs what the leader does until ctx is done: once the informers have synced (and,
+// with PodGroupsAuto, discovery has said whether PodGroups are served), the budget's
+// counts, the rules' status (each rule counted once before the engine starts) and the
+// engine; from the start, the Events and, with Options.Reachability, its Run. As kube's controller
 // does, it evicts only from synced caches: a cluster listed in part can show a device with
 // the taint of a pool's older generation whose newer one has not arrived yet. It returns
 // when all of them have stopped: nil when ctx ended it, or, when the engine failed (a

@@ -241,13 +241,13 @@ func (r *ruleStatus) rulesOf(pod *v1.Pod) []blamed {
 // start counts every rule's condition and makes it due at once; Lead calls it once the
 // caches have synced, before the engine runs. Until then, changes schedule nothing.
 func (r *ruleStatus) start() {
+	r.mu.Lock()
+	r.live = true // first: a rule that comes while the others are counted is counted too
+	r.mu.Unlock()
 	now := r.clock.Now()
 	for _, rule := range r.src.ruleList() {
 		r.count(rule, now)
 	}
-	r.mu.Lock()
-	r.live = true
-	r.mu.Unlock()
 	r.poke()
 }
 
