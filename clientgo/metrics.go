@@ -171,10 +171,10 @@ func (m *Metrics) Skipped(pod eviction.PodRef, reason eviction.Reason) {
 	m.outcomes.WithLabelValues(OutcomeSkipped, string(reason)).Inc()
 }
 
-// Started observes the lateness of the first attempt: now less due.
-func (m *Metrics) Started(_ eviction.PodRef, attempt int, due time.Time) {
-	if attempt == 1 && !due.IsZero() {
-		m.lateness.Observe(max(m.clock.Now().Sub(due), 0).Seconds())
+// Started observes the lateness of the first Deleter call: now less due.
+func (m *Metrics) Started(_ eviction.PodRef, a eviction.Attempt) {
+	if a.First() && !a.Due.IsZero() {
+		m.lateness.Observe(max(m.clock.Now().Sub(a.Due), 0).Seconds())
 	}
 }
 
@@ -187,7 +187,7 @@ func (m *Metrics) Removed(pod eviction.PodRef, how Method, gone bool) {
 
 // Succeeded counts the outcome and, for a pod deleted, kube's two metrics: the duration is
 // now less due.
-func (m *Metrics) Succeeded(pod eviction.PodRef, _ int, due time.Time, dryRun bool) {
+func (m *Metrics) Succeeded(pod eviction.PodRef, a eviction.Attempt, dryRun bool) {
 	now := m.clock.Now()
 	r := m.take(pod)
 	switch {
@@ -202,15 +202,15 @@ func (m *Metrics) Succeeded(pod eviction.PodRef, _ int, due time.Time, dryRun bo
 	}
 	m.outcomes.WithLabelValues(OutcomeSucceeded, string(r.how)).Inc()
 	m.deletions.Inc()
-	if !due.IsZero() {
-		m.duration.Observe(max(now.Sub(due), 0).Seconds())
+	if !a.Due.IsZero() {
+		m.duration.Observe(max(now.Sub(a.Due), 0).Seconds())
 	}
 }
 
 // Failed counts a failed attempt by the reason of its error: the API server's status reason
 // ("Forbidden", "TooManyRequests", ...), "Timeout" for a call that ran out of time,
 // "Panic", or "Other".
-func (m *Metrics) Failed(pod eviction.PodRef, _ int, err error) {
+func (m *Metrics) Failed(pod eviction.PodRef, _ eviction.Attempt, err error) {
 	m.take(pod)
 	m.outcomes.WithLabelValues(OutcomeFailed, failureReason(err)).Inc()
 }

@@ -33,7 +33,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := func(name string) eviction.PodRef {
-		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"}
+		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Holder: "n"}
 	}
 
 	// a: due at now, started 2 s late, failed once on a timeout, evicted 10 s after its
@@ -43,29 +43,29 @@ func TestMetrics(t *testing.T) {
 	m.Delayed(ref("a"), eviction.ReasonPaused)
 	m.Delayed(ref("a"), eviction.ReasonRateLimited)
 	clk.SetTime(testNow.Add(2 * time.Second))
-	m.Started(ref("a"), 1, testNow)
-	m.Failed(ref("a"), 1, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
+	m.Started(ref("a"), eviction.Attempt{Call: 1, Due: testNow})
+	m.Failed(ref("a"), eviction.Attempt{Call: 1}, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
 	clk.SetTime(testNow.Add(10 * time.Second))
-	m.Started(ref("a"), 2, testNow) // not a second lateness observation
+	m.Started(ref("a"), eviction.Attempt{Call: 2, Due: testNow}) // not a second lateness observation
 	m.Removed(ref("a"), MethodEvict, false)
-	m.Succeeded(ref("a"), 2, testNow, false)
+	m.Succeeded(ref("a"), eviction.Attempt{Call: 2, Due: testNow}, false)
 	// b: found gone; c: a Deleter that tells nothing, due 5 s before a; d: dry run;
 	// e: skipped; f: cancelled.
 	for _, p := range []string{"b", "c", "d", "e", "f"} {
 		m.Scheduled(ref(p), testNow)
 	}
-	m.Started(ref("b"), 1, testNow)
+	m.Started(ref("b"), eviction.Attempt{Call: 1, Due: testNow})
 	m.Removed(ref("b"), MethodDelete, true)
-	m.Succeeded(ref("b"), 1, testNow, false)
-	m.Started(ref("c"), 1, testNow.Add(-5*time.Second))
-	m.Succeeded(ref("c"), 1, testNow.Add(-5*time.Second), false)
-	m.Succeeded(ref("d"), 1, testNow, true)
+	m.Succeeded(ref("b"), eviction.Attempt{Call: 1, Due: testNow}, false)
+	m.Started(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)})
+	m.Succeeded(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)}, false)
+	m.Succeeded(ref("d"), eviction.Attempt{Call: 1, Due: testNow}, true)
 	m.Skipped(ref("e"), eviction.ReasonPodTerminating)
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
-	m.Failed(ref("g"), 1, apierrors.NewTooManyRequests("pdb", 1))
-	m.Failed(ref("g"), 2, &eviction.PanicError{Value: "boom"})
+	m.Failed(ref("g"), eviction.Attempt{Call: 1}, apierrors.NewTooManyRequests("pdb", 1))
+	m.Failed(ref("g"), eviction.Attempt{Call: 2}, &eviction.PanicError{Value: "boom"})
 	m.Removed(ref("g"), MethodDelete, false) // then fails: not kept
-	m.Failed(ref("g"), 3, errors.New("what"))
+	m.Failed(ref("g"), eviction.Attempt{Call: 3}, errors.New("what"))
 
 	if len(m.removed) != 0 {
 		t.Errorf("nothing kept once the attempts ended: got %v, want none", m.removed)
@@ -73,7 +73,7 @@ func TestMetrics(t *testing.T) {
 	want := `
 # HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
 # TYPE taintevict_evictions_total counter
-taintevict_evictions_total{outcome="cancelled",reason="PodDeleted"} 1
+taintevict_evictions_total{outcome="cancelled",reason="TargetDeleted"} 1
 taintevict_evictions_total{outcome="failed",reason="Other"} 1
 taintevict_evictions_total{outcome="failed",reason="Panic"} 1
 taintevict_evictions_total{outcome="failed",reason="Timeout"} 1

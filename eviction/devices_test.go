@@ -77,7 +77,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 				"Scheduled default/web at +5m0s",
 				"Scheduled default/web at +1m0s",
 				"Scheduled default/web at +5m0s",
-				"Cancelled default/web: NodeNotTainted",
+				"Cancelled default/web: NotTainted",
 			},
 		},
 	} {
@@ -98,8 +98,8 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 					if tc.name == "the device's deadline comes first" {
 						wantHolder = device("n1")
 					}
-					if calls[0].Ref.Node != wantHolder {
-						t.Errorf("the Deleter was told the holder %q, want %q", calls[0].Ref.Node, wantHolder)
+					if calls[0].Ref.Holder != wantHolder {
+						t.Errorf("the Deleter was told the holder %q, want %q", calls[0].Ref.Holder, wantHolder)
 					}
 				}
 			})

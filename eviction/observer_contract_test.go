@@ -232,7 +232,7 @@ func (c *contractRun) check(trace []string) {
 	c.t.Helper()
 	pending := map[string]bool{}
 	for _, p := range c.m.Pending() {
-		pending[p.Pod.Name] = true
+		pending[p.Target.Name] = true
 	}
 	c.mu.Lock()
 	blocked := maps(c.blocked)

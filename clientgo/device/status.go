@@ -163,7 +163,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []types.UID {
 		var d engine.Target
 		r.src.Describe(p, &d)
 		for _, b := range d.Bindings {
-			if b.Holder == pod.Node {
+			if b.Holder == pod.Holder {
 				tols, known = b.Tolerations, true
 				break
 			}
@@ -172,7 +172,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []types.UID {
 	now := r.clock.Now()
 	var blamed []types.UID
 	for _, rule := range r.src.ruleList() {
-		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || !ruleMatches(rule, pod.Node) {
+		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || !ruleMatches(rule, pod.Holder) {
 			continue
 		}
 		if known && tolerations.Deadline(tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint}), tols, now, now, deviceRules).Verdict == tolerations.Stay {

@@ -43,8 +43,7 @@ func (e *Engine[T]) beforeAct(key types.NamespacedName, id recordID) (ref Ref, d
 	if err := e.recheck(k, r, now); err != nil {
 		// A hold at the gate stays: the retry goes when its slot has come, with no second
 		// Delayed, and the token it waited for is not given up.
-		r.attempts++
-		e.obs.Failed(r.ref(key), int(r.attempts), err)
+		e.obs.Failed(r.ref(key), Attempt{Due: nanosTime(r.due, e.loc)}, err)
 		e.retry(k, r, e.retryAt(r, now))
 		return Ref{}, time.Time{}, false
 	}
@@ -57,15 +56,14 @@ func (e *Engine[T]) beforeAct(key types.NamespacedName, id recordID) (ref Ref, d
 	}
 	ref, due = r.ref(key), nanosTime(r.due, e.loc)
 	if e.opts.DryRun {
-		attempt := int(r.attempts) + 1
 		e.queue.Cancel(key) // a run's own key: only its retries, which there are none of
 		k.close(r)
-		e.obs.Succeeded(ref, attempt, due, true)
+		e.obs.Succeeded(ref, Attempt{Due: due}, true)
 		return Ref{}, time.Time{}, false
 	}
 	r.attempts++
 	r.set(running, true)
-	e.obs.Started(ref, int(r.attempts), due)
+	e.obs.Started(ref, Attempt{Call: int(r.attempts), Due: due})
 	return ref, due, true
 }
 
@@ -180,11 +178,11 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 	case err == nil || IsGone(err):
 		e.noteUnreachable(key, id, nil, 0)
 		e.queue.Cancel(key) // a scheduling made while it ran is moot: the target is gone
-		attempt := int(r.attempts)
+		attempt := Attempt{Call: int(r.attempts), Due: due}
 		done := doneRecord{uid: r.uid, holder: ref.Holder}
 		k.close(r)
 		k.setDone(done)
-		e.obs.Succeeded(ref, attempt, due, false)
+		e.obs.Succeeded(ref, attempt, false)
 		e.resettle(k, ref.Holder, now) // forgets the target if the Source shows the action's effect
 	case x != nil && x.closing != 0:
 		e.noteUnreachable(key, id, nil, 0)
@@ -196,7 +194,7 @@ func (e *Engine[T]) afterAct(key types.NamespacedName, id recordID, ref Ref, due
 		// Noted before it is reported, so that a RetryUnreachable that follows the report
 		// finds it.
 		back := e.noteUnreachable(key, id, err, returns)
-		e.obs.Failed(ref, int(r.attempts), err)
+		e.obs.Failed(ref, Attempt{Call: int(r.attempts), Due: due}, err)
 		// A move while it ran stands when it is later than the retry; the schedule holds
 		// it then (a time other than the one the attempt ran for). Otherwise the retry
 		// waits its backoff, wherever the eviction was moved.

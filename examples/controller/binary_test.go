@@ -13,8 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // buildBinary builds the command into a temporary folder and returns its path.
@@ -63,10 +62,10 @@ func TestBinarySIGTERM(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case err = <-exited:
-	case <-time.After(eviction.DefaultDeleteTimeout):
+	case <-time.After(engine.DefaultActTimeout):
 		_ = cmd.Process.Kill()
 		<-exited
-		t.Fatalf("not stopped %s after SIGTERM", eviction.DefaultDeleteTimeout)
+		t.Fatalf("not stopped %s after SIGTERM", engine.DefaultActTimeout)
 	}
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "exit: %v", err)
