@@ -57,6 +57,11 @@ type Ref struct {
 	Holder string
 }
 
+// Key returns the target's key, as [Target.Key] and [Source.Target] name it.
+func (r Ref) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
+}
+
 // String returns "namespace/name", or "name" for a target without a namespace.
 func (r Ref) String() string {
 	if r.Namespace == "" {
