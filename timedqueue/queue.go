@@ -155,8 +155,29 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 // A time at or before now (the zero time included) runs as soon as a worker is free. Times
 // are kept in nanoseconds between the years 1678 and 2262; later ones are clamped to 2262.
 func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
+	return q.schedule(key, value, at, false)
+}
+
+// ScheduleEarlier schedules work for key at time at, with value, as Schedule does, unless
+// work is pending for key at or before at already: then it leaves that work as it is and
+// returns false. Callers that schedule a key from several places, some without a lock
+// that orders them, use it so that a wake-up one of them asked for is never pushed later
+// by another.
+func (q *Queue[K, V]) ScheduleEarlier(key K, value V, at time.Time) bool {
+	return q.schedule(key, value, at, true)
+}
+
+func (q *Queue[K, V]) schedule(key K, value V, at time.Time, earlierOnly bool) bool {
 	t := toNanos(at)
 	q.mu.Lock()
+	if earlierOnly {
+		if idx, ok := q.index.get(key); ok {
+			if s := q.slots.at(idx); s.isPending() && s.due <= t {
+				q.mu.Unlock()
+				return false
+			}
+		}
+	}
 	seq := q.nextSeq() // first: it may renumber the pending work
 	idx, ok, same := q.unchangedLocked(key, value, t)
 	if same {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/taintevict/taintevict/eviction/engine/internal/intake"
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
@@ -32,16 +33,16 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // Actuator of this Engine, whose work it would wait for.
 func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	for {
-		before, err := e.waitShards(ctx)
+		before, err := e.intake.WaitIdle(ctx)
 		if err != nil {
-			return err
+			return idleErr(err)
 		}
-		if err = queueIdle(ctx, e.queue.WaitIdle, e.retries.queue.WaitIdle); err != nil {
-			return err
+		if err = e.queue.WaitIdle(ctx); err != nil {
+			return idleErr(err)
 		}
-		after, err := e.waitShards(ctx)
+		after, err := e.intake.WaitIdle(ctx)
 		if err != nil {
-			return err
+			return idleErr(err)
 		}
 		if after == before {
 			return nil // no update came while the evictions ran: nothing new can be due
@@ -49,31 +50,11 @@ func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	}
 }
 
-// waitShards waits until every event worker has been idle once, and returns how many
-// updates had been put by then, in all.
-func (e *Engine[T]) waitShards(ctx context.Context) (uint64, error) {
-	var puts uint64
-	for _, s := range e.shards {
-		n, err := s.waitIdle(ctx)
-		if err != nil {
-			return 0, err
-		}
-		puts += n
+// idleErr returns ErrStopped for the stop of the intake or the schedule, and any other
+// error as it is.
+func idleErr(err error) error {
+	if errors.Is(err, intake.ErrStopped) || errors.Is(err, timedqueue.ErrStopped) {
+		return ErrStopped
 	}
-	return puts, nil
-}
-
-// queueIdle waits for each of the queues' WaitIdle in turn, and returns ErrStopped for
-// theirs.
-func queueIdle(ctx context.Context, waits ...func(context.Context) error) error {
-	for _, wait := range waits {
-		err := wait(ctx)
-		if errors.Is(err, timedqueue.ErrStopped) {
-			return ErrStopped
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }

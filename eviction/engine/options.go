@@ -29,6 +29,17 @@ const (
 	FromObservation
 )
 
+// The bounds of the act workers when their number follows the Actuator
+// (Options.ActWorkers 0).
+const (
+	// MinActWorkers is where the number of act workers starts, and the least it goes down
+	// to.
+	MinActWorkers = 8
+	// DefaultMaxActWorkers is the most act workers that run when Options.MaxActWorkers is
+	// 0.
+	DefaultMaxActWorkers = 128
+)
+
 // DefaultActTimeout bounds one Actuator call when Options.ActTimeout is zero.
 const DefaultActTimeout = 30 * time.Second
 

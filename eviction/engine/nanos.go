@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -27,16 +25,5 @@ func dueNanos(at time.Time) int64 {
 	return at.UnixNano()
 }
 
-// never is where an eviction waits in the schedule when it must stay there without coming
-// due: paused by the brake, or closed while its attempt runs.
-var never = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // nanosTime returns the time of unix nanoseconds n in loc.
 func nanosTime(n int64, loc *time.Location) time.Time { return time.Unix(0, n).In(loc) }
-
-// sortPending sorts p by time, ties by key, so that Pending has one order.
-func sortPending(p []Pending) {
-	slices.SortFunc(p, func(a, b Pending) int {
-		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Target.Namespace, b.Target.Namespace), cmp.Compare(a.Target.Name, b.Target.Name))
-	})
-}
