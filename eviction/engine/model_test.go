@@ -346,7 +346,9 @@ func (c *contract) of(ref engine.Ref) *contractState {
 	return s
 }
 
-func (c *contract) fail(format string, args ...any) { c.errs = append(c.errs, fmt.Sprintf(format, args...)) }
+func (c *contract) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+}
 
 func (c *contract) Scheduled(ref engine.Ref, _ time.Time) {
 	c.mu.Lock()
