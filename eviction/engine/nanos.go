@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Deadlines kept with an eviction (record.due) are unix nanoseconds, 8 bytes in every
-// record, rather than a time.Time (24 bytes and a pointer). They cover the years
+// Deadlines kept with an eviction (eviction.due) are unix nanoseconds, 8 bytes in every
+// entry, rather than a time.Time (24 bytes and a pointer). They cover the years
 // 1678 to 2262, as the schedule's own deadlines do; later ones are kept as the end of 2262
 // (the schedule runs them then too), earlier ones as 1678.
 var (
