@@ -186,8 +186,8 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	}
 	s := c.ev.state
 	c.releaseHold()
-	if c.ev.uid != uid {
-		c.ev.calls, c.ev.flags = 0, 0
+	if s == idle || c.ev.uid != uid {
+		c.ev.calls, c.ev.flags = 0, 0 // a new eviction
 	}
 	c.ev.uid, c.ev.holder, c.ev.due = uid, holder, dueNanos(at)
 	if c.ev.flags&unreachable != 0 {
@@ -324,10 +324,10 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 // finish closes the eviction that was closed while its call ran, now that the call has
 // ended without success, with the report owed.
 func (c *cursor[T]) finish() {
-	ref, x := c.ref(), c.ev.x
+	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
 	c.clearMarks()
 	c.to("finish", idle)
-	c.report(x.owed, ref, x.reason)
+	c.report(owed, ref, reason)
 }
 
 // forget lets go of an eviction acted on: the Source shows its effect.

@@ -29,8 +29,8 @@ import (
 //     package tolerations applied to the Source's state one taint at a time;
 //   - once the Engine is idle, no target that is due and that no budget or backoff holds
 //     is left standing;
-//   - the Observer's reports follow its contract (see contract), and agree with Stats and
-//     Pending;
+//   - the Observer's reports follow its contract (evictiontest.CheckContract), and agree
+//     with Stats and Pending;
 //   - every transition is in the lifecycle's table (TestMain checks that).
 func TestRandomFleets(t *testing.T) {
 	for seed := range uint64(40) {
@@ -46,7 +46,7 @@ type randomFleet struct {
 	r     *rand.Rand
 	clk   *testclock.FakeClock
 	src   *evictiontest.Source
-	obs   *contract
+	obs   *evictiontest.Observer
 	e     *engine.Engine[engine.Target]
 	rules tolerations.Options
 	// limited: budgets that delay (rate, brake, pauser) are on, so a due target may wait.
@@ -73,7 +73,7 @@ const (
 func runRandomFleet(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, seed*7+1))
 	f := &randomFleet{
-		t: t, r: r, clk: testclock.NewFakeClock(t0), src: &evictiontest.Source{}, obs: newContract(),
+		t: t, r: r, clk: testclock.NewFakeClock(t0), src: &evictiontest.Source{}, obs: &evictiontest.Observer{},
 		failing: map[string]error{}, paused: map[string]bool{},
 	}
 	opts := engine.Options{
@@ -283,16 +283,24 @@ func (f *randomFleet) check(step int) {
 	for _, b := range bad {
 		t.Errorf("step %d: %s", step, b)
 	}
-	for _, v := range f.obs.violations() {
-		t.Errorf("step %d: Observer contract: %s", step, v)
+	events := f.obs.Events()
+	open := 0
+	for _, key := range evictiontest.Targets(events) {
+		o, err := evictiontest.CheckContract(evictiontest.EventsOf(events, key), false)
+		if err != nil {
+			t.Errorf("step %d: %s: Observer contract: %v", step, key, err)
+		}
+		if o {
+			open++
+		}
 	}
 	s := f.e.Stats()
 	pending := f.e.Pending()
 	if s.Pending() != len(pending) {
 		t.Errorf("step %d: Stats().Pending() = %d, len(Pending()) = %d", step, s.Pending(), len(pending))
 	}
-	if open := f.obs.open(); open != s.Pending()+s.Running {
-		t.Errorf("step %d: the Observer counts %d open, Stats %d pending and %d running", step, open, s.Pending(), s.Running)
+	if open != s.Pending()+s.Running {
+		t.Errorf("step %d: the reports leave %d open, Stats %d pending and %d running", step, open, s.Pending(), s.Running)
 	}
 	if f.limited {
 		return // a due target may wait at a budget
@@ -317,121 +325,4 @@ func (f *randomFleet) retrying(t engine.Target) bool {
 		}
 	}
 	return false
-}
-
-// contract is an Observer that checks the Observer's contract, target by target: an
-// eviction opens with Scheduled and closes with one Succeeded, Cancelled or Skipped;
-// Scheduled, Delayed, Started and Failed come only while it is open; every Started is
-// followed by one Succeeded, Failed, Cancelled or Skipped; Delayed comes only before the
-// first call; calls count 1, 2, 3...
-type contract struct {
-	mu     sync.Mutex
-	states map[types.NamespacedName]*contractState
-	errs   []string
-}
-
-type contractState struct {
-	open, running bool
-	calls         int
-}
-
-func newContract() *contract { return &contract{states: map[types.NamespacedName]*contractState{}} }
-
-func (c *contract) of(ref engine.Ref) *contractState {
-	s := c.states[ref.Key()]
-	if s == nil {
-		s = &contractState{}
-		c.states[ref.Key()] = s
-	}
-	return s
-}
-
-func (c *contract) fail(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Sprintf(format, args...))
-}
-
-func (c *contract) Scheduled(ref engine.Ref, _ time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.of(ref)
-	if !s.open {
-		s.open, s.calls = true, 0
-	}
-}
-
-func (c *contract) Delayed(ref engine.Ref, reason engine.Reason) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s := c.of(ref); !s.open || s.running || s.calls > 0 {
-		c.fail("Delayed %s (%s) while open=%v running=%v after %d calls", ref, reason, s.open, s.running, s.calls)
-	}
-}
-
-func (c *contract) Started(ref engine.Ref, a engine.Attempt) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.of(ref)
-	if !s.open || s.running || a.Call != s.calls+1 || a.First() != (a.Call == 1) {
-		c.fail("Started %s call %d while open=%v running=%v after %d calls", ref, a.Call, s.open, s.running, s.calls)
-	}
-	s.running, s.calls = true, a.Call
-}
-
-func (c *contract) Failed(ref engine.Ref, a engine.Attempt, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.of(ref)
-	switch {
-	case !s.open:
-		c.fail("Failed %s while closed: %v", ref, err)
-	case a.Call == 0 && s.running:
-		c.fail("Failed %s before a call while a call runs", ref)
-	case a.Call != 0 && (!s.running || a.Call != s.calls):
-		c.fail("Failed %s call %d while running=%v after %d calls", ref, a.Call, s.running, s.calls)
-	}
-	s.running = false
-}
-
-func (c *contract) Succeeded(ref engine.Ref, a engine.Attempt, dryRun bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.of(ref)
-	if !s.open || (!dryRun && (!s.running || a.Call != s.calls)) {
-		c.fail("Succeeded %s call %d while open=%v running=%v after %d calls", ref, a.Call, s.open, s.running, s.calls)
-	}
-	s.open, s.running = false, false
-}
-
-func (c *contract) Cancelled(ref engine.Ref, reason engine.Reason) { c.close(ref, "Cancelled", reason) }
-func (c *contract) Skipped(ref engine.Ref, reason engine.Reason)   { c.close(ref, "Skipped", reason) }
-
-func (c *contract) close(ref engine.Ref, what string, reason engine.Reason) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.of(ref)
-	if !s.open {
-		c.fail("%s %s (%s) while closed", what, ref, reason)
-	}
-	s.open, s.running = false, false
-}
-
-func (c *contract) violations() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	errs := c.errs
-	c.errs = nil
-	return errs
-}
-
-// open returns how many evictions are open.
-func (c *contract) open() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, s := range c.states {
-		if s.open {
-			n++
-		}
-	}
-	return n
 }
