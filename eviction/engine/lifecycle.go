@@ -450,12 +450,15 @@ func (c *cursor[T]) arm() {
 		c.e.queue.Schedule(c.id, struct{}{}, time.Unix(0, at))
 	case earlierOnly:
 	case c.ev.state == idle:
-		c.e.queue.Cancel(c.id)
+		c.e.queue.Cancel(c.id) // its slot in the schedule goes now, not at its old time
 		c.k.Drop(c.id)
 		c.ev, c.id = nil, 0
-	default:
+	case c.ev.state == scheduled || c.ev.state == held:
 		c.e.queue.Cancel(c.id)
 	}
+	// Running, closing or acted: what the schedule may still hold for it is due now or past
+	// (it was taken to start the call), and finds nothing to do; taking it out would cost
+	// two more holds of the schedule's lock per eviction.
 }
 
 // settle brings the target's eviction in line with the target as v shows it at now: it
