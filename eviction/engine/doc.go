@@ -66,7 +66,8 @@
 // # Bad input
 //
 // A target with no bindings is not evicted. A binding to a holder the Engine has not been
-// told about counts as untainted until the holder's update comes. Tolerations are matched as
+// told about is decided against the holder as the Source has it; one the Source does not
+// have either counts as untainted. Tolerations are matched as
 // [github.com/taintevict/taintevict/tolerations.Tolerates] does: one the API server would
 // reject (an unknown operator, say) tolerates nothing, and a negative tolerationSeconds
 // means now, as in Kubernetes. A failing Source is retried with backoff; a failing,
