@@ -244,6 +244,7 @@ func (c *cursor[T]) start(now time.Time) Attempt {
 func (c *cursor[T]) dryRun() {
 	ref, a := c.ref(), Attempt{Due: c.dueTime()}
 	c.releaseHold()
+	c.clearMarks()
 	c.to("dryRun", idle)
 	c.e.obs.Succeeded(ref, a, true)
 }
@@ -299,7 +300,9 @@ func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bo
 func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
+	admittedBefore := c.ev.flags & admitted
 	c.clearMarks()
+	c.ev.flags |= admittedBefore // it counts for the budgets until the Source shows it gone
 	c.to("succeed", acted)
 	c.e.obs.Succeeded(cl.ref, cl.a, false)
 	return wasClosed
@@ -331,7 +334,10 @@ func (c *cursor[T]) finish() {
 }
 
 // forget lets go of an eviction acted on: the Source shows its effect.
-func (c *cursor[T]) forget() { c.to("forget", idle) }
+func (c *cursor[T]) forget() {
+	c.clearMarks()
+	c.to("forget", idle)
+}
 
 func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
 	if kind == closeSkipped {
@@ -349,10 +355,14 @@ func (c *cursor[T]) releaseHold() {
 	}
 }
 
-// clearMarks forgets what an eviction that ends keeps for its retries.
+// clearMarks forgets what an eviction that ends keeps for its retries, and tells the
+// budgets that one they let go has ended.
 func (c *cursor[T]) clearMarks() {
 	if c.ev.flags&unreachable != 0 {
 		c.e.unreach.forget(c.id)
+	}
+	if c.ev.flags&admitted != 0 && c.e.gate != nil {
+		c.e.wake(c.e.gate.Ended(uint64(c.id), c.e.clock.Now().UnixNano()))
 	}
 	c.ev.flags &^= admitted | unreachable | forwarded
 	if x := c.ev.x; x != nil {

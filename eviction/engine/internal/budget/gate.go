@@ -82,6 +82,17 @@ type Budget interface {
 	Release(state any, now int64)
 }
 
+// Tracker is a budget that follows the evictions it let go until they end, as one that
+// bounds the evictions in flight must.
+type Tracker interface {
+	// Went: every budget let the eviction r go; its Actuator call comes next.
+	Went(r *Request)
+	// Ended: the eviction id, which went, has ended: its target is gone or was moved
+	// (the Source shows the action's effect), or it was closed without one. It appends to
+	// released the scopes that may let evictions go now.
+	Ended(id uint64, now int64, released []Scope) []Scope
+}
+
 // Hold is what the gate keeps of an eviction that waits at it, for the caller to keep with
 // the eviction and give back: when it fell due, why it waits, and each budget's state. Its
 // fields are guarded by the gate's lock.
@@ -112,6 +123,7 @@ type Gate struct {
 	budgets  []Budget
 	causes   bool
 	counters []HolderCounter
+	trackers []Tracker
 	waiting  map[Scope]map[uint64]*Hold // holds that wait for a scope, by the caller's ID
 	delayed  map[string]int             // holds by the reason they wait for
 	fresh    Hold                       // the hold of an eviction asked about first, until it waits
@@ -135,6 +147,9 @@ func NewGate(budgets ...Budget) *Gate {
 		g.causes = g.causes || b.NeedsCauses()
 		if c, ok := b.(HolderCounter); ok {
 			g.counters = append(g.counters, c)
+		}
+		if t, ok := b.(Tracker); ok {
+			g.trackers = append(g.trackers, t)
 		}
 	}
 	return g
@@ -195,7 +210,25 @@ func (g *Gate) Admit(r *Request, h *Hold) (*Hold, Decision) {
 		return h, d
 	}
 	g.countLocked(h.reason, -1)
+	for _, t := range g.trackers {
+		t.Went(r)
+	}
 	return nil, Decision{}
+}
+
+// Ended tells the budgets that track evictions that the eviction id, which went, has
+// ended (see [Tracker]), and returns the evictions that the scopes they release held.
+func (g *Gate) Ended(id uint64, now int64) []Woken {
+	if len(g.trackers) == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var released []Scope
+	for _, t := range g.trackers {
+		released = t.Ended(id, now, released)
+	}
+	return g.wakeLocked(released)
 }
 
 // Release forgets the hold h of the eviction id, which leaves the gate without going

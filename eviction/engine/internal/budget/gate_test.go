@@ -123,3 +123,56 @@ func TestGateWakeInDeadlineOrder(t *testing.T) {
 		t.Errorf("a second Wake = %v, want nothing", got)
 	}
 }
+
+// inFlight is a toy Tracker: at most max evictions that went and have not ended.
+type inFlight struct {
+	max  int
+	open map[uint64]bool
+}
+
+func (f *inFlight) NeedsCauses() bool { return false }
+
+func (f *inFlight) Admit(r *Request, _ any) (Verdict, any) {
+	if len(f.open) >= f.max {
+		return Verdict{Wait: true, Scope: Scope{Kind: 101}, Reason: "InFlight"}, nil
+	}
+	return Go, nil
+}
+
+func (f *inFlight) Release(any, int64) {}
+
+func (f *inFlight) Went(r *Request) { f.open[r.ID] = true }
+
+func (f *inFlight) Ended(id uint64, _ int64, released []Scope) []Scope {
+	if f.open[id] {
+		delete(f.open, id)
+		released = append(released, Scope{Kind: 101})
+	}
+	return released
+}
+
+// TestGateTracker: a budget that follows the evictions it let go is told of each that
+// went and each that ended, and what it held is woken when one ends.
+func TestGateTracker(t *testing.T) {
+	f := &inFlight{max: 1, open: map[uint64]bool{}}
+	g := NewGate(f)
+	if _, d := g.Admit(req(1, "ns", "a", 0), nil); d.Wait {
+		t.Fatalf("a: got %+v, want it to go", d)
+	}
+	hb, d := g.Admit(req(2, "ns", "b", 0), nil)
+	if !d.Wait || d.Report != "InFlight" {
+		t.Fatalf("b: got %+v, want it held while a is in flight", d)
+	}
+	if got := g.Ended(3, 1); len(got) != 0 {
+		t.Errorf("Ended of an eviction that never went woke %v", got)
+	}
+	if got, want := g.Ended(1, 1), []Woken{{ID: 2, Due: 0}}; !slices.Equal(got, want) {
+		t.Fatalf("Ended(a) woke %v, want %v", got, want)
+	}
+	if _, d := g.Admit(req(2, "ns", "b", 2), hb); d.Wait {
+		t.Errorf("b after a ended: got %+v, want it to go", d)
+	}
+	if !f.open[2] || f.open[1] {
+		t.Errorf("in flight: %v, want b alone", f.open)
+	}
+}
