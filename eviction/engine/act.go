@@ -21,12 +21,17 @@ type call struct {
 	returns uint64
 }
 
-// work is the schedule's work for the entry id: the time it asked for has come. It retries
+// work is the schedule's work for the entry id: the time it asked for has come (or, for a
+// stripe's ID, the time to compact it). It retries
 // a failed lookup of the target, decides again from the Source's current state (the
 // recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
 // It always returns nil: the eviction, not the schedule, keeps its retries.
 func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
 	defer e.recoverWorker()
+	if stripe, ok := id.Stripe(); ok {
+		e.compact(stripe) // see storeMover
+		return nil
+	}
 	cl, ok := e.beforeCall(id)
 	if !ok {
 		return nil

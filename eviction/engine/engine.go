@@ -59,6 +59,7 @@ type Engine[T any] struct {
 	timeout  error // the cause of a call cancelled by Options.ActTimeout
 	unreach  unreachableIndex
 	stats    counters
+	thinned  stripeSet // stripes waiting to be compacted (see storeMover)
 
 	started atomic.Bool // Run has been called
 	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
@@ -97,14 +98,14 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 		obs:   opts.Observer,
 		opts:  opts,
 		rules: rules{source: opts.DeadlineSource, tol: opts.Tolerations},
-		store: store.New[eviction](func(s *scratch) {
-			// Room for two bindings, made at once: most targets have one or two, and a
-			// decision then allocates nothing, not even the first time.
-			s.view.target.Bindings = make([]Binding, 0, 2)
-			s.view.holders = make([]holderView, 0, 2)
-		}),
-		gate: opts.gate(),
+		gate:  opts.gate(),
 	}
+	e.store = store.New(func(s *scratch) {
+		// Room for two bindings, made at once: most targets have one or two, and a
+		// decision then allocates nothing, not even the first time.
+		s.view.target.Bindings = make([]Binding, 0, 2)
+		s.view.holders = make([]holderView, 0, 2)
+	}, store.Mover[eviction](storeMover[T]{e}))
 	e.timeout = fmt.Errorf("%w after %s", ErrActTimeout, opts.ActTimeout)
 	e.timeouts = timeout.New(opts.Clock, opts.ActTimeout, e.timeout)
 	e.intake, err = intake.New[holderEvent, targetEvent[T]](opts.Workers, keepHolderEvent, opts.Clock, opts.Backoff.Delay, sourceErrorInterval)
@@ -241,6 +242,37 @@ func (u *unreachableIndex) take() []store.ID {
 		out = append(out, id)
 	}
 	u.ids = nil
+	return out
+}
+
+// stripeSet is a set of the store's stripes, safe for concurrent use.
+type stripeSet struct {
+	mu  sync.Mutex
+	set map[int32]bool
+}
+
+func (s *stripeSet) Store(stripe int32, in bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.set == nil {
+		s.set = map[int32]bool{}
+	}
+	if in {
+		s.set[stripe] = true
+	} else {
+		delete(s.set, stripe)
+	}
+}
+
+// take returns the stripes in the set and empties it.
+func (s *stripeSet) take() []int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]int32, 0, len(s.set))
+	for st := range s.set {
+		out = append(out, st)
+	}
+	s.set = nil
 	return out
 }
 

@@ -437,26 +437,11 @@ func (c *cursor[T]) arm() {
 	if c.ev == nil {
 		return
 	}
-	var at int64 = math.MaxInt64
-	earlierOnly := false
-	switch c.ev.state {
-	case scheduled:
-		at = c.ev.due
-	case held:
-		if c.ev.x.until != 0 {
-			at = c.ev.x.until
-		}
-		earlierOnly = true
-	case retrying:
-		at, earlierOnly = c.ev.x.retryAt, true
-	}
-	if x := c.ev.x; x != nil && x.lookups > 0 {
-		at = min(at, x.lookupAt)
-	}
+	at, earlierOnly, ok := c.ev.wakeAt()
 	switch {
-	case at != math.MaxInt64 && earlierOnly:
+	case ok && earlierOnly:
 		c.e.queue.ScheduleEarlier(c.id, struct{}{}, time.Unix(0, at))
-	case at != math.MaxInt64:
+	case ok:
 		c.e.queue.Schedule(c.id, struct{}{}, time.Unix(0, at))
 	case earlierOnly:
 	case c.ev.state == idle:
@@ -469,6 +454,70 @@ func (c *cursor[T]) arm() {
 	// Running, closing or acted: what the schedule may still hold for it is due now or past
 	// (it was taken to start the call), and finds nothing to do; taking it out would cost
 	// two more holds of the schedule's lock per eviction.
+}
+
+// wakeAt returns when the eviction next wants a worker (ok false: not by itself), and
+// whether a wake asked for without its lock may stand earlier than that.
+func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
+	at = math.MaxInt64
+	switch ev.state {
+	case scheduled:
+		at = ev.due
+	case held:
+		if ev.x.until != 0 {
+			at = ev.x.until
+		}
+		earlierOnly = true
+	case retrying:
+		at, earlierOnly = ev.x.retryAt, true
+	}
+	if x := ev.x; x != nil && x.lookups > 0 {
+		at = min(at, x.lookupAt)
+	}
+	return at, earlierOnly, at != math.MaxInt64
+}
+
+// movable reports whether the store may move the eviction to another slot (another ID):
+// nothing names its ID but the schedule, which Moved updates. The budgets' holds and
+// trackers, RetryUnreachable's index and a call under way name it too.
+func (e *Engine[T]) movable(ev *eviction) bool {
+	switch {
+	case ev.state != idle && ev.state != scheduled && ev.state != retrying && ev.state != acted,
+		ev.flags&(unreachable|forwarded) != 0,
+		ev.x != nil && ev.x.hold != nil,
+		ev.flags&admitted != 0 && e.gate != nil && e.gate.Tracks():
+		return false
+	}
+	return true
+}
+
+// storeMover is the store's [store.Mover]: a stripe that has thinned out is compacted by
+// an act worker a while later (compactAfter), and the evictions it moves take their wakes
+// in the schedule with them.
+type storeMover[T any] struct{ e *Engine[T] }
+
+// compactAfter is how long after a stripe has thinned out it is compacted: long enough for
+// a burst of drops (the removals of an outage's evicted pods) to be over.
+const compactAfter = 10 * time.Second
+
+func (m storeMover[T]) Thinned(stripe int) {
+	m.e.thinned.Store(int32(stripe), true)
+	m.e.queue.ScheduleEarlier(store.StripeID(stripe), struct{}{}, m.e.clock.Now().Add(compactAfter))
+}
+
+// compact compacts the stripe, which has thinned out (see storeMover).
+func (e *Engine[T]) compact(stripe int) {
+	e.thinned.Store(int32(stripe), false)
+	e.store.Compact(stripe)
+}
+
+func (m storeMover[T]) CanMove(ev *eviction) bool { return m.e.movable(ev) }
+
+func (m storeMover[T]) Moved(from, to store.ID, ev *eviction) {
+	m.e.queue.Cancel(from)
+	if at, _, ok := ev.wakeAt(); ok {
+		m.e.queue.Schedule(to, struct{}{}, time.Unix(0, at))
+	}
 }
 
 // settle brings the target's eviction in line with the target as v shows it at now: it

@@ -158,6 +158,10 @@ func NewGate(budgets ...Budget) *Gate {
 // NeedsCauses reports whether Admit needs Request.Causes.
 func (g *Gate) NeedsCauses() bool { return g.causes }
 
+// Tracks reports whether a budget follows the evictions it lets go ([Tracker]), which then
+// names them by their IDs until they end.
+func (g *Gate) Tracks() bool { return g != nil && len(g.trackers) > 0 }
+
 // CountsHolders reports whether the gate wants holder updates (HolderUpdated).
 func (g *Gate) CountsHolders() bool { return len(g.counters) > 0 }
 

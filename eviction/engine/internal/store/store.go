@@ -26,6 +26,13 @@ func (id ID) slot() int   { return int(id & slotMask) }
 func (id ID) gen() uint32 { return uint32(id >> 32) }
 func (id ID) valid() bool { return id.gen() != 0 }
 
+// StripeID returns the ID that names stripe s itself, and no entry (its generation is 0):
+// an owner that keeps IDs in a schedule can put the stripe's compaction there too.
+func StripeID(s int) ID { return makeID(s, 0, 0) }
+
+// Stripe returns the stripe id names, when id is a StripeID.
+func (id ID) Stripe() (int, bool) { return id.stripe(), !id.valid() && id.slot() == 0 }
+
 // maxSlots is the most entries a stripe holds: slot numbers have 24 bits.
 func maxSlots() int { return 1 << 24 }
 
@@ -47,14 +54,28 @@ type Store[E, S any] struct {
 	stripes [stripeCount]stripe[E, S]
 }
 
+// Mover moves the entries of a stripe that has thinned out into smaller storage, for the
+// owner of the entries, who updates whatever names them by ID. Thinned says that the
+// stripe has thinned out: the owner calls [Store.Compact] with it a while later (not at
+// once: a burst of drops would compact again and again). CanMove reports whether an entry
+// may move at all (false for one that something names without the stripe's lock); Moved
+// tells that the entry named from is now named to, at e. All three are called with the
+// stripe's lock held, and must not take a lock of the Store.
+type Mover[E any] interface {
+	Thinned(stripe int)
+	CanMove(e *E) bool
+	Moved(from, to ID, e *E)
+}
+
 // New returns an empty Store, each stripe's scratch space set up by scratch (nil: the zero
-// S).
-func New[E, S any](scratch func(*S)) *Store[E, S] {
+// S); mover (nil: none) is told when a thinned-out stripe moves its entries, which it does
+// only with a mover, or when it has emptied.
+func New[E, S any](scratch func(*S), mover Mover[E]) *Store[E, S] {
 	s := &Store[E, S]{seed: maphash.MakeSeed()}
 	for i := range s.stripes {
 		st := &s.stripes[i]
 		st.lock = make(chan struct{}, 1)
-		st.num, st.seed = i, s.seed
+		st.num, st.seed, st.mover = i, s.seed, mover
 		if scratch != nil {
 			scratch(&st.scratch)
 		}
@@ -122,7 +143,8 @@ func (k Locked[E, S]) Put() (*E, ID) {
 }
 
 // Drop removes the key's entry, which id names; a stale id drops nothing. Its ID is stale
-// from then on.
+// from then on. When the stripe has thinned out, Drop may move its other entries (see
+// [Mover]): a pointer to an entry of the stripe got before Drop must not be used after.
 func (k Locked[E, S]) Drop(id ID) {
 	if id.valid() && k.st.live(id) != nil {
 		k.st.remove(id.slot(), k.hash)
@@ -131,6 +153,26 @@ func (k Locked[E, S]) Drop(id ID) {
 
 // Unlock releases the stripe's lock.
 func (k Locked[E, S]) Unlock() { <-k.st.lock }
+
+// Compact moves the entries of the stripe that the Mover was told has thinned out into
+// storage of their size, if it still has thinned out and every entry may move; it reports
+// false when it could not, and the Mover is then told again, at once, that it has thinned
+// out, so that it tries later. It takes the stripe's lock.
+func (s *Store[E, S]) Compact(stripe int) bool {
+	st := &s.stripes[stripe]
+	st.lock <- struct{}{}
+	defer func() { <-st.lock }()
+	st.thin = false
+	if !st.thinnedOut() {
+		return true
+	}
+	if st.compact() {
+		return true
+	}
+	st.thin = true
+	st.mover.Thinned(st.num)
+	return false
+}
 
 // All returns every entry with its key and ID, one stripe at a time, each under its
 // stripe's lock: the loop's body runs with that lock held, so it must not take a lock of

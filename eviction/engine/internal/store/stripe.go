@@ -19,7 +19,9 @@ type stripe[E, S any] struct {
 	free    []int32  // slots dropped, to hand out again
 	table   []uint32 // the index: 0 is empty, else tag<<24 | slot+1
 	n       int      // entries in the index
-	genBase uint32   // the highest generation of storage let go (see shrink)
+	genBase uint32   // the highest generation of storage let go (see compact)
+	thin    bool // the mover was told that the stripe has thinned out, and not yet Compact
+	mover   Mover[E]
 	scratch S
 }
 
@@ -168,24 +170,53 @@ func (st *stripe[E, S]) remove(slot int, h uint64) {
 	*st.at(slot) = node[E]{}
 	*st.gen(slot) &^= usedBit
 	st.free = append(st.free, int32(slot))
-	if st.n == 0 && len(st.table) > 4*minTable {
-		st.shrink()
+	switch {
+	case st.n == 0 && len(st.table) > 4*minTable:
+		st.compact() // all of it goes, and nothing moves
+	case st.mover != nil && !st.thin && st.thinnedOut():
+		// Not now: the drops may be a burst (a zone's evicted pods reported gone), which
+		// would compact again and again; the mover has Compact called a while later.
+		st.thin = true
+		st.mover.Thinned(st.num)
 	}
 }
 
-// shrink lets the storage of a stripe that has emptied go, as a Go map never would: after a
-// zone outage, the slots of tens of thousands of evicted targets. Slots are renumbered from
-// 0, so their generations start over past the highest handed out: an ID of the old
-// storage never names an entry of the new one.
-func (st *stripe[E, S]) shrink() {
+// thinnedOut reports whether the stripe's entries have fallen under two thirds of its
+// slots, enough of them for a compaction to be worth it.
+func (st *stripe[E, S]) thinnedOut() bool { return st.used >= 2*pageSlots && st.n*3 < st.used*2 }
+
+// compact lets the storage of a stripe that has thinned out go, as a Go map never would:
+// after a zone outage, the slots of tens of thousands of evicted targets. It moves the
+// entries into new storage of their own size, renumbered from 0, and tells the mover of
+// each move; when the mover says an entry may not move, nothing moves, and it reports
+// false. Generations of the new slots start past the highest of the old, so that an ID of
+// the old storage never names an entry of the new one. It costs O(slots), once the slots
+// have fallen by a third since the last compaction: O(1) a drop.
+func (st *stripe[E, S]) compact() bool {
 	var top uint32
 	for _, p := range st.pages {
-		for _, g := range p.gens {
+		for j, g := range p.gens {
 			top = max(top, g&genMask)
+			if g&usedBit != 0 && !st.mover.CanMove(&p.nodes[j].val) {
+				return false
+			}
 		}
 	}
-	st.pages, st.used, st.free, st.table = nil, 0, nil, nil
+	old, oldUsed := st.pages, st.used
+	st.pages, st.used, st.free, st.table, st.n = nil, 0, nil, nil, 0
 	st.genBase = max(st.genBase, top)
+	for s := 0; s < oldUsed; s++ {
+		p, j := old[s>>pageBits], s&(pageSlots-1)
+		g := p.gens[j]
+		if g&usedBit == 0 {
+			continue
+		}
+		n := &p.nodes[j]
+		nn, id := st.add(n.key, maphash.Comparable(st.seed, n.key))
+		nn.val = n.val
+		st.mover.Moved(makeID(st.num, s, g&genMask), id, &nn.val)
+	}
+	return true
 }
 
 // hashOf returns the hash of the key in slot, for the index.
