@@ -1,6 +1,6 @@
 module github.com/taintevict/taintevict
 
-go 1.26.8
+go 1.26
 
 require (
 	github.com/go-logr/logr v1.4.3

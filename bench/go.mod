@@ -1,6 +1,6 @@
 module github.com/taintevict/taintevict/bench
 
-go 1.26.8
+go 1.26
 
 // The library's modules, from this checkout: bench is never published, so these replaces
 // reach no consumer. It is not in the repository's go.work either, which would share

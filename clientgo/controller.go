@@ -153,7 +153,7 @@ func (c *Controller) build(logger klog.Logger) error {
 		obs = append(obs, EventObserver{Recorder: c.events})
 	}
 	if c.opts.Metrics != nil {
-		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending, DeleteWorkers: c.deleteWorkers})
+		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Stats: c.stats, DeleteWorkers: c.deleteWorkers})
 		if err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 }
 
 // pending returns the Manager's pending evictions, for the metrics' gauges.
-func (c *Controller) pending() []eviction.Pending { return c.manager.Pending() }
+func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
 
 func (c *Controller) deleteWorkers() int { return c.manager.DeleteWorkers() }
 

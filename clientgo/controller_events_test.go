@@ -39,7 +39,7 @@ func TestControllerEventClient(t *testing.T) {
 	w := newWaiter()
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{
 		EventClient: events, Observers: []eviction.Observer{w},
-		Manager: eviction.Options{DeleteWorkers: 1}, // the evictions in one order, that of the Events
+		Manager: eviction.Options{ActWorkers: 1}, // the evictions in one order, that of the Events
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ type failCounter struct {
 	n *atomic.Int32
 }
 
-func (f failCounter) Failed(p eviction.PodRef, attempt int, err error) {
+func (f failCounter) Failed(p eviction.PodRef, a eviction.Attempt, err error) {
 	f.n.Add(1)
-	f.observerAndRemovals.Failed(p, attempt, err)
+	f.observerAndRemovals.Failed(p, a, err)
 }

@@ -21,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/tolerations"
 )
 
 // waiter is an Observer that a test waits on: every decision wakes it, and the test then
@@ -41,12 +42,12 @@ func (w *waiter) poke() {
 	}
 }
 
-func (w *waiter) Scheduled(eviction.PodRef, time.Time)            { w.poke() }
-func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason)      { w.poke() }
-func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)        { w.poke() }
-func (w *waiter) Succeeded(eviction.PodRef, int, time.Time, bool) { w.poke() }
-func (w *waiter) Failed(eviction.PodRef, int, error)              { w.poke() }
-func (w *waiter) Delayed(eviction.PodRef, eviction.Reason)        { w.poke() }
+func (w *waiter) Scheduled(eviction.PodRef, time.Time)              { w.poke() }
+func (w *waiter) Cancelled(eviction.PodRef, eviction.Reason)        { w.poke() }
+func (w *waiter) Skipped(eviction.PodRef, eviction.Reason)          { w.poke() }
+func (w *waiter) Succeeded(eviction.PodRef, eviction.Attempt, bool) { w.poke() }
+func (w *waiter) Failed(eviction.PodRef, eviction.Attempt, error)   { w.poke() }
+func (w *waiter) Delayed(eviction.PodRef, eviction.Reason)          { w.poke() }
 
 // until returns once cond holds, checking at each decision, and fails the test after
 // failAfter. The state it checks changes only with decisions.
@@ -190,8 +191,8 @@ func TestControllerMetrics(t *testing.T) {
 	}
 	w.until(t, "cache-1 cancelled", func() bool { return len(c.Manager().Pending()) == 0 })
 	body = scrape(t, srv.URL+"/metrics")
-	if !strings.Contains(body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n") {
-		t.Errorf("got %q, want it to contain %q", body, `taintevict_evictions_total{outcome="cancelled",reason="NodeNotTainted"} 1`+"\n")
+	if !strings.Contains(body, `taintevict_evictions_total{outcome="cancelled",reason="NotTainted"} 1`+"\n") {
+		t.Errorf("got %q, want it to contain %q", body, `taintevict_evictions_total{outcome="cancelled",reason="NotTainted"} 1`+"\n")
 	}
 	if !strings.Contains(body, "taintevict_pending_evictions 0\n") {
 		t.Errorf("got %q, want it to contain %q", body, "taintevict_pending_evictions 0\n")
@@ -250,7 +251,7 @@ func TestControllerOptions(t *testing.T) {
 	}{
 		{"unknown Mode", Options{Mode: "shred"}, `clientgo: unknown Mode "shred"`},
 		{"negative PDBTimeout", Options{Mode: ModeEvict, PDBTimeout: -1}, "PDBTimeout is negative"},
-		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: Workers (-1), DeleteWorkers (0) and MaxDeleteWorkers (0) must not be negative"},
+		{"negative Workers", Options{Manager: eviction.Options{Workers: -1}}, "clientgo: eviction: engine: Workers (-1), ActWorkers (0) and MaxActWorkers (0) must not be negative"},
 		{"negative Backoff", Options{Manager: eviction.Options{Backoff: eviction.Backoff{Base: -1}}}, "clientgo: eviction: engine: Backoff"},
 		{"unknown DeadlineSource", Options{Manager: eviction.Options{DeadlineSource: 7}}, "clientgo: eviction: engine: unknown DeadlineSource 7"},
 		{"Manager.DryRun", Options{Manager: eviction.Options{DryRun: true}}, `clientgo: Options.Manager.DryRun is set with Mode "delete": ask for a dry run with Mode "dry-run"`},
@@ -307,7 +308,7 @@ func TestControllerManagerOptions(t *testing.T) {
 	client := fake.NewClientset(node, lt, podOn("shop", "web-1", "node-1"))
 	obs := observerAndRemovals{newWaiter(), &removals{}}
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: eviction.Options{
-		ComparisonOperators: true, DeadlineSource: eviction.FromObservation, Observer: obs,
+		Tolerations: tolerations.Options{ComparisonOperators: true}, DeadlineSource: eviction.FromObservation, Observer: obs,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +321,7 @@ func TestControllerManagerOptions(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	p := c.Manager().Pending()[0]
-	if got, want := p.Pod.Name, "lt-1"; !reflect.DeepEqual(got, want) {
+	if got, want := p.Target.Name, "lt-1"; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	// From TimeAdded, lt-1 would be due 30 minutes from now; from its observation, an hour

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // The pod condition kube-controller-manager's taint eviction controller sets before it
@@ -106,7 +107,7 @@ func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 	switch {
 	case err == nil:
 		d.tell(ref, MethodDelete, false)
-	case eviction.IsGone(err):
+	case engine.IsGone(err):
 		d.tell(ref, MethodDelete, true)
 	}
 	return err

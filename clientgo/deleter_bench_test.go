@@ -56,7 +56,7 @@ func BenchmarkPodDeleter(b *testing.B) {
 	pod := testPod("2f6c8a4e-5d7b-4c1e-9a3f-8b0d6e2c4a17", 1,
 		v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue},
 		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
-	ref := eviction.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Node: "node-1"}
+	ref := eviction.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Holder: "node-1"}
 	d := NewPodDeleter(newInstantClient(), PodDeleterOptions{
 		Pods:  podCache{"shop/web-1": pod},
 		Clock: clocktesting.NewFakePassiveClock(testNow),

@@ -29,7 +29,7 @@ var (
 	podsResource = schema.GroupResource{Resource: "pods"}
 	podsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	testNow      = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	testRef      = eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-old", Node: "node-1"}
+	testRef      = eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-old", Holder: "node-1"}
 )
 
 func testPod(uid types.UID, generation int64, conditions ...v1.PodCondition) *v1.Pod {

@@ -191,7 +191,7 @@ func TestLeadFailure(t *testing.T) {
 // panicky is an Observer that panics when an eviction starts.
 type panicky struct{ eviction.NopObserver }
 
-func (panicky) Started(eviction.PodRef, int, time.Time) { panic("observer bug") }
+func (panicky) Started(eviction.PodRef, eviction.Attempt) { panic("observer bug") }
 
 // TestControllerStopsWhenTheManagerFails: an Observer that panics stops the Manager; the
 // Controller does not go on without it, still reporting healthy, but stops and returns the

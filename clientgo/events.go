@@ -1,8 +1,6 @@
 package clientgo
 
 import (
-	"time"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
@@ -62,9 +60,9 @@ func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Started records "Marking for deletion Pod ns/name" on the first attempt.
-func (o EventObserver) Started(pod eviction.PodRef, attempt int, _ time.Time) {
-	if attempt == 1 {
+// Started records "Marking for deletion Pod ns/name" before the first Deleter call.
+func (o EventObserver) Started(pod eviction.PodRef, a eviction.Attempt) {
+	if a.First() {
 		o.event(pod, "Marking for deletion Pod ", "")
 	}
 }

@@ -30,15 +30,15 @@ func drain(r *record.FakeRecorder) []string {
 func TestEventObserver(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
 	o := EventObserver{Recorder: rec}
-	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-1", Node: "node-1"}
+	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-1", Holder: "node-1"}
 
 	o.Scheduled(pod, testNow)
 	o.Delayed(pod, eviction.ReasonRateLimited) // routine: no Event
 	o.Delayed(pod, eviction.ReasonPaused)
-	o.Started(pod, 1, testNow)
-	o.Failed(pod, 1, errTest)
-	o.Started(pod, 2, testNow) // a retry: no second Event
-	o.Succeeded(pod, 2, testNow, false)
+	o.Started(pod, eviction.Attempt{Call: 1, Due: testNow})
+	o.Failed(pod, eviction.Attempt{Call: 1}, errTest)
+	o.Started(pod, eviction.Attempt{Call: 2, Due: testNow}) // a retry: no second Event
+	o.Succeeded(pod, eviction.Attempt{Call: 2, Due: testNow}, false)
 	o.Skipped(pod, eviction.ReasonPodFinished)
 	o.Cancelled(pod, eviction.ReasonNotTainted)
 
@@ -51,7 +51,7 @@ func TestEventObserver(t *testing.T) {
 	}
 
 	// Without a recorder, nothing happens, and nothing breaks.
-	EventObserver{}.Started(pod, 1, testNow)
+	EventObserver{}.Started(pod, eviction.Attempt{Call: 1, Due: testNow})
 	EventObserver{}.Cancelled(pod, eviction.ReasonPodDeleted)
 	EventObserver{}.Delayed(pod, eviction.ReasonPaused)
 }
@@ -74,10 +74,10 @@ func (r sinkRecorder) AnnotatedEventf(_ runtime.Object, _ map[string]string, _, 
 func BenchmarkEventObserver(b *testing.B) {
 	var msg string
 	o := EventObserver{Recorder: sinkRecorder{&msg}}
-	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "2f6c8a4e-5d7b-4c1e-9a3f-8b0d6e2c4a17", Node: "node-1"}
+	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "2f6c8a4e-5d7b-4c1e-9a3f-8b0d6e2c4a17", Holder: "node-1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		o.Started(pod, 1, time.Time{})
+		o.Started(pod, eviction.Attempt{Call: 1, Due: time.Time{}})
 	}
 	if want := "Marking for deletion Pod shop/web-1"; msg != want {
 		b.Fatalf("message %q, want %q", msg, want)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // EvictionDeleterOptions configures an [EvictionDeleter]. The zero value evicts through the
@@ -94,7 +95,7 @@ func (d *EvictionDeleter) Delete(ctx context.Context, ref eviction.PodRef) error
 	} else {
 		err = d.evict(ctx, ref)
 	}
-	if err == nil || eviction.IsGone(err) {
+	if err == nil || engine.IsGone(err) {
 		d.forget(ref.UID)
 		if d.opts.Observer != nil {
 			d.opts.Observer.Removed(ref, how, err != nil)

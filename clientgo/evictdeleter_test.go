@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taintevict/taintevict/eviction/engine"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,8 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/taintevict/taintevict/eviction"
 )
 
 // evictions answers the fake clientset's Evictions: with err while it is set, else by
@@ -97,8 +96,8 @@ func TestEvictionDeleterPDBTimeout(t *testing.T) {
 				if !apierrors.IsTooManyRequests(err) {
 					t.Errorf("the 429 stays in the chain: %v", err)
 				}
-				if eviction.IsGone(err) {
-					t.Error("eviction.IsGone(err): got true, want false")
+				if engine.IsGone(err) {
+					t.Error("engine.IsGone(err): got true, want false")
 				}
 				clk.SetTime(clk.Now().Add(2*time.Minute + 29*time.Second + 500*time.Millisecond))
 			}
@@ -157,7 +156,7 @@ func TestEvictionDeleterErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("got no error, want one")
 			}
-			if got, want := eviction.IsGone(err), tc.gone; !reflect.DeepEqual(got, want) {
+			if got, want := engine.IsGone(err), tc.gone; !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 			if !errors.Is(err, tc.err) {

@@ -69,7 +69,7 @@ type printer struct {
 
 var _ eviction.Observer = (*printer)(nil)
 
-func (p *printer) Succeeded(pod eviction.PodRef, _ int, _ time.Time, _ bool) {
-	fmt.Printf("evicted %s from %s\n", pod, pod.Node)
+func (p *printer) Succeeded(pod eviction.PodRef, _ eviction.Attempt, _ bool) {
+	fmt.Printf("evicted %s from %s\n", pod, pod.Holder)
 	close(p.evicted)
 }

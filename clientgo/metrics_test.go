@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -27,13 +28,13 @@ import (
 func TestMetrics(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(testNow)
 	reg := prometheus.NewPedanticRegistry()
-	pending := []eviction.Pending{{}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonRateLimited}, {}}
-	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() []eviction.Pending { return pending }})
+	stats := eviction.Stats{Scheduled: 1, Retrying: 1, Delayed: map[eviction.Reason]int{eviction.ReasonPaused: 2, eviction.ReasonRateLimited: 1}}
+	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: func() eviction.Stats { return stats }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := func(name string) eviction.PodRef {
-		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Node: "n"}
+		return eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID("u-" + name), Holder: "n"}
 	}
 
 	// a: due at now, started 2 s late, failed once on a timeout, evicted 10 s after its
@@ -43,29 +44,29 @@ func TestMetrics(t *testing.T) {
 	m.Delayed(ref("a"), eviction.ReasonPaused)
 	m.Delayed(ref("a"), eviction.ReasonRateLimited)
 	clk.SetTime(testNow.Add(2 * time.Second))
-	m.Started(ref("a"), 1, testNow)
-	m.Failed(ref("a"), 1, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
+	m.Started(ref("a"), eviction.Attempt{Call: 1, Due: testNow})
+	m.Failed(ref("a"), eviction.Attempt{Call: 1}, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
 	clk.SetTime(testNow.Add(10 * time.Second))
-	m.Started(ref("a"), 2, testNow) // not a second lateness observation
+	m.Started(ref("a"), eviction.Attempt{Call: 2, Due: testNow}) // not a second lateness observation
 	m.Removed(ref("a"), MethodEvict, false)
-	m.Succeeded(ref("a"), 2, testNow, false)
+	m.Succeeded(ref("a"), eviction.Attempt{Call: 2, Due: testNow}, false)
 	// b: found gone; c: a Deleter that tells nothing, due 5 s before a; d: dry run;
 	// e: skipped; f: cancelled.
 	for _, p := range []string{"b", "c", "d", "e", "f"} {
 		m.Scheduled(ref(p), testNow)
 	}
-	m.Started(ref("b"), 1, testNow)
+	m.Started(ref("b"), eviction.Attempt{Call: 1, Due: testNow})
 	m.Removed(ref("b"), MethodDelete, true)
-	m.Succeeded(ref("b"), 1, testNow, false)
-	m.Started(ref("c"), 1, testNow.Add(-5*time.Second))
-	m.Succeeded(ref("c"), 1, testNow.Add(-5*time.Second), false)
-	m.Succeeded(ref("d"), 1, testNow, true)
+	m.Succeeded(ref("b"), eviction.Attempt{Call: 1, Due: testNow}, false)
+	m.Started(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)})
+	m.Succeeded(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)}, false)
+	m.Succeeded(ref("d"), eviction.Attempt{Call: 1, Due: testNow}, true)
 	m.Skipped(ref("e"), eviction.ReasonPodTerminating)
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
-	m.Failed(ref("g"), 1, apierrors.NewTooManyRequests("pdb", 1))
-	m.Failed(ref("g"), 2, &eviction.PanicError{Value: "boom"})
+	m.Failed(ref("g"), eviction.Attempt{Call: 1}, apierrors.NewTooManyRequests("pdb", 1))
+	m.Failed(ref("g"), eviction.Attempt{Call: 2}, &eviction.PanicError{Value: "boom"})
 	m.Removed(ref("g"), MethodDelete, false) // then fails: not kept
-	m.Failed(ref("g"), 3, errors.New("what"))
+	m.Failed(ref("g"), eviction.Attempt{Call: 3}, errors.New("what"))
 
 	if len(m.removed) != 0 {
 		t.Errorf("nothing kept once the attempts ended: got %v, want none", m.removed)
@@ -73,7 +74,7 @@ func TestMetrics(t *testing.T) {
 	want := `
 # HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
 # TYPE taintevict_evictions_total counter
-taintevict_evictions_total{outcome="cancelled",reason="PodDeleted"} 1
+taintevict_evictions_total{outcome="cancelled",reason="TargetDeleted"} 1
 taintevict_evictions_total{outcome="failed",reason="Other"} 1
 taintevict_evictions_total{outcome="failed",reason="Panic"} 1
 taintevict_evictions_total{outcome="failed",reason="Timeout"} 1
@@ -278,4 +279,64 @@ func TestMetricsFromManager(t *testing.T) {
 			t.Errorf("Run: got %v, want %v", err, context.Canceled)
 		}
 	})
+}
+
+// TestMetricsScrapeCostsTheSameAtAnySize: a scrape of the pending gauges reads the
+// Manager's counters, so that it costs the same with 5,000 pending evictions as with 10.
+// It used to copy and sort the whole schedule (Manager.Pending), O(n) at every scrape.
+func TestMetricsScrapeCostsTheSameAtAnySize(t *testing.T) {
+	scrape := func(n int) (bytes uint64, pending float64) {
+		var got uint64
+		synctest.Test(t, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(testNow)
+			c := &evictiontest.Cache{}
+			node := taintedNode("node-1", testNow)
+			c.SetNode(node)
+			hour := int64(3600)
+			mgr, err := eviction.New(&evictiontest.Deleter{}, c, eviction.Options{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewPedanticRegistry()
+			if _, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: mgr.Stats}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- mgr.Run(ctx) }()
+			mgr.NodeUpdated(nil, node)
+			for i := range n {
+				p := tolerating(podOn("shop", fmt.Sprintf("p-%d", i), "node-1"), &hour)
+				c.SetPod(p)
+				mgr.PodUpdated(nil, p)
+			}
+			synctest.Wait()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 10 {
+				if _, err := reg.Gather(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			got = (after.TotalAlloc - before.TotalAlloc) / 10
+			fams, _ := reg.Gather()
+			for _, f := range fams {
+				if f.GetName() == "taintevict_pending_evictions" {
+					pending = f.GetMetric()[0].GetGauge().GetValue()
+				}
+			}
+			cancel()
+			<-done
+		})
+		return got, pending
+	}
+	small, pSmall := scrape(10)
+	large, pLarge := scrape(5000)
+	if pSmall != 10 || pLarge != 5000 {
+		t.Fatalf("taintevict_pending_evictions: got %v and %v, want 10 and 5000", pSmall, pLarge)
+	}
+	if large > 2*small+16<<10 {
+		t.Errorf("a scrape allocates %d bytes with 5,000 pending evictions and %d with 10: want the same cost", large, small)
+	}
 }

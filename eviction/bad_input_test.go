@@ -14,6 +14,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
+	"github.com/taintevict/taintevict/tolerations"
 )
 
 // TestBadInput feeds the Manager what it should survive without doing anything wrong.
@@ -59,7 +60,7 @@ func TestBadInput(t *testing.T) {
 		h.m.PodUpdated(old, renamed)
 		h.wait()
 		h.expectPending("api@+2m0s")
-		h.expectEvents("web", "Scheduled default/web at +1m0s", "Cancelled default/web: PodDeleted")
+		h.expectEvents("web", "Scheduled default/web at +1m0s", "Cancelled default/web: TargetDeleted")
 	})
 
 	synctestRunManager(t, "update with no change does nothing", func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	synctestRun(t, "Gt with ComparisonOperators tolerates", func(t *testing.T) {
-		h := run(t, eviction.Options{ComparisonOperators: true})
+		h := run(t, eviction.Options{Tolerations: tolerations.Options{ComparisonOperators: true}})
 		taint := v1.Taint{Key: "level", Value: "7", Effect: v1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: t0}}
 		h.setNode(newNode("n1", taint))
 		h.setPod(newPod("web", "n1", withTolerations(v1.Toleration{Key: "level", Operator: v1.TolerationOpGt, Value: "5", Effect: v1.TaintEffectNoExecute})))
@@ -193,7 +194,7 @@ func TestNewRejects(t *testing.T) {
 		{"negative Backoff.Cap", del, cache, eviction.Options{Backoff: eviction.Backoff{Cap: -time.Second}}},
 		{"Jitter over 1", del, cache, eviction.Options{Backoff: eviction.Backoff{Jitter: 1.5}}},
 		{"negative Workers", del, cache, eviction.Options{Workers: -1}},
-		{"negative DeleteWorkers", del, cache, eviction.Options{DeleteWorkers: -1}},
+		{"negative DeleteWorkers", del, cache, eviction.Options{ActWorkers: -1}},
 		{"unknown DeadlineSource", del, cache, eviction.Options{DeadlineSource: eviction.FromObservation + 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,7 +303,7 @@ func TestOddCache(t *testing.T) {
 		cache.SetNode(n1)
 		m.NodeUpdated(nil, n1)
 		synctest.Wait()
-		if p := m.Pending(); len(p) != 1 || p[0].Pod.Name != "web" {
+		if p := m.Pending(); len(p) != 1 || p[0].Target.Name != "web" {
 			t.Errorf("got Pending %v, want web only", p)
 		}
 		if del.Count() != 0 {
@@ -330,7 +331,7 @@ func TestOddCache(t *testing.T) {
 		if del.Count() != 0 {
 			t.Errorf("got Deleter calls %v, want none: web-1 is gone", del.Calls())
 		}
-		if p := m.Pending(); len(p) != 1 || p[0].Pod.UID != "web-2" || !p[0].At.Equal(t0.Add(time.Minute)) {
+		if p := m.Pending(); len(p) != 1 || p[0].Target.UID != "web-2" || !p[0].At.Equal(t0.Add(time.Minute)) {
 			t.Errorf("got Pending %v, want web-2 still scheduled at +1m", p)
 		}
 	})

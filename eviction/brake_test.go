@@ -81,7 +81,7 @@ func TestBrakeZone(t *testing.T) {
 		var paused []string
 		for _, p := range h.m.Pending() {
 			if p.Delayed == eviction.ReasonPaused {
-				paused = append(paused, p.Pod.Name)
+				paused = append(paused, p.Target.Name)
 			}
 		}
 		slices.Sort(paused)
@@ -108,7 +108,7 @@ func TestCancelledWhileWaitingNeverRuns(t *testing.T) {
 		if len(p) != 1 || p[0].Delayed != eviction.ReasonRateLimited {
 			t.Fatalf("at +1.5s: pending %v, want one pod waiting for the +2s token", p)
 		}
-		victim := p[0].Pod.Name
+		victim := p[0].Target.Name
 		h.removePod(victim) // cancelled while it holds the +2s token
 		h.wait()
 		h.setPod(newPod("late", "a-0")) // due at once: takes the token given back
@@ -123,7 +123,7 @@ func TestCancelledWhileWaitingNeverRuns(t *testing.T) {
 		h.expectEvents(victim,
 			"Scheduled default/"+victim+" at +0s",
 			"Delayed default/"+victim+": RateLimited",
-			"Cancelled default/"+victim+": PodDeleted")
+			"Cancelled default/"+victim+": TargetDeleted")
 	})
 	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{Brake: eviction.Brake{Fraction: 0.5}})
@@ -140,7 +140,7 @@ func TestCancelledWhileWaitingNeverRuns(t *testing.T) {
 		h.expectEvents("pod-a-0",
 			"Scheduled default/pod-a-0 at +10s",
 			"Delayed default/pod-a-0: Paused",
-			"Cancelled default/pod-a-0: NodeNotTainted")
+			"Cancelled default/pod-a-0: NotTainted")
 	})
 }
 
@@ -261,9 +261,9 @@ func TestNewRejectsBadBudgets(t *testing.T) {
 func TestBrakeReleasesInDeadlineOrder(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{
-			Brake:         eviction.Brake{Fraction: 0.5},
-			RateLimit:     eviction.Limit{PerSecond: 1, Burst: 1},
-			DeleteWorkers: 1,
+			Brake:      eviction.Brake{Fraction: 0.5},
+			RateLimit:  eviction.Limit{PerSecond: 1, Burst: 1},
+			ActWorkers: 1,
 		})
 		h.removeOnDelete()
 		for i := range 3 {
@@ -279,7 +279,7 @@ func TestBrakeReleasesInDeadlineOrder(t *testing.T) {
 		}
 		var due []string
 		for _, p := range h.m.Pending() {
-			due = append(due, p.Pod.Name+"@"+rel(p.At))
+			due = append(due, p.Target.Name+"@"+rel(p.At))
 		}
 		if want := []string{"pod-4@+10s", "pod-3@+11s", "pod-2@+12s", "pod-1@+13s", "pod-0@+14s"}; !slices.Equal(due, want) {
 			t.Errorf("paused: pending %v, want %v (the times they fell due)", due, want)

@@ -27,8 +27,8 @@ func TestDeletionsAndMoves(t *testing.T) {
 		h.removeNode("n1")
 		h.wait()
 		h.expectPending("other@+15m0s")
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NodeDeleted")
-		h.expectEvents("api", "Scheduled default/api at +10m0s", "Cancelled default/api: NodeDeleted")
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: HolderDeleted")
+		h.expectEvents("api", "Scheduled default/api at +10m0s", "Cancelled default/api: HolderDeleted")
 		h.stepTo(15 * time.Minute)
 		h.expectDeleted("other@+15m0s")
 	})
@@ -56,7 +56,7 @@ func TestDeletionsAndMoves(t *testing.T) {
 		h.removePod("web")
 		h.wait()
 		h.expectPending("api@+5m0s")
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: PodDeleted")
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: TargetDeleted")
 		h.stepTo(5 * time.Minute)
 		h.expectDeleted("api@+5m0s")
 	})
@@ -106,7 +106,7 @@ func TestDeletionsAndMoves(t *testing.T) {
 			if tc.wantAt == "" {
 				h.expectPending()
 				cancelled := h.obs.Of(evictiontest.Cancelled)
-				if len(cancelled) != 1 || !slices.Contains(tc.reasons, cancelled[0].Reason) || cancelled[0].Pod.UID != "web-1" || cancelled[0].Pod.Node != "n1" {
+				if len(cancelled) != 1 || !slices.Contains(tc.reasons, cancelled[0].Reason) || cancelled[0].Pod.UID != "web-1" || cancelled[0].Pod.Holder != "n1" {
 					t.Errorf("got Cancelled %v, want one for web-1 on n1 with a reason in %v", cancelled, tc.reasons)
 				}
 				h.step(time.Hour)
@@ -114,14 +114,14 @@ func TestDeletionsAndMoves(t *testing.T) {
 				return
 			}
 			h.expectPending(tc.wantAt)
-			if p := h.m.Pending(); len(p) == 1 && (p[0].Pod.UID != "web-2" || p[0].Pod.Node != "n2") {
-				t.Errorf("got pending %+v, want web-2 on n2", p[0].Pod)
+			if p := h.m.Pending(); len(p) == 1 && (p[0].Target.UID != "web-2" || p[0].Target.Holder != "n2") {
+				t.Errorf("got pending %+v, want web-2 on n2", p[0].Target)
 			}
 			h.stepTo(2*time.Minute - time.Nanosecond)
 			h.expectDeleted()
 			h.step(time.Nanosecond)
 			h.expectDeleted("web@+2m0s")
-			if c := h.calls(); len(c) == 1 && (c[0].Ref.UID != "web-2" || c[0].Ref.Node != "n2") {
+			if c := h.calls(); len(c) == 1 && (c[0].Ref.UID != "web-2" || c[0].Ref.Holder != "n2") {
 				t.Errorf("got Deleter call for %+v, want web-2 on n2", c[0].Ref)
 			}
 		})
@@ -149,7 +149,7 @@ func TestDeletionsAndMoves(t *testing.T) {
 		h.setPod(newPod("web", "", withTolerations(tolFor("a", 300))))
 		h.wait()
 		h.expectPending()
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: PodUnbound")
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: Unbound")
 	})
 }
 
@@ -229,5 +229,25 @@ func TestOwnDeletionIsNotSkipped(t *testing.T) {
 		h.wait()
 		h.expectEvents("web", "Scheduled default/web at +0s", "Started default/web (attempt 1)",
 			"Succeeded default/web (attempt 1)")
+	})
+}
+
+// TestLeavingWhileTheCallFails: the pod starts leaving on its own while its Deleter call
+// runs, and the call then fails: the eviction closes with Skipped and the pod's reason,
+// the report owed since the pod was seen leaving, not with Cancelled.
+func TestLeavingWhileTheCallFails(t *testing.T) {
+	synctestRun(t, "finished during a failing delete", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		release := make(chan error)
+		h.onDelete(func(context.Context, eviction.PodRef) error { return <-release })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait() // the call runs and waits for release
+		h.setPod(newPod("web", "n1", inPhase(v1.PodSucceeded)))
+		h.wait()
+		release <- errAPI
+		h.wait()
+		h.expectEvents("web", "Scheduled default/web at +0s", "Started default/web (attempt 1)",
+			"Skipped default/web: PodFinished")
 	})
 }

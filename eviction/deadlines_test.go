@@ -55,7 +55,7 @@ func TestWhichPodsAndWhen(t *testing.T) {
 		h.wait()
 		h.expectPending("web@+5m0s")
 		pending := h.m.Pending()
-		if len(pending) != 1 || !pending[0].At.Equal(t0.Add(300*time.Second)) || pending[0].Pod.Node != "n1" || pending[0].Pod.UID != "web-1" {
+		if len(pending) != 1 || !pending[0].At.Equal(t0.Add(300*time.Second)) || pending[0].Target.Holder != "n1" || pending[0].Target.UID != "web-1" {
 			t.Fatalf("got Pending %+v, want web-1 on n1 at %v", pending, t0.Add(300*time.Second))
 		}
 		h.stepTo(300*time.Second - time.Nanosecond)
@@ -95,8 +95,8 @@ func TestWhichPodsAndWhen(t *testing.T) {
 		h.setNode(newNode("n1", noSchedule("maintenance")))
 		h.wait()
 		h.expectPending()
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NodeNotTainted")
-		h.expectEvents("api", "Scheduled default/api at +10m0s", "Cancelled default/api: NodeNotTainted")
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NotTainted")
+		h.expectEvents("api", "Scheduled default/api at +10m0s", "Cancelled default/api: NotTainted")
 		h.step(time.Hour)
 		h.expectDeleted()
 	})

@@ -14,7 +14,7 @@ import (
 func TestNoDeletionRecordLeaks(t *testing.T) {
 	for _, workers := range []int{1, 8} {
 		synctestRun(t, fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			h := run(t, eviction.Options{Workers: workers, DeleteWorkers: workers})
+			h := run(t, eviction.Options{Workers: workers, ActWorkers: workers})
 			h.removeOnDelete()
 			for i := range 20 {
 				h.setNode(newNode(fmt.Sprint("n", i)))

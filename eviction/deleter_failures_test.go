@@ -76,7 +76,7 @@ func TestDeleterFailingIsRetriedWithBackoff(t *testing.T) {
 			if !errors.Is(e.Err, errAPI) || !strings.HasPrefix(e.Err.Error(), "eviction: ") {
 				t.Errorf("Failed event %d: got error %q, want one wrapping %q prefixed \"eviction: \"", i, e.Err, errAPI)
 			}
-			if e.Pod != (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}) {
+			if e.Pod != (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Holder: "n1"}) {
 				t.Errorf("Failed event %d: got pod %+v", i, e.Pod)
 			}
 		}
@@ -224,7 +224,7 @@ func TestStopRetrying(t *testing.T) {
 		h.expectEvents("web",
 			"Scheduled default/web at +0s",
 			"Started default/web (attempt 1)",
-			"Cancelled default/web: NodeNotTainted",
+			"Cancelled default/web: NotTainted",
 		)
 	})
 

@@ -22,7 +22,7 @@ type plainClock struct{ clock.Clock }
 // TestDeleterHangingIsTimedOut: a hanging Deleter is cancelled after DeleteTimeout and retried.
 func TestDeleterHangingIsTimedOut(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		h := run(t, eviction.Options{Backoff: exactBackoff, ActTimeout: 10 * time.Second})
 		first := true
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
 			if first {
@@ -64,7 +64,7 @@ func TestDeleterHangingIsTimedOut(t *testing.T) {
 // its own call, also when its timer is one an earlier call stopped and left for reuse.
 func TestDeleteTimeoutTimersReused(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
-		h := run(t, eviction.Options{Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		h := run(t, eviction.Options{Backoff: exactBackoff, ActTimeout: 10 * time.Second})
 		var mu sync.Mutex
 		var hung []string
 		cancelled := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(hung) }
@@ -121,7 +121,7 @@ func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
 			}
 			return nil
 		}
-		m, err := newManager(t, del, cache, eviction.Options{Clock: plain, Observer: obs, Backoff: exactBackoff, DeleteTimeout: 10 * time.Second})
+		m, err := newManager(t, del, cache, eviction.Options{Clock: plain, Observer: obs, Backoff: exactBackoff, ActTimeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestDeleteTimeoutWithoutAfterFunc(t *testing.T) {
 // TestDeleteTimeoutNegative: a negative DeleteTimeout does not bound the call.
 func TestDeleteTimeoutNegative(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
-		h := run(t, eviction.Options{DeleteTimeout: -1})
+		h := run(t, eviction.Options{ActTimeout: -1})
 		var ctxErr error
 		h.onDelete(func(ctx context.Context, _ eviction.PodRef) error {
 			<-ctx.Done()

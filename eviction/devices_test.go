@@ -24,6 +24,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 			name: "the device's deadline comes first",
 			steps: func(h *harness, d *onDevices) {
 				h.setNode(newNode("n1", noExecute("a", t0)))
+				h.wait() // the node's taint first: the device is read when it is tainted
 				d.setDevice("n1", noExecute("ecc", t0))
 				h.wait()
 				h.stepTo(time.Minute)
@@ -63,6 +64,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 			name: "both recover: cancelled",
 			steps: func(h *harness, d *onDevices) {
 				h.setNode(newNode("n1", noExecute("a", t0)))
+				h.wait() // the node's taint first: the device is read when it is tainted
 				d.setDevice("n1", noExecute("ecc", t0))
 				h.wait()
 				// The device recovers first: the node's later deadline is
@@ -77,7 +79,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 				"Scheduled default/web at +5m0s",
 				"Scheduled default/web at +1m0s",
 				"Scheduled default/web at +5m0s",
-				"Cancelled default/web: NodeNotTainted",
+				"Cancelled default/web: NotTainted",
 			},
 		},
 	} {
@@ -98,8 +100,8 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 					if tc.name == "the device's deadline comes first" {
 						wantHolder = device("n1")
 					}
-					if calls[0].Ref.Node != wantHolder {
-						t.Errorf("the Deleter was told the holder %q, want %q", calls[0].Ref.Node, wantHolder)
+					if calls[0].Ref.Holder != wantHolder {
+						t.Errorf("the Deleter was told the holder %q, want %q", calls[0].Ref.Holder, wantHolder)
 					}
 				}
 			})

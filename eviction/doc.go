@@ -14,8 +14,9 @@
 // [github.com/taintevict/taintevict/eviction/engine]: holders (here nodes) carry taints,
 // targets (here pods) are bound to holders with tolerations, and an actuator (here the
 // Deleter) acts on a target whose time is up. Pods on tainted devices, workloads on tainted
-// clusters and other carriers use the engine directly; [PodActuator] and [PodObserver] let
-// such an engine of pods reuse a Deleter and an Observer written for the Manager.
+// clusters and other carriers use the engine directly. The Manager's contract is the
+// engine's: [Observer], [Options], [PodRef] and the reasons are the engine's types, and
+// [PodActuator] lets an engine of pods reuse a Deleter written for the Manager.
 //
 // # Semantics
 //

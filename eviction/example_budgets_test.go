@@ -109,7 +109,7 @@ func ExampleOptions_budgets() {
 	wait()
 	var waiting []string
 	for _, p := range m.Pending() {
-		waiting = append(waiting, fmt.Sprintf("%s (%s since %s)", p.Pod.Name, p.Delayed, p.At.Format("15:04:05")))
+		waiting = append(waiting, fmt.Sprintf("%s (%s since %s)", p.Target.Name, p.Delayed, p.At.Format("15:04:05")))
 	}
 	slices.Sort(waiting) // due at the same time: in no particular order
 	say("pending: " + strings.Join(waiting, ", "))

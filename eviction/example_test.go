@@ -91,7 +91,7 @@ func ExampleManager() {
 	c.onPod(pod("web", v1.Toleration{Key: "maintenance", Operator: v1.TolerationOpExists, TolerationSeconds: &fiveMinutes}))
 	_ = c.WaitIdle(ctx)
 	for _, p := range c.Pending() {
-		fmt.Println(now(), "pending:", p.Pod, "at", p.At.Format(time.TimeOnly))
+		fmt.Println(now(), "pending:", p.Target, "at", p.At.Format(time.TimeOnly))
 	}
 	clk.Step(5 * time.Minute)
 	_ = c.WaitIdle(ctx)

@@ -27,7 +27,7 @@ type fakeCluster struct {
 }
 
 func (c *fakeCluster) Delete(_ context.Context, pod eviction.PodRef) error {
-	fmt.Printf("%s  delete %s from %s\n", c.clock.Now().Format(time.TimeOnly), pod, pod.Node)
+	fmt.Printf("%s  delete %s from %s\n", c.clock.Now().Format(time.TimeOnly), pod, pod.Holder)
 	if old := c.cache.DeletePod(pod.Namespace, pod.Name); old != nil {
 		c.m.PodUpdated(old, nil)
 	}
@@ -55,7 +55,7 @@ func (c *fakeCluster) addPod(name, node string, tolerationSeconds ...int64) {
 
 func (c *fakeCluster) printPending() {
 	for _, p := range c.m.Pending() {
-		fmt.Printf("%s  pending %s at %s\n", c.clock.Now().Format(time.TimeOnly), p.Pod, p.At.Format(time.TimeOnly))
+		fmt.Printf("%s  pending %s at %s\n", c.clock.Now().Format(time.TimeOnly), p.Target, p.At.Format(time.TimeOnly))
 	}
 }
 

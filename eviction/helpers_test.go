@@ -326,7 +326,7 @@ func pendingUTC(m manager) []eviction.Pending {
 func (h *harness) pending() []string {
 	var out []string
 	for _, p := range h.m.Pending() {
-		out = append(out, p.Pod.Name+"@"+rel(p.At))
+		out = append(out, p.Target.Name+"@"+rel(p.At))
 	}
 	return out
 }

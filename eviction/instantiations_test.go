@@ -2,6 +2,7 @@ package eviction_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
-	"github.com/taintevict/taintevict/tolerations"
 )
 
 // manager is what the behaviour tests drive: an eviction.Manager, or the engine instantiated
@@ -105,15 +105,7 @@ type onDevices struct {
 
 func newOnDevices(d eviction.Deleter, c eviction.Cache, opts eviction.Options) (manager, error) {
 	src := &deviceSource{c: c, taints: map[string][]v1.Taint{}}
-	eo := engine.Options{
-		Clock: opts.Clock, Workers: opts.Workers, ActWorkers: opts.DeleteWorkers, ActTimeout: opts.DeleteTimeout,
-		Backoff: opts.Backoff, DeadlineSource: opts.DeadlineSource, DryRun: opts.DryRun,
-		Tolerations: tolerations.Options{ComparisonOperators: opts.ComparisonOperators},
-		RateLimit:   opts.RateLimit, TaintRateLimits: opts.TaintRateLimits, Brake: opts.Brake,
-	}
-	if opts.Observer != nil {
-		eo.Observer = eviction.PodObserver(opts.Observer)
-	}
+	eo := opts // one contract: the Manager's options are the engine's
 	var act engine.Actuator
 	if d != nil {
 		act = eviction.PodActuator(d)
@@ -159,20 +151,24 @@ func (o *onDevices) setDevice(node string, taints ...v1.Taint) {
 }
 
 func (o *onDevices) Pending() []eviction.Pending {
-	var out []eviction.Pending
-	for _, p := range o.e.Pending() {
-		out = append(out, eviction.Pending{
-			Pod: eviction.PodRef{Namespace: p.Target.Namespace, Name: p.Target.Name, UID: p.Target.UID, Node: p.Target.Holder},
-			At:  p.At, Delayed: p.Delayed,
-		})
-	}
-	return out
+	return o.e.Pending()
 }
 
-func (o *onDevices) Backlog() int                       { return o.e.Backlog() }
-func (o *onDevices) Run(ctx context.Context) error      { return o.e.Run(ctx) }
-func (o *onDevices) WaitIdle(ctx context.Context) error { return o.e.WaitIdle(ctx) }
-func (o *onDevices) Records() int                       { return o.e.Len() }
+func (o *onDevices) Backlog() int { return o.e.Backlog() }
+func (o *onDevices) Run(ctx context.Context) error {
+	if err := o.e.Run(ctx); !errors.Is(err, engine.ErrRunTwice) {
+		return err
+	}
+	return eviction.ErrRunTwice // the Manager's sentinel, for the tests shared with it
+}
+
+func (o *onDevices) WaitIdle(ctx context.Context) error {
+	if err := o.e.WaitIdle(ctx); !errors.Is(err, engine.ErrStopped) {
+		return err
+	}
+	return eviction.ErrStopped
+}
+func (o *onDevices) Records() int { return o.e.Len() }
 
 // deviceSource is onDevices' Source: pods and nodes from an eviction.Cache, devices from
 // its own table.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -12,16 +11,15 @@ import (
 )
 
 // ErrRunTwice is returned by [Manager.Run] when the Manager has already been run.
-var ErrRunTwice = engine.ErrRunTwice
+var ErrRunTwice = errors.New("eviction: Run called more than once")
 
 // ErrStopped is returned by [Manager.WaitIdle] when Run has returned and work is left that
 // no goroutine will do: updates not processed, or evictions that are due.
-var ErrStopped = engine.ErrStopped
+var ErrStopped = errors.New("eviction: Run has returned and work is left")
 
 // PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
-// [Deleter] panicked. The Manager recovers the panic, so that one bad Deleter cannot take
-// the process down, and retries the eviction like any other failure. It is also what
-// [Manager.Run] returns when the Cache or the Observer panicked in one of its workers.
+// [Deleter] panicked, and what [Manager.Run] returns when the Cache or the Observer
+// panicked in one of its workers; see [engine.PanicError].
 type PanicError = engine.PanicError
 
 // Manager evicts pods from nodes with NoExecute taints they do not tolerate, when their
@@ -53,43 +51,26 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if cache == nil {
 		return nil, errors.New("eviction: nil Cache")
 	}
-	if opts.Workers < 0 || opts.DeleteWorkers < 0 || opts.MaxDeleteWorkers < 0 { // named here: the engine's are ActWorkers
-		return nil, fmt.Errorf("eviction: Workers (%d), DeleteWorkers (%d) and MaxDeleteWorkers (%d) must not be negative", opts.Workers, opts.DeleteWorkers, opts.MaxDeleteWorkers)
-	}
 	var act engine.Actuator
 	if deleter != nil {
 		act = PodActuator(deleter)
 	}
-	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts.engine())
+	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts)
 	if err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
 	return &Manager{e: e}, nil
 }
 
-// Pending is one scheduled eviction, as [Manager.Pending] reports it.
-type Pending struct {
-	Pod PodRef
-	// At is when the pod is due; at or before now for an eviction that is due, waits to
-	// retry, or waits for a rate limit or the brake (then it is when the Manager found it
-	// due). An eviction whose Deleter call is running is not pending, and not listed.
-	At time.Time
-	// Delayed is why an eviction that is due waits: [ReasonRateLimited] or
-	// [ReasonPaused]; empty when it does not.
-	Delayed Reason
-}
+// Stats returns the Manager's counts of evictions by where they stand; see
+// [engine.Engine.Stats]. It reads counters, O(1): what metrics read.
+func (m *Manager) Stats() Stats { return m.e.Stats() }
 
-// Pending returns the scheduled evictions, earliest first (ties by namespace and name):
-// what will be evicted, and when, in the location of the clock's time (UTC for a clock in
-// UTC). It copies the whole schedule, O(n); it is meant for previews and debugging.
-func (m *Manager) Pending() []Pending {
-	ps := m.e.Pending()
-	out := make([]Pending, len(ps))
-	for i, p := range ps {
-		out[i] = Pending{Pod: podRef(p.Target), At: p.At, Delayed: podReason(p.Delayed)}
-	}
-	return out
-}
+// Pending returns the open evictions that wait, earliest first (ties by namespace and
+// name): what will be evicted, and when, in the location of the clock's time. It looks at
+// every open eviction, O(n): it is meant for previews and debugging; metrics read
+// [Manager.Stats].
+func (m *Manager) Pending() []Pending { return m.e.Pending() }
 
 // DeleteWorkers returns how many Deleter calls may run at once now: Options.DeleteWorkers
 // when it is set, and otherwise where the limit that follows the Deleter's latency stands.
@@ -111,7 +92,13 @@ func (m *Manager) Backlog() int { return m.e.Backlog() }
 // call returns [ErrRunTwice]. When the Cache or the Observer panics in one of its workers,
 // Run stops in the same way and returns the panic as a *[PanicError] (a new Manager,
 // started afresh from the cache, keeps the deadlines of taints with TimeAdded).
-func (m *Manager) Run(ctx context.Context) error { return m.e.Run(ctx) }
+func (m *Manager) Run(ctx context.Context) error {
+	err := m.e.Run(ctx)
+	if errors.Is(err, engine.ErrRunTwice) {
+		return ErrRunTwice
+	}
+	return err
+}
 
 // WaitIdle blocks until the Manager is idle, or ctx is done, and then returns nil, or ctx's
 // error; see [engine.Engine.WaitIdle]. Idle means: every NodeUpdated and PodUpdated made
@@ -124,4 +111,14 @@ func (m *Manager) Run(ctx context.Context) error { return m.e.Run(ctx) }
 // the clock, call WaitIdle again. It needs Run; after Run has returned, it returns nil when
 // nothing was left, and [ErrStopped] otherwise. It must not be called from an Observer or a
 // Deleter of this Manager, whose work it would wait for.
-func (m *Manager) WaitIdle(ctx context.Context) error { return m.e.WaitIdle(ctx) }
+func (m *Manager) WaitIdle(ctx context.Context) error {
+	err := m.e.WaitIdle(ctx)
+	if errors.Is(err, engine.ErrStopped) {
+		return ErrStopped
+	}
+	return err
+}
+
+// Resume releases the evictions that Options.Pauser holds under scope; see
+// [engine.Engine.Resume].
+func (m *Manager) Resume(scope string) { m.e.Resume(scope) }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
@@ -46,10 +47,10 @@ func TestObserverEvents(t *testing.T) {
 		h.stepTo(time.Second)
 		h.stepTo(time.Minute)
 
-		web := eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}
-		flaky := eviction.PodRef{Namespace: ns, Name: "flaky", UID: "flaky-1", Node: "n2"}
-		db := eviction.PodRef{Namespace: ns, Name: "db", UID: "db-1", Node: "n1"}
-		done := eviction.PodRef{Namespace: ns, Name: "done", UID: "done-1", Node: "n2"}
+		web := eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Holder: "n1"}
+		flaky := eviction.PodRef{Namespace: ns, Name: "flaky", UID: "flaky-1", Holder: "n2"}
+		db := eviction.PodRef{Namespace: ns, Name: "db", UID: "db-1", Holder: "n1"}
+		done := eviction.PodRef{Namespace: ns, Name: "done", UID: "done-1", Holder: "n2"}
 		byPod := map[string][]evictiontest.Event{}
 		for _, e := range h.obs.Events() {
 			if e.Kind == evictiontest.Failed {
@@ -98,9 +99,9 @@ func TestPending(t *testing.T) {
 		h.setPod(newPod("d", "n2", withTolerations(tolForever("a"))))
 		h.wait()
 		want := []eviction.Pending{
-			{Pod: eviction.PodRef{Namespace: ns, Name: "a", UID: "a-1", Node: "n2"}, At: t0.Add(time.Minute)},
-			{Pod: eviction.PodRef{Namespace: ns, Name: "b", UID: "b-1", Node: "n1"}, At: t0.Add(200 * time.Second)},
-			{Pod: eviction.PodRef{Namespace: ns, Name: "c", UID: "c-1", Node: "n1"}, At: t0.Add(300 * time.Second)},
+			{Target: eviction.PodRef{Namespace: ns, Name: "a", UID: "a-1", Holder: "n2"}, At: t0.Add(time.Minute)},
+			{Target: eviction.PodRef{Namespace: ns, Name: "b", UID: "b-1", Holder: "n1"}, At: t0.Add(200 * time.Second)},
+			{Target: eviction.PodRef{Namespace: ns, Name: "c", UID: "c-1", Holder: "n1"}, At: t0.Add(300 * time.Second)},
 		}
 		assert.Equal(t, want, pendingUTC(h.m))
 		h.stepTo(time.Minute)
@@ -109,7 +110,7 @@ func TestPending(t *testing.T) {
 		h.setPod(newPod("c", "n1", withTolerations(tolFor("a", 100))))
 		h.wait()
 		assert.Equal(t, []eviction.Pending{
-			{Pod: want[2].Pod, At: t0.Add(100 * time.Second)},
+			{Target: want[2].Target, At: t0.Add(100 * time.Second)},
 			want[1],
 		}, pendingUTC(h.m))
 	})
@@ -135,7 +136,7 @@ func TestPending(t *testing.T) {
 		h.setPod(newPod("web", "n1"))
 		h.wait()
 		h.step(3 * time.Second)
-		assert.Equal(t, []eviction.Pending{{Pod: eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}, At: t0}}, pendingUTC(h.m))
+		assert.Equal(t, []eviction.Pending{{Target: eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Holder: "n1"}, At: t0}}, pendingUTC(h.m))
 	})
 }
 
@@ -152,8 +153,8 @@ func TestDryRun(t *testing.T) {
 		h.stepTo(time.Minute)
 		h.expectDeleted()
 		h.expectPending()
-		h.expectEvents("web", "Scheduled default/web at +0s", "Succeeded default/web (attempt 1, dry run)")
-		h.expectEvents("api", "Scheduled default/api at +1m0s", "Succeeded default/api (attempt 1, dry run)")
+		h.expectEvents("web", "Scheduled default/web at +0s", "Succeeded default/web (dry run)")
+		h.expectEvents("api", "Scheduled default/api at +1m0s", "Succeeded default/api (dry run)")
 		h.expectEvents("done") // finished, with no open eviction: not reported
 		assert.Empty(t, h.obs.Of(evictiontest.Started))
 		// The recheck still applies in dry-run mode.
@@ -161,7 +162,7 @@ func TestDryRun(t *testing.T) {
 		h.wait()
 		h.cache.SetNode(newNode("n1"))
 		h.stepTo(2 * time.Minute)
-		h.expectEvents("late", "Scheduled default/late at +2m0s", "Cancelled default/late: NodeNotTainted")
+		h.expectEvents("late", "Scheduled default/late at +2m0s", "Cancelled default/late: NotTainted")
 	})
 
 	synctestRun(t, "a Deleter given is not called", func(t *testing.T) {
@@ -194,7 +195,7 @@ type countingObserver struct {
 	n atomic.Int32
 }
 
-func (o *countingObserver) Succeeded(eviction.PodRef, int, time.Time, bool) { o.n.Add(1) }
+func (o *countingObserver) Succeeded(eviction.PodRef, eviction.Attempt, bool) { o.n.Add(1) }
 
 // TestNoObserver runs without an Observer, and with one that implements only a method.
 func TestNoObserver(t *testing.T) {
@@ -241,7 +242,7 @@ func TestIsGone(t *testing.T) {
 		{apierrors.NewTooManyRequests("pdb", 1), false},
 		{context.DeadlineExceeded, false},
 	} {
-		if got := eviction.IsGone(tc.err); got != tc.want {
+		if got := engine.IsGone(tc.err); got != tc.want {
 			t.Errorf("IsGone(%v): got %v, want %v", tc.err, got, tc.want)
 		}
 	}
@@ -251,7 +252,7 @@ func TestIsGone(t *testing.T) {
 func TestDeleterFunc(t *testing.T) {
 	var got eviction.PodRef
 	d := eviction.DeleterFunc(func(_ context.Context, ref eviction.PodRef) error { got = ref; return errAPI })
-	ref := eviction.PodRef{Namespace: "ns", Name: "web", UID: "u", Node: "n1"}
+	ref := eviction.PodRef{Namespace: "ns", Name: "web", UID: "u", Holder: "n1"}
 	if err := d.Delete(context.Background(), ref); !errors.Is(err, errAPI) {
 		t.Errorf("Delete: got %v, want %v", err, errAPI)
 	}

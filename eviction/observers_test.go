@@ -14,14 +14,14 @@ import (
 func TestObservers(t *testing.T) {
 	a, b := &evictiontest.Observer{}, &evictiontest.Observer{}
 	var obs eviction.Observer = eviction.Observers{a, b}
-	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "u1", Node: "n1"}
+	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "u1", Holder: "n1"}
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	obs.Scheduled(pod, at)
 	obs.Cancelled(pod, eviction.ReasonTolerated)
 	obs.Skipped(pod, eviction.ReasonPodFinished)
-	obs.Started(pod, 1, at)
-	obs.Failed(pod, 1, errors.New("x"))
-	obs.Succeeded(pod, 2, at.Add(time.Second), true)
+	obs.Started(pod, eviction.Attempt{Call: 1, Due: at})
+	obs.Failed(pod, eviction.Attempt{Call: 1, Due: at}, errors.New("x"))
+	obs.Succeeded(pod, eviction.Attempt{Call: 2, Due: at.Add(time.Second)}, true)
 	want := []evictiontest.Kind{evictiontest.Scheduled, evictiontest.Cancelled, evictiontest.Skipped, evictiontest.Started, evictiontest.Failed, evictiontest.Succeeded}
 	for name, o := range map[string]*evictiontest.Observer{"first": a, "second": b} {
 		got := o.Events()
@@ -38,5 +38,5 @@ func TestObservers(t *testing.T) {
 			t.Errorf("%s observer: arguments not passed on: %v", name, got)
 		}
 	}
-	eviction.Observers(nil).Started(pod, 1, at) // tells no one
+	eviction.Observers(nil).Started(pod, eviction.Attempt{Call: 1, Due: at}) // tells no one
 }

@@ -171,7 +171,7 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 			if got := del.Calls(); len(got) != 1 || got[0].Name != "web" {
 				t.Errorf("got Deleter calls %v, want web only", got)
 			}
-			if p := m.Pending(); len(p) != 1 || p[0].Pod.Name != "api" || !p[0].At.Equal(t0.Add(5*time.Minute)) {
+			if p := m.Pending(); len(p) != 1 || p[0].Target.Name != "api" || !p[0].At.Equal(t0.Add(5*time.Minute)) {
 				t.Errorf("got Pending %v, want api at +5m", p)
 			}
 			// One schedule for api, however many updates carried it. (web's add may be
@@ -191,7 +191,7 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 	synctestRun(t, "queued while the worker is busy", func(t *testing.T) {
 		// One worker, held while it lists the pods of another node. Meanwhile the pod
 		// comes to tolerate the taint for ever, and then the taint is removed. Processing
-		// the node first cancels with NodeNotTainted; the pod first, with Tolerated.
+		// the node first cancels with NotTainted; the pod first, with Tolerated.
 		cache := &recordingCache{Cache: &evictiontest.Cache{}, hold: "busy", release: make(chan struct{})}
 		obs := &evictiontest.Observer{}
 		m, err := newManager(t, &evictiontest.Deleter{}, cache, eviction.Options{Workers: 1, Observer: obs, Clock: newFakeClock()})
@@ -230,7 +230,7 @@ func TestNodeUpdatesGoFirst(t *testing.T) {
 		synctest.Wait()
 		cancelled := obs.Of(evictiontest.Cancelled)
 		if len(cancelled) != 1 || cancelled[0].Reason != eviction.ReasonNotTainted {
-			t.Errorf("got Cancelled %v, want one with NodeNotTainted (the node's update first)", cancelled)
+			t.Errorf("got Cancelled %v, want one with NotTainted (the node's update first)", cancelled)
 		}
 	})
 }
@@ -242,7 +242,7 @@ func TestWorkersOption(t *testing.T) {
 		opts eviction.Options
 	}{
 		{"negative Workers", eviction.Options{Workers: -1}},
-		{"negative DeleteWorkers", eviction.Options{DeleteWorkers: -2}},
+		{"negative DeleteWorkers", eviction.Options{ActWorkers: -2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := eviction.New(&evictiontest.Deleter{}, &evictiontest.Cache{}, tc.opts)
@@ -254,7 +254,7 @@ func TestWorkersOption(t *testing.T) {
 
 	for _, workers := range []int{1, 2, 3, 8, 16} {
 		synctestRun(t, fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			h := run(t, eviction.Options{Workers: workers, DeleteWorkers: workers})
+			h := run(t, eviction.Options{Workers: workers, ActWorkers: workers})
 			h.removeOnDelete()
 			var want []string
 			for i := range 20 {

@@ -98,8 +98,8 @@ func TestPodDecisionsDoNotInterleave(t *testing.T) {
 		synctest.Wait()
 
 		got := m.Pending()
-		want := []eviction.Pending{{Pod: eviction.PodRef{Namespace: "ns", Name: "web", UID: "uid-2", Node: n2}, At: t0.Add(300 * time.Second)}}
-		if len(got) != 1 || got[0].Pod != want[0].Pod || !got[0].At.Equal(want[0].At) {
+		want := []eviction.Pending{{Target: eviction.PodRef{Namespace: "ns", Name: "web", UID: "uid-2", Holder: n2}, At: t0.Add(300 * time.Second)}}
+		if len(got) != 1 || got[0].Target != want[0].Target || !got[0].At.Equal(want[0].At) {
 			t.Errorf("pending: got %v, want %v", got, want)
 		}
 		cancel()

@@ -123,7 +123,7 @@ func TestRateLimitThousand(t *testing.T) {
 // leave earliest due first.
 func TestRateLimitDeadlineOrder(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
-		h := run(t, eviction.Options{RateLimit: eviction.Limit{PerSecond: 1, Burst: 1}, DeleteWorkers: 1})
+		h := run(t, eviction.Options{RateLimit: eviction.Limit{PerSecond: 1, Burst: 1}, ActWorkers: 1})
 		h.removeOnDelete()
 		h.setNode(newNode("n", noExecute(unreachable, t0)))
 		for i := range 5 { // pod-4 due first, pod-0 last

@@ -39,7 +39,7 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n1", withUID("web-2")))
 			},
-			wantClosed:  "Cancelled default/web: PodReplaced",
+			wantClosed:  "Cancelled default/web: Replaced",
 			thenEvents:  []string{"Scheduled default/web at +5m0s", "Started default/web (attempt 1)", "Succeeded default/web (attempt 1)"},
 			wantDeleted: []string{"web@+5m0s"},
 		},
@@ -48,7 +48,7 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n2", withUID("web-2")))
 			},
-			wantClosed:  "Cancelled default/web: PodReplaced",
+			wantClosed:  "Cancelled default/web: Replaced",
 			thenEvents:  []string{"Scheduled default/web at +5m0s", "Started default/web (attempt 1)", "Succeeded default/web (attempt 1)"},
 			wantDeleted: []string{"web@+5m0s"},
 		},
@@ -58,12 +58,12 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n3", withUID("web-2")))
 			},
-			wantClosed: "Cancelled default/web: PodReplaced",
+			wantClosed: "Cancelled default/web: Replaced",
 		},
 		{
 			name:       "pod deleted",
 			change:     func(h *harness) { h.cache.DeletePod(ns, "web") },
-			wantClosed: "Cancelled default/web: PodDeleted",
+			wantClosed: "Cancelled default/web: TargetDeleted",
 		},
 		{
 			// The same UID on a node that is not tainted: nothing is due any more.
@@ -71,7 +71,7 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 			change: func(h *harness) {
 				h.cache.SetPod(newPod("web", "n3", tols))
 			},
-			wantClosed: "Cancelled default/web: NodeNotTainted",
+			wantClosed: "Cancelled default/web: NotTainted",
 		},
 		{
 			// The same UID on a node that is tainted as well, as long: due there now. The
@@ -92,12 +92,12 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 		{
 			name:       "taint removed",
 			change:     func(h *harness) { h.cache.SetNode(newNode("n1", noSchedule("a"))) },
-			wantClosed: "Cancelled default/web: NodeNotTainted",
+			wantClosed: "Cancelled default/web: NotTainted",
 		},
 		{
 			name:       "node deleted",
 			change:     func(h *harness) { h.cache.DeleteNode("n1") },
-			wantClosed: "Cancelled default/web: NodeDeleted",
+			wantClosed: "Cancelled default/web: HolderDeleted",
 		},
 		{
 			name: "toleration made infinite",
@@ -140,7 +140,7 @@ func TestRecheckBeforeDeleting(t *testing.T) {
 					if tc.name == "pod bound to another node, tainted too" {
 						node = "n2"
 					}
-					if want := (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: node}); c[0].Ref != want {
+					if want := (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Holder: node}); c[0].Ref != want {
 						t.Errorf("Deleter got %+v, want %+v", c[0].Ref, want)
 					}
 				}
@@ -278,11 +278,11 @@ func TestNoSecondDelete(t *testing.T) {
 
 // TestReplacedWhileTaken: a pod replaced by another of the same name (a new UID) while a
 // delete worker has taken its eviction but not begun it (the only delete worker is busy
-// with another pod) ends the old pod's eviction, Cancelled PodReplaced, and evicts the new
+// with another pod) ends the old pod's eviction, Cancelled Replaced, and evicts the new
 // pod on its own; the old pod is never deleted.
 func TestReplacedWhileTaken(t *testing.T) {
 	synctestRun(t, "taken, not begun", func(t *testing.T) {
-		h := run(t, eviction.Options{DeleteWorkers: 1})
+		h := run(t, eviction.Options{ActWorkers: 1})
 		release := make(chan struct{})
 		h.onDelete(func(_ context.Context, ref eviction.PodRef) error {
 			if ref.Name == "a" {

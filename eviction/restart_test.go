@@ -81,7 +81,7 @@ func TestRestart(t *testing.T) {
 			if first.Count() != 0 {
 				t.Errorf("the stopped Manager deleted %v", first.Calls())
 			}
-			if c := second.Calls(); c[0] != (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Node: "n1"}) {
+			if c := second.Calls(); c[0] != (eviction.PodRef{Namespace: ns, Name: "web", UID: "web-1", Holder: "n1"}) {
 				t.Errorf("got Deleter call %+v", c[0])
 			}
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
@@ -101,7 +102,7 @@ func (f *floor) NodeUpdated(old, new *v1.Node) {
 	f.mu.Lock()
 	for _, p := range pods {
 		if !tolerated(p, taint) {
-			f.queue = append(f.queue, work{eviction.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Node: new.Name}, due})
+			f.queue = append(f.queue, work{eviction.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Holder: new.Name}, due})
 			f.backlog.Add(1)
 		}
 	}
@@ -190,8 +191,8 @@ func (f *floor) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		f.events.Started(w.ref, 1, w.due)
-		if err := f.deleter.Delete(ctx, w.ref); err != nil && !eviction.IsGone(err) {
+		f.events.Started(w.ref, eviction.Attempt{Call: 1, Due: w.due})
+		if err := f.deleter.Delete(ctx, w.ref); err != nil && !engine.IsGone(err) {
 			f.failed.Add(1)
 		}
 		f.backlog.Add(-1)

@@ -244,7 +244,7 @@ func oursSide(ctx context.Context, client kubernetes.Interface, rc *rest.Config,
 	}
 	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), clientgo.Options{
 		Mode:        cfg.Side.Mode,
-		Manager:     eviction.Options{DeleteWorkers: cfg.Side.DeleteWorkers},
+		Manager:     eviction.Options{ActWorkers: cfg.Side.DeleteWorkers},
 		EventClient: events,
 	})
 	if err != nil {

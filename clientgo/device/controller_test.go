@@ -371,7 +371,7 @@ func TestNewControllerRejects(t *testing.T) {
 // panicky is an engine.Observer that panics when an eviction starts.
 type panicky struct{ engine.NopObserver }
 
-func (panicky) Started(engine.Ref, int, time.Time) { panic("observer bug") }
+func (panicky) Started(engine.Ref, engine.Attempt) { panic("observer bug") }
 
 // TestControllerStopsWhenTheEngineFails: an Observer that panics stops the engine; the
 // Controller then stops the Events and the rules' status too, and Run returns the

@@ -1,8 +1,6 @@
 package device
 
 import (
-	"time"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
@@ -48,9 +46,9 @@ func (o EventObserver) Cancelled(pod engine.Ref, reason engine.Reason) {
 	}
 }
 
-// Started records "Marking for deletion" on the first attempt.
-func (o EventObserver) Started(pod engine.Ref, attempt int, _ time.Time) {
-	if attempt == 1 {
+// Started records "Marking for deletion" before the first Deleter call.
+func (o EventObserver) Started(pod engine.Ref, a engine.Attempt) {
+	if a.First() {
 		o.event(pod, "Marking for deletion")
 	}
 }

@@ -17,8 +17,8 @@ func TestEventObserver(t *testing.T) {
 		report func(EventObserver)
 		want   string // "" for none
 	}{
-		{"first attempt", func(o EventObserver) { o.Started(web, 1, time.Time{}) }, "Normal DeviceTaintManagerEviction Marking for deletion"},
-		{"a retry", func(o EventObserver) { o.Started(web, 2, time.Time{}) }, ""},
+		{"first attempt", func(o EventObserver) { o.Started(web, engine.Attempt{Call: 1, Due: time.Time{}}) }, "Normal DeviceTaintManagerEviction Marking for deletion"},
+		{"a retry", func(o EventObserver) { o.Started(web, engine.Attempt{Call: 2, Due: time.Time{}}) }, ""},
 		{"cancelled, the taint removed", func(o EventObserver) { o.Cancelled(web, engine.ReasonNotTainted) }, "Normal DeviceTaintManagerEviction Cancelling deletion"},
 		{"cancelled, the pod deleted", func(o EventObserver) { o.Cancelled(web, engine.ReasonTargetDeleted) }, ""},
 		{"cancelled, the pod replaced", func(o EventObserver) { o.Cancelled(web, engine.ReasonReplaced) }, ""},
@@ -40,5 +40,5 @@ func TestEventObserver(t *testing.T) {
 			}
 		})
 	}
-	EventObserver{}.Started(web, 1, time.Time{}) // no Recorder: records nothing, and does not panic
+	EventObserver{}.Started(web, engine.Attempt{Call: 1, Due: time.Time{}}) // no Recorder: records nothing, and does not panic
 }

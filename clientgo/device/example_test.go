@@ -78,7 +78,7 @@ type printer struct {
 	evicted chan struct{}
 }
 
-func (p *printer) Succeeded(pod engine.Ref, _ int, _ time.Time, _ bool) {
+func (p *printer) Succeeded(pod engine.Ref, _ engine.Attempt, _ bool) {
 	fmt.Printf("evicted %s for %s\n", pod, pod.Holder)
 	close(p.evicted)
 }

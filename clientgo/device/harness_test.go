@@ -367,7 +367,7 @@ func (o *recorder) Cancelled(t engine.Ref, r engine.Reason) {
 func (o *recorder) Delayed(t engine.Ref, r engine.Reason) {
 	o.add("Delayed " + t.Name + " " + string(r))
 }
-func (o *recorder) Succeeded(t engine.Ref, _ int, _ time.Time, dry bool) {
+func (o *recorder) Succeeded(t engine.Ref, _ engine.Attempt, dry bool) {
 	if dry {
 		o.add("Succeeded " + t.Name + " dry run")
 		return

@@ -167,7 +167,7 @@ func TestRuleStatusRemoved(t *testing.T) {
 		rule("elsewhere", device("p1", "d1"), noExecute("bad", at(0))),
 		rule("none", device("p1", "d0"), resourcev1.DeviceTaint{Key: "bad", Effect: resourcev1.DeviceTaintEffectNone}),
 	}
-	web := eviction.PodRef{Namespace: "ns", Name: "web", UID: "uid-web", Node: ID(driver, "p1", "d0")}
+	web := eviction.PodRef{Namespace: "ns", Name: "web", UID: "uid-web", Holder: ID(driver, "p1", "d0")}
 	for _, tc := range []struct {
 		name string
 		objs []runtime.Object

@@ -206,7 +206,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []blamed {
 	}
 	var out []blamed
 	for _, rule := range r.src.ruleList() {
-		if rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute && ruleMatches(rule, pod.Node) {
+		if rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute && ruleMatches(rule, pod.Holder) {
 			out = append(out, blamed{rule.Name, rule.UID})
 		}
 	}

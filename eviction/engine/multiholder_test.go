@@ -30,7 +30,7 @@ type fleet struct {
 	t   *testing.T
 	clk *testclock.FakeClock
 	src *evictiontest.Source
-	obs *evictiontest.Recorder
+	obs *evictiontest.Observer
 	e   *engine.Engine[engine.Target]
 
 	mu    sync.Mutex
@@ -42,7 +42,7 @@ func newFleet(t *testing.T, opts engine.Options) *fleet {
 		t:     t,
 		clk:   testclock.NewFakeClock(t0),
 		src:   &evictiontest.Source{},
-		obs:   &evictiontest.Recorder{},
+		obs:   &evictiontest.Observer{},
 		calls: map[string][]time.Time{},
 	}
 	opts.Clock, opts.Observer = f.clk, f.obs
@@ -146,7 +146,7 @@ func TestEarliestBindingDecides(t *testing.T) {
 		}
 		var got []string
 		for _, e := range f.obs.Events() {
-			got = append(got, e.String()+" "+e.Pod.Node)
+			got = append(got, e.String()+" "+e.Pod.Holder)
 		}
 		want := []string{
 			"Scheduled ns/shop at 10:02:00 west",

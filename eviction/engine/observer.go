@@ -19,40 +19,53 @@ import (
 // of these comes while no eviction of the target is open. Every Started is followed by
 // exactly one Succeeded, Failed, Cancelled or Skipped. So an observer that adds one on the
 // first Scheduled of a target and subtracts one on its closing report agrees, whenever the
-// Engine is idle, with [Engine.Pending] plus the actuator calls running. A target that is
-// leaving, or that the Engine has acted on already, and that has no open eviction, is not
-// reported at all.
+// Engine is idle, with [Engine.Stats]. A target that is leaving, or that the Engine has
+// acted on already, and that has no open eviction, is not reported at all.
 type Observer interface {
 	// Scheduled: the target will be acted on at the given time (now or before for an
 	// eviction that is due at once). It opens the eviction, or moves an open one.
 	Scheduled(target Ref, at time.Time)
+	// Delayed: the eviction is due but waits at a budget: for a token of a rate limit
+	// ([ReasonRateLimited]), or for the brake or the Pauser to release it ([ReasonPaused]);
+	// it stays pending. Reported when the reason changes, and only before the first
+	// Actuator call.
+	Delayed(target Ref, reason Reason)
+	// Started: the Actuator is about to be called (never in dry-run mode), for the call
+	// a.Call; a.First() is true for the eviction's first call.
+	Started(target Ref, a Attempt)
+	// Failed: the Actuator call a.Call failed, or (a.Call 0) a lookup of the recheck right
+	// before a call failed, so that no call was made. The eviction stays open and another
+	// attempt follows after the backoff, unless a closing report comes first.
+	Failed(target Ref, a Attempt, err error)
+	// Succeeded closes an eviction: the Actuator call a.Call did its work or found the
+	// target gone, or (dryRun, a.Call 0) the Actuator would have been called.
+	Succeeded(target Ref, a Attempt, dryRun bool)
 	// Cancelled closes an eviction that is no longer wanted: the target was deleted or
 	// replaced, its holders were untainted or deleted, or it tolerates their taints now.
-	// When that happens while an attempt runs, it is reported when the attempt ends,
-	// instead of Failed; an attempt that succeeds reports Succeeded instead.
+	// When that happens while a call runs, it is reported when the call ends, instead of
+	// Failed; a call that succeeds reports Succeeded instead.
 	Cancelled(target Ref, reason Reason)
 	// Skipped closes an eviction whose target turned out to be leaving on its own: reason
-	// is the [Target.Leaving] the Source gave. As for Cancelled, an attempt that runs
-	// reports it when it ends.
+	// is the [Target.Leaving] the Source gave. As for Cancelled, a call that runs reports
+	// it when it ends.
 	Skipped(target Ref, reason Reason)
-	// Started: the actuator is about to be called (not in dry-run mode); attempt counts
-	// from 1, and counts failed rechecks too (see Failed), so a first call may be attempt
-	// 2. due is the time the eviction was scheduled for, as Scheduled last reported it
-	// (a wait for a rate limit or the brake does not move it).
-	Started(target Ref, attempt int, due time.Time)
-	// Succeeded closes an eviction: the actuator did its work, the target was already gone,
-	// or (dryRun) the actuator would have been called. due is as for Started.
-	Succeeded(target Ref, attempt int, due time.Time, dryRun bool)
-	// Failed: the actuator, or a lookup of the recheck before it, failed; the eviction
-	// stays open and another attempt follows after the backoff, unless a closing report
-	// comes first.
-	Failed(target Ref, attempt int, err error)
-	// Delayed: the eviction is due but waits, for a token of a rate limit
-	// ([ReasonRateLimited]) or for the brake to release ([ReasonPaused]); it stays pending.
-	// Reported when the reason changes, and only before the first attempt: an eviction
-	// whose recheck failed keeps its place at the gate for its retry.
-	Delayed(target Ref, reason Reason)
 }
+
+// Attempt is one try at an eviction, as [Observer.Started], [Observer.Failed] and
+// [Observer.Succeeded] report it.
+type Attempt struct {
+	// Call numbers the Actuator calls of the eviction, from 1. It is 0 in a report about
+	// no call: a Failed for a recheck whose lookup failed before the call, and a dry-run
+	// Succeeded.
+	Call int
+	// Due is when the eviction was scheduled for, as Scheduled last reported it: a wait
+	// at a budget, or for a retry, does not move it. The lateness of the first call is
+	// the time of its Started less Due.
+	Due time.Time
+}
+
+// First reports whether a is the eviction's first Actuator call.
+func (a Attempt) First() bool { return a.Call == 1 }
 
 // NopObserver implements [Observer] with methods that do nothing. Its zero value is ready
 // to use; embed it to implement only some methods.
@@ -70,13 +83,13 @@ func (NopObserver) Cancelled(Ref, Reason) {}
 func (NopObserver) Skipped(Ref, Reason) {}
 
 // Started does nothing.
-func (NopObserver) Started(Ref, int, time.Time) {}
+func (NopObserver) Started(Ref, Attempt) {}
 
 // Succeeded does nothing.
-func (NopObserver) Succeeded(Ref, int, time.Time, bool) {}
+func (NopObserver) Succeeded(Ref, Attempt, bool) {}
 
 // Failed does nothing.
-func (NopObserver) Failed(Ref, int, error) {}
+func (NopObserver) Failed(Ref, Attempt, error) {}
 
 // Delayed does nothing.
 func (NopObserver) Delayed(Ref, Reason) {}
@@ -110,23 +123,23 @@ func (obs Observers) Skipped(target Ref, reason Reason) {
 }
 
 // Started tells each observer.
-func (obs Observers) Started(target Ref, attempt int, due time.Time) {
+func (obs Observers) Started(target Ref, a Attempt) {
 	for _, o := range obs {
-		o.Started(target, attempt, due)
+		o.Started(target, a)
 	}
 }
 
 // Succeeded tells each observer.
-func (obs Observers) Succeeded(target Ref, attempt int, due time.Time, dryRun bool) {
+func (obs Observers) Succeeded(target Ref, a Attempt, dryRun bool) {
 	for _, o := range obs {
-		o.Succeeded(target, attempt, due, dryRun)
+		o.Succeeded(target, a, dryRun)
 	}
 }
 
 // Failed tells each observer.
-func (obs Observers) Failed(target Ref, attempt int, err error) {
+func (obs Observers) Failed(target Ref, a Attempt, err error) {
 	for _, o := range obs {
-		o.Failed(target, attempt, err)
+		o.Failed(target, a, err)
 	}
 }
 

@@ -145,7 +145,7 @@ func TestRecheckDecidesReplacement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(t0)
 		src := &evictiontest.Source{}
-		obs := &evictiontest.Recorder{}
+		obs := &evictiontest.Observer{}
 		act := &actCalls{}
 		e := startEngine(t, engine.ActuatorFunc(act.act), src, engine.Options{Clock: clk, Observer: obs})
 		downHolder(src, e)
@@ -183,7 +183,7 @@ func TestFailedRecheckKeepsItsToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(t0)
 		src := &flakySource{Source: &evictiontest.Source{}}
-		obs := &evictiontest.Recorder{}
+		obs := &evictiontest.Observer{}
 		act := &actCalls{}
 		e := startEngine(t, engine.ActuatorFunc(act.act), src, engine.Options{Clock: clk, Observer: obs,
 			RateLimit: engine.Limit{PerSecond: 1, Burst: 1}, Backoff: engine.Backoff{Base: 100 * time.Millisecond, Jitter: -1}})
@@ -208,9 +208,9 @@ func TestFailedRecheckKeepsItsToken(t *testing.T) {
 		want := []string{
 			"Scheduled ns/b at 10:00:00",
 			"Delayed ns/b: RateLimited",
-			`Failed ns/b (attempt 1): engine: recheck target ns/b: informer hiccup`,
-			"Started ns/b (attempt 2)",
-			"Succeeded ns/b (attempt 2)",
+			`Failed ns/b (before a call): engine: recheck target ns/b: informer hiccup`,
+			"Started ns/b (attempt 1)",
+			"Succeeded ns/b (attempt 1)",
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("got reports of b %q, want %q", got, want)
@@ -224,7 +224,7 @@ func TestFailedRecheckKeepsItsToken(t *testing.T) {
 // panicky is an Observer whose Started panics.
 type panicky struct{ engine.NopObserver }
 
-func (panicky) Started(engine.Ref, int, time.Time) { panic("bad Observer") }
+func (panicky) Started(engine.Ref, engine.Attempt) { panic("bad Observer") }
 
 // TestWorkerPanicStopsRun: a Source or Observer method that panics in one of the Engine's
 // workers stops it: Run returns the panic as a *PanicError, and every goroutine it started

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // Kind names an [eviction.Observer] method.
@@ -29,13 +28,14 @@ type Event struct {
 	Pod     eviction.PodRef
 	At      time.Time       // Scheduled; Started and Succeeded: the time the eviction was due
 	Reason  eviction.Reason // Cancelled, Skipped, Delayed
-	Attempt int             // Started, Succeeded, Failed
+	Attempt int             // Started, Succeeded, Failed: the Actuator call (Attempt.Call)
 	DryRun  bool            // Succeeded
 	Err     error           // Failed
 }
 
 // String returns a short line such as "Scheduled ns/pod at 10:05:00",
-// "Cancelled ns/pod: Tolerated" or "Delayed ns/pod: RateLimited".
+// "Cancelled ns/pod: Tolerated", "Started ns/pod (attempt 1)", "Succeeded ns/pod (dry
+// run)" or "Failed ns/pod (before a call): ERR" (a recheck whose lookup failed).
 func (e Event) String() string {
 	switch e.Kind {
 	case Scheduled:
@@ -43,17 +43,20 @@ func (e Event) String() string {
 	case Cancelled, Skipped, Delayed:
 		return fmt.Sprintf("%s %s: %s", e.Kind, e.Pod, e.Reason)
 	case Failed:
+		if e.Attempt == 0 {
+			return fmt.Sprintf("%s %s (before a call): %v", e.Kind, e.Pod, e.Err)
+		}
 		return fmt.Sprintf("%s %s (attempt %d): %v", e.Kind, e.Pod, e.Attempt, e.Err)
 	case Succeeded:
 		if e.DryRun {
-			return fmt.Sprintf("%s %s (attempt %d, dry run)", e.Kind, e.Pod, e.Attempt)
+			return fmt.Sprintf("%s %s (dry run)", e.Kind, e.Pod)
 		}
 	}
 	return fmt.Sprintf("%s %s (attempt %d)", e.Kind, e.Pod, e.Attempt)
 }
 
-// Observer is an [eviction.Observer] that records every call. The zero value is ready to
-// use.
+// Observer is an [eviction.Observer] (the engine's [github.com/taintevict/taintevict/eviction/engine.Observer]) that records every
+// call. The zero value is ready to use.
 type Observer struct {
 	mu     sync.Mutex
 	events []Event
@@ -110,63 +113,21 @@ func (o *Observer) Skipped(pod eviction.PodRef, reason eviction.Reason) {
 }
 
 // Started records a Started event.
-func (o *Observer) Started(pod eviction.PodRef, attempt int, due time.Time) {
-	o.add(Event{Kind: Started, Pod: pod, At: due, Attempt: attempt})
+func (o *Observer) Started(pod eviction.PodRef, a eviction.Attempt) {
+	o.add(Event{Kind: Started, Pod: pod, At: a.Due, Attempt: a.Call})
 }
 
 // Succeeded records a Succeeded event.
-func (o *Observer) Succeeded(pod eviction.PodRef, attempt int, due time.Time, dryRun bool) {
-	o.add(Event{Kind: Succeeded, Pod: pod, At: due, Attempt: attempt, DryRun: dryRun})
+func (o *Observer) Succeeded(pod eviction.PodRef, a eviction.Attempt, dryRun bool) {
+	o.add(Event{Kind: Succeeded, Pod: pod, At: a.Due, Attempt: a.Call, DryRun: dryRun})
 }
 
 // Failed records a Failed event.
-func (o *Observer) Failed(pod eviction.PodRef, attempt int, err error) {
-	o.add(Event{Kind: Failed, Pod: pod, Attempt: attempt, Err: err})
+func (o *Observer) Failed(pod eviction.PodRef, a eviction.Attempt, err error) {
+	o.add(Event{Kind: Failed, Pod: pod, Attempt: a.Call, Err: err})
 }
 
 // Delayed records a Delayed event.
 func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	o.add(Event{Kind: Delayed, Pod: pod, Reason: reason})
 }
-
-// Recorder is an [engine.Observer] that records every call, as [Observer] does for a
-// Manager: each [Event] names the target in Pod, with the holder as Pod.Node, and carries
-// the engine's own reasons. The zero value is ready to use.
-type Recorder struct {
-	Observer
-}
-
-var _ engine.Observer = (*Recorder)(nil)
-
-func podOf(t engine.Ref) eviction.PodRef {
-	return eviction.PodRef{Namespace: t.Namespace, Name: t.Name, UID: t.UID, Node: t.Holder}
-}
-
-// Scheduled records a Scheduled event.
-func (r *Recorder) Scheduled(t engine.Ref, at time.Time) { r.Observer.Scheduled(podOf(t), at) }
-
-// Cancelled records a Cancelled event.
-func (r *Recorder) Cancelled(t engine.Ref, reason engine.Reason) {
-	r.Observer.Cancelled(podOf(t), reason)
-}
-
-// Skipped records a Skipped event.
-func (r *Recorder) Skipped(t engine.Ref, reason engine.Reason) { r.Observer.Skipped(podOf(t), reason) }
-
-// Started records a Started event.
-func (r *Recorder) Started(t engine.Ref, attempt int, due time.Time) {
-	r.Observer.Started(podOf(t), attempt, due)
-}
-
-// Succeeded records a Succeeded event.
-func (r *Recorder) Succeeded(t engine.Ref, attempt int, due time.Time, dryRun bool) {
-	r.Observer.Succeeded(podOf(t), attempt, due, dryRun)
-}
-
-// Failed records a Failed event.
-func (r *Recorder) Failed(t engine.Ref, attempt int, err error) {
-	r.Observer.Failed(podOf(t), attempt, err)
-}
-
-// Delayed records a Delayed event.
-func (r *Recorder) Delayed(t engine.Ref, reason engine.Reason) { r.Observer.Delayed(podOf(t), reason) }

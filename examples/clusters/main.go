@@ -71,8 +71,9 @@ var (
 	}
 )
 
-// run simulates the script and writes its timeline to w.
-func run(w io.Writer) error {
+// run simulates the script and writes its timeline to w; also tells the engine's reports
+// (tests check them).
+func run(w io.Writer, also ...engine.Observer) error {
 	clk := testclock.NewFakeClock(start)
 	f := &fleet{workloads: map[types.NamespacedName]*workload{}}
 	for _, r := range regions {
@@ -88,13 +89,13 @@ func run(w io.Writer) error {
 	}
 	var mu sync.Mutex // guards moves, which the mover adds to from the act workers
 	var moves []line
-	obs := &evictiontest.Recorder{}
+	obs := &evictiontest.Observer{}
 	m := &mover{f: f, moves: func(w types.NamespacedName, from, to string) {
 		mu.Lock()
 		defer mu.Unlock()
 		moves = append(moves, line{orderOf[w], 1, fmt.Sprintf("%-9s  %-13s  %s -> %s", "moved", w, from, to)})
 	}}
-	e, err := engine.New[*workload](m, f, engine.Options{Clock: clk, Observer: obs})
+	e, err := engine.New(m, f, engine.Options{Clock: clk, Observer: append(engine.Observers{obs}, also...)})
 	if err != nil {
 		return err
 	}
@@ -184,9 +185,9 @@ func printStep(w io.Writer, at time.Duration, events []evictiontest.Event, moves
 		var verb, detail string
 		switch e.Kind {
 		case evictiontest.Scheduled:
-			verb, detail = "scheduled", "on "+e.Pod.Node+", move at "+since(e.At.Sub(start))
+			verb, detail = "scheduled", "on "+e.Pod.Holder+", move at "+since(e.At.Sub(start))
 		case evictiontest.Cancelled:
-			verb, detail = "cancelled", "on "+e.Pod.Node+": "+string(e.Reason)
+			verb, detail = "cancelled", "on "+e.Pod.Holder+": "+string(e.Reason)
 		case evictiontest.Failed:
 			verb, detail = "failed", e.Err.Error()
 		default:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"os/exec"
@@ -13,9 +14,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
+
+// buildTimeout bounds a build of the command in a test: a cold one on a busy two-core
+// machine takes minutes, and go test's own timeout must not be what stops it.
+const buildTimeout = 25 * time.Minute
 
 // buildBinary builds the command into a temporary folder and returns its path.
 func buildBinary(t *testing.T) string {
@@ -23,8 +27,10 @@ func buildBinary(t *testing.T) string {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH to build the binary")
 	bin := filepath.Join(t.TempDir(), "controller")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build (bounded by %v): %s", buildTimeout, out)
 	return bin
 }
 
@@ -63,10 +69,10 @@ func TestBinarySIGTERM(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case err = <-exited:
-	case <-time.After(eviction.DefaultDeleteTimeout):
+	case <-time.After(engine.DefaultActTimeout):
 		_ = cmd.Process.Kill()
 		<-exited
-		t.Fatalf("not stopped %s after SIGTERM", eviction.DefaultDeleteTimeout)
+		t.Fatalf("not stopped %s after SIGTERM", engine.DefaultActTimeout)
 	}
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "exit: %v", err)

@@ -195,7 +195,7 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 	for _, p := range d.c.Manager().Pending() {
-		d.say("pending: %s at %s (in %s)", p.Pod, p.At.Format(time.TimeOnly), time.Until(p.At).Round(100*time.Millisecond))
+		d.say("pending: %s at %s (in %s)", p.Target, p.At.Format(time.TimeOnly), time.Until(p.At).Round(100*time.Millisecond))
 	}
 
 	d.say("waiting for api-1's %ds toleration to run out", d.opts.Seconds)
@@ -206,7 +206,7 @@ func (d *demo) script(ctx context.Context) error {
 	d.say("node-1 is back: removing its taint")
 	for _, p := range d.c.Manager().Pending() {
 		if p.Delayed == "" { // the Manager reports one the brake holds Skipped: no Event
-			d.expect("Cancelling deletion of Pod %s", p.Pod)
+			d.expect("Cancelling deletion of Pod %s", p.Target)
 		}
 	}
 	if err := d.setTaint(ctx, false); err != nil {
@@ -240,9 +240,9 @@ func (d *demo) evicted(ctx context.Context, pods ...string) error {
 		var paused []string
 		for _, p := range d.c.Manager().Pending() {
 			switch {
-			case !slices.Contains(pods, p.Pod.String()):
+			case !slices.Contains(pods, p.Target.String()):
 			case p.Delayed == eviction.ReasonPaused:
-				paused = append(paused, p.Pod.String())
+				paused = append(paused, p.Target.String())
 			case next == nil:
 				next = &p
 			}

@@ -61,14 +61,14 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection, PodGroups: cfg.device.podGroups,
 		// The same act workers as the node side: -delete-workers pins them, 0 follows
 		// the client's budget, up to -max-delete-workers.
-		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.DeleteWorkers, MaxActWorkers: m.MaxDeleteWorkers,
-			ActTimeout: m.DeleteTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
-		Observers: []engine.Observer{deviceObserver{Observer: eviction.PodObserver(obs), DeleteObserver: obs}},
+		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.ActWorkers, MaxActWorkers: m.MaxActWorkers,
+			ActTimeout: m.ActTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
+		Observers: []engine.Observer{deviceObserver{Observer: obs, DeleteObserver: obs}},
 	}
 }
 
 // deviceObserver is the command's line observer for the device side: the engine's reports,
-// with the device in PodRef.Node, and how each pod went.
+// with the device in PodRef.Holder, and how each pod went.
 type deviceObserver struct {
 	engine.Observer
 	clientgo.DeleteObserver

@@ -215,7 +215,7 @@ func (cfg config) validateLeaderElection() error {
 func (cfg config) controllerOptions() clientgo.Options {
 	opts := clientgo.Options{
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
-		Manager: eviction.Options{Workers: cfg.workers, DeleteWorkers: cfg.deleteWorkers, MaxDeleteWorkers: cfg.maxDeleteWorkers},
+		Manager: eviction.Options{Workers: cfg.workers, ActWorkers: cfg.deleteWorkers, MaxActWorkers: cfg.maxDeleteWorkers},
 	}
 	opts.Manager.RateLimit, opts.Manager.TaintRateLimits, opts.Manager.Brake = cfg.budgets.options()
 	cfg.manager.apply(&opts.Manager)

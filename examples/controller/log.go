@@ -26,22 +26,22 @@ var (
 
 func (o *lineObserver) Scheduled(pod eviction.PodRef, at time.Time) {
 	if wait := time.Until(at); wait > 0 {
-		o.printf("scheduled  %s on %s: evict at %s (in %s)", pod, pod.Node, at.Format(time.TimeOnly), wait.Round(100*time.Millisecond))
+		o.printf("scheduled  %s on %s: evict at %s (in %s)", pod, pod.Holder, at.Format(time.TimeOnly), wait.Round(100*time.Millisecond))
 	} else {
-		o.printf("scheduled  %s on %s: evict now", pod, pod.Node)
+		o.printf("scheduled  %s on %s: evict now", pod, pod.Holder)
 	}
 }
 
 func (o *lineObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
-	o.printf("cancelled  %s on %s: %s", pod, pod.Node, reason)
+	o.printf("cancelled  %s on %s: %s", pod, pod.Holder, reason)
 }
 
 func (o *lineObserver) Skipped(pod eviction.PodRef, reason eviction.Reason) {
-	o.printf("skipped    %s on %s: %s", pod, pod.Node, reason)
+	o.printf("skipped    %s on %s: %s", pod, pod.Holder, reason)
 }
 
-func (o *lineObserver) Started(pod eviction.PodRef, attempt int, _ time.Time) {
-	o.printf("evicting   %s from %s (attempt %d)", pod, pod.Node, attempt)
+func (o *lineObserver) Started(pod eviction.PodRef, a eviction.Attempt) {
+	o.printf("evicting   %s from %s (attempt %d)", pod, pod.Holder, a.Call)
 }
 
 func (o *lineObserver) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
@@ -52,20 +52,20 @@ func (o *lineObserver) Removed(pod eviction.PodRef, how clientgo.Method, gone bo
 	o.printf("removed    %s by %s", pod, how)
 }
 
-func (o *lineObserver) Succeeded(pod eviction.PodRef, _ int, _ time.Time, dryRun bool) {
+func (o *lineObserver) Succeeded(pod eviction.PodRef, _ eviction.Attempt, dryRun bool) {
 	if dryRun {
-		o.printf("would evict %s from %s (dry run)", pod, pod.Node)
+		o.printf("would evict %s from %s (dry run)", pod, pod.Holder)
 		return
 	}
-	o.printf("evicted    %s from %s", pod, pod.Node)
+	o.printf("evicted    %s from %s", pod, pod.Holder)
 }
 
-func (o *lineObserver) Failed(pod eviction.PodRef, attempt int, err error) {
-	o.printf("failed     %s on %s (attempt %d, will retry): %v", pod, pod.Node, attempt, err)
+func (o *lineObserver) Failed(pod eviction.PodRef, a eviction.Attempt, err error) {
+	o.printf("failed     %s on %s (attempt %d, will retry): %v", pod, pod.Holder, a.Call, err)
 }
 
 func (o *lineObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
-	o.printf("delayed    %s on %s: %s", pod, pod.Node, reason)
+	o.printf("delayed    %s on %s: %s", pod, pod.Holder, reason)
 }
 
 func (o *lineObserver) printf(format string, args ...any) {

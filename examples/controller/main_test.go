@@ -180,7 +180,7 @@ func TestDemo(t *testing.T) {
 	for _, line := range []string{
 		"evicted    shop/web-1 from node-1",
 		"evicted    shop/api-1 from node-1",
-		"cancelled  shop/cache-1 on node-1: NodeNotTainted",
+		"cancelled  shop/cache-1 on node-1: NotTainted",
 	} {
 		assert.Contains(t, out.String(), line)
 	}
@@ -212,7 +212,7 @@ func TestDemoDryRun(t *testing.T) {
 	for _, line := range []string{
 		"would evict shop/web-1 from node-1 (dry run)",
 		"would evict shop/api-1 from node-1 (dry run)",
-		"cancelled  shop/cache-1 on node-1: NodeNotTainted",
+		"cancelled  shop/cache-1 on node-1: NotTainted",
 	} {
 		assert.Contains(t, out.String(), line)
 	}

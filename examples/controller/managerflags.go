@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // The -deadline-source values.
@@ -32,7 +33,7 @@ func (m *managerFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&m.backoffBase, "backoff-base", 100*time.Millisecond, "after a failed eviction, wait this long before the first retry, then twice as long each time")
 	fs.DurationVar(&m.backoffCap, "backoff-cap", 2*time.Minute, "the longest wait between two retries of an eviction")
 	fs.Float64Var(&m.backoffJitter, "backoff-jitter", 0.2, "take away at random up to this fraction of each wait, in [0, 1] (0: no jitter)")
-	fs.DurationVar(&m.deleteTimeout, "delete-timeout", eviction.DefaultDeleteTimeout, "give up on an eviction's API calls after this long, and retry them after the backoff (a stalled etcd holds a delete until it resumes)")
+	fs.DurationVar(&m.deleteTimeout, "delete-timeout", engine.DefaultActTimeout, "give up on an eviction's API calls after this long, and retry them after the backoff (a stalled etcd holds a delete until it resumes)")
 	fs.Func("deadline-source", "where a countdown starts: "+deadlineTimeAdded+" (the taint's TimeAdded: a restart or a new leader keeps deadlines) or "+deadlineObservation+" (when the controller first sees the pod, as kube-controller-manager does) (default "+deadlineTimeAdded+")", func(s string) error {
 		switch s {
 		case deadlineTimeAdded:
@@ -69,7 +70,7 @@ func (m managerFlags) apply(o *eviction.Options) {
 		jitter = -1 // eviction.Backoff's "off"; its 0 means the default 0.2
 	}
 	o.Backoff = eviction.Backoff{Base: m.backoffBase, Cap: m.backoffCap, Jitter: jitter}
-	o.DeleteTimeout = m.deleteTimeout
+	o.ActTimeout = m.deleteTimeout
 	o.DeadlineSource = m.deadlineSource
-	o.ComparisonOperators = m.comparisonOperators
+	o.Tolerations.ComparisonOperators = m.comparisonOperators
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
+	"github.com/taintevict/taintevict/tolerations"
 )
 
 func TestManagerFlags(t *testing.T) {
@@ -18,9 +20,9 @@ func TestManagerFlags(t *testing.T) {
 		args []string
 		want eviction.Options // the fields the flags set
 	}{
-		{name: "none: eviction.Options' defaults, spelled out", want: eviction.Options{Backoff: defaultBackoff, DeleteTimeout: eviction.DefaultDeleteTimeout}},
+		{name: "none: eviction.Options' defaults, spelled out", want: eviction.Options{Backoff: defaultBackoff, ActTimeout: engine.DefaultActTimeout}},
 		{name: "a delete timeout", args: []string{"-delete-timeout=5s"},
-			want: eviction.Options{Backoff: defaultBackoff, DeleteTimeout: 5 * time.Second}},
+			want: eviction.Options{Backoff: defaultBackoff, ActTimeout: 5 * time.Second}},
 		{name: "a backoff",
 			args: []string{"-backoff-base=1s", "-backoff-cap=5m", "-backoff-jitter=0.5"},
 			want: eviction.Options{Backoff: eviction.Backoff{Base: time.Second, Cap: 5 * time.Minute, Jitter: 0.5}}},
@@ -35,13 +37,13 @@ func TestManagerFlags(t *testing.T) {
 		{name: "deadlines from TimeAdded, said", args: []string{"-deadline-source=time-added"},
 			want: eviction.Options{Backoff: defaultBackoff, DeadlineSource: eviction.FromTimeAdded}},
 		{name: "comparison operators", args: []string{"-comparison-operators"},
-			want: eviction.Options{Backoff: defaultBackoff, ComparisonOperators: true}},
+			want: eviction.Options{Backoff: defaultBackoff, Tolerations: tolerations.Options{ComparisonOperators: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := flagsOf(t, tc.args...).controllerOptions().Manager
-			got := eviction.Options{Backoff: m.Backoff, DeleteTimeout: m.DeleteTimeout, DeadlineSource: m.DeadlineSource, ComparisonOperators: m.ComparisonOperators}
-			if tc.want.DeleteTimeout == 0 {
-				tc.want.DeleteTimeout = eviction.DefaultDeleteTimeout
+			got := eviction.Options{Backoff: m.Backoff, ActTimeout: m.ActTimeout, DeadlineSource: m.DeadlineSource, Tolerations: m.Tolerations}
+			if tc.want.ActTimeout == 0 {
+				tc.want.ActTimeout = engine.DefaultActTimeout
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)

@@ -95,8 +95,8 @@ func TestOutage(t *testing.T) {
 	// node-a3 came back at +02:00: its pending evictions are cancelled, and its pods stay.
 	for _, pod := range []string{"shop/queue-1", "shop/cart-2"} {
 		got := find(lines, "cancelled", pod)
-		if len(got) != 1 || got[0][0] != "+02:00" || got[0][len(got[0])-1] != "NodeNotTainted" {
-			t.Errorf("%s: cancelled %v, want once at +02:00 with NodeNotTainted", pod, got)
+		if len(got) != 1 || got[0][0] != "+02:00" || got[0][len(got[0])-1] != "NotTainted" {
+			t.Errorf("%s: cancelled %v, want once at +02:00 with NotTainted", pod, got)
 		}
 		never(pod)
 	}
@@ -165,7 +165,7 @@ func TestPartition(t *testing.T) {
 	once("evicted", "shop/web-3", "+05:30", "node-b1")
 	// node-a1 and node-a2 come back: their pods stay; node-a3's held eviction goes.
 	for _, pod := range []string{"shop/web-1", "shop/api-1", "shop/cart-1"} {
-		once("cancelled", pod, "+04:00", "NodeNotTainted")
+		once("cancelled", pod, "+04:00", "NotTainted")
 		if got := find(lines, "evicted", pod); len(got) != 0 {
 			t.Errorf("%s: evicted %v, want never", pod, got)
 		}

@@ -48,20 +48,20 @@ func (c *cluster) print(events []evictiontest.Event) {
 		var verb, detail string
 		switch e.Kind {
 		case evictiontest.Scheduled:
-			verb, detail = "scheduled", "on "+e.Pod.Node+", evict at "+since(e.At)
+			verb, detail = "scheduled", "on "+e.Pod.Holder+", evict at "+since(e.At)
 		case evictiontest.Cancelled:
-			verb, detail = "cancelled", "on "+e.Pod.Node+": "+string(e.Reason)
+			verb, detail = "cancelled", "on "+e.Pod.Holder+": "+string(e.Reason)
 		case evictiontest.Skipped:
-			verb, detail = "skipped", "on "+e.Pod.Node+": "+string(e.Reason)
+			verb, detail = "skipped", "on "+e.Pod.Holder+": "+string(e.Reason)
 		case evictiontest.Succeeded:
-			verb, detail = "evicted", "from "+e.Pod.Node
+			verb, detail = "evicted", "from "+e.Pod.Holder
 			c.evicted = append(c.evicted, evictedPod{e.Pod, now})
 		case evictiontest.Failed:
-			verb, detail = "failed", "on "+e.Pod.Node+": "+e.Err.Error()
+			verb, detail = "failed", "on "+e.Pod.Holder+": "+e.Err.Error()
 		case evictiontest.Delayed:
-			verb, detail = "delayed", "on "+e.Pod.Node+": "+string(e.Reason)
+			verb, detail = "delayed", "on "+e.Pod.Holder+": "+string(e.Reason)
 		case kept:
-			verb, detail = "kept", "on "+e.Pod.Node+", nothing scheduled ("+c.about[e.Pod.String()]+")"
+			verb, detail = "kept", "on "+e.Pod.Holder+", nothing scheduled ("+c.about[e.Pod.String()]+")"
 		default:
 			continue // Started: the Deleter is called; "evicted" follows
 		}
@@ -83,7 +83,7 @@ func (c *cluster) withKept(events []evictiontest.Event) []evictiontest.Event {
 		decided[e.Pod.String()] = true
 	}
 	for _, p := range c.sc.pods {
-		ref := eviction.PodRef{Namespace: p.namespace, Name: p.name, Node: p.node}
+		ref := eviction.PodRef{Namespace: p.namespace, Name: p.name, Holder: p.node}
 		if !slices.Contains(c.tainted, p.node) || decided[ref.String()] {
 			continue
 		}
@@ -100,11 +100,11 @@ func (c *cluster) withKept(events []evictiontest.Event) []evictiontest.Event {
 func (c *cluster) printPending() {
 	pending := c.m.Pending()
 	slices.SortFunc(pending, func(a, b eviction.Pending) int {
-		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Pod.String(), b.Pod.String()))
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Target.String(), b.Target.String()))
 	})
 	var list []string
 	for _, p := range pending {
-		item := p.Pod.String() + " at " + since(p.At)
+		item := p.Target.String() + " at " + since(p.At)
 		if p.Delayed != "" {
 			item += " (" + string(p.Delayed) + ")"
 		}
@@ -138,7 +138,7 @@ func (c *cluster) printSummary() {
 	fmt.Fprintf(c.w, "\nSummary at %s:\n", since(c.clock.Now()))
 	fmt.Fprintf(c.w, "  evicted (%d):\n", len(c.evicted))
 	for _, e := range c.evicted {
-		fmt.Fprintf(c.w, "    %-16s  from %s at %s\n", e.pod, e.pod.Node, since(e.at))
+		fmt.Fprintf(c.w, "    %-16s  from %s at %s\n", e.pod, e.pod.Holder, since(e.at))
 	}
 	var running, finished []string
 	for _, n := range nodes {

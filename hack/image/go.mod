@@ -1,6 +1,6 @@
 module github.com/taintevict/taintevict/hack/image
 
-go 1.26.8
+go 1.26
 
 require github.com/google/go-containerregistry v0.22.1
 

@@ -1,5 +1,5 @@
 module github.com/taintevict/taintevict/hack/release
 
-go 1.26.8
+go 1.26
 
 require golang.org/x/mod v0.37.0

@@ -378,7 +378,7 @@ func TestBadInputUnboundPodAndDeletedNode(t *testing.T) {
 	s.assertKept("unbound", "orphan")
 	c.assertRequests(t, s.ns)
 	c.assertCounted(t, 0)
-	assert.Equal(t, 1.0, c.metric(t, outcomes("cancelled", "NodeDeleted")), "the cancellation the metrics count")
+	assert.Equal(t, 1.0, c.metric(t, outcomes("cancelled", "HolderDeleted")), "the cancellation the metrics count")
 
 	bound := time.Now()
 	require.NoError(t, admin.CoreV1().Pods(s.ns).Bind(s.ctx, &v1.Binding{

@@ -1,4 +1,4 @@
-package engine
+package budget
 
 import (
 	"math"
@@ -31,8 +31,8 @@ type bucket struct {
 	free     []int64 // slots counted and given back, sorted
 }
 
-// newBucket returns a full bucket for l, which must be a valid limit that limits.
-func newBucket(l Limit) *bucket {
+// newBucket returns a full bucket for l, which must be a valid rate that limits.
+func newBucket(l Rate) *bucket {
 	interval := max(int64(math.Ceil(float64(time.Second)/l.PerSecond)), 1)
 	return &bucket{interval: interval, ahead: int64(l.Burst-1) * interval}
 }

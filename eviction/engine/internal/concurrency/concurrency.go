@@ -1,19 +1,8 @@
-package engine
+package concurrency
 
 import (
 	"sync"
 	"time"
-)
-
-// The bounds of the act workers when they adapt (Options.ActWorkers 0).
-const (
-	// MinActWorkers is where the number of act workers starts when it adapts, and the
-	// least it goes down to: what the engine ran with before it adapted.
-	MinActWorkers = 8
-	// DefaultMaxActWorkers is the most act workers run when Options.MaxActWorkers is 0: a
-	// cap for memory and fairness, far above what a client's rate limit or an API server
-	// keeps busy (about 50 at 1,000 requests a second and 25 ms a request).
-	DefaultMaxActWorkers = 128
 )
 
 // Vegas's thresholds, in actuator calls waiting at the bottleneck: below alpha the limit
@@ -28,7 +17,7 @@ const (
 	minLatency = time.Millisecond
 )
 
-// concurrency decides how many actuator calls may run at once, as TCP Vegas decides a
+// Limit decides how many actuator calls may run at once, as TCP Vegas decides a
 // congestion window, once a round (as many calls ended as the limit lets run, about one
 // round trip): the least latency of the round, against the least latency of any call that
 // succeeded (the latency with no queue: Vegas's baseRTT; failures and targets already gone
@@ -40,7 +29,7 @@ const (
 // the bottleneck always has a few calls waiting (the rate limiter stays busy at any QPS)
 // and never many (an API server that slows down under load gets fewer). It is safe for
 // concurrent use.
-type concurrency struct {
+type Limit struct {
 	mu          sync.Mutex
 	set         func(int) int // applies a limit: the schedule's SetWorkers
 	limit       int
@@ -58,34 +47,35 @@ type concurrency struct {
 	minRTT time.Duration // the baseline
 }
 
-// newConcurrency returns the control for opts's act workers (normalized), applying limits
-// with set.
-func newConcurrency(opts Options, set func(int) int) *concurrency {
-	c := &concurrency{set: set}
-	if opts.ActWorkers > 0 {
-		c.limit, c.floor, c.ceil, c.fixed = opts.ActWorkers, opts.ActWorkers, opts.ActWorkers, true
+// New returns a limit pinned at fixed, when fixed is positive; otherwise one that starts at
+// floor (at most ceil) and moves between floor and ceil. It applies each limit with set,
+// which returns the limit applied.
+func New(fixed, floor, ceil int, set func(int) int) *Limit {
+	c := &Limit{set: set}
+	if fixed > 0 {
+		c.limit, c.floor, c.ceil, c.fixed = fixed, fixed, fixed, true
 	} else {
-		c.ceil = opts.MaxActWorkers
-		c.floor = min(MinActWorkers, c.ceil)
+		c.ceil = ceil
+		c.floor = min(floor, c.ceil)
 		c.limit, c.slowStart = c.floor, true
 	}
 	c.set(c.limit)
 	return c
 }
 
-// begin counts an actuator call that starts, and returns whether it took the last free
+// Begin counts an actuator call that starts, and returns whether it took the last free
 // worker: then the calls are as many as the limit lets run, and more could be.
-func (c *concurrency) begin() (saturated bool) {
+func (c *Limit) Begin() (saturated bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight++
 	return c.inflight >= c.limit
 }
 
-// end counts the end of a call that took rtt, started saturated or not, and succeeded
+// End counts the end of a call that took rtt, started saturated or not, and succeeded
 // (acted) or not; at the end of a round it moves the limit as Vegas would. Only calls that
 // acted count for the rounds.
-func (c *concurrency) end(rtt time.Duration, saturated, acted bool) {
+func (c *Limit) End(rtt time.Duration, saturated, acted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
@@ -128,8 +118,8 @@ func (c *concurrency) end(rtt time.Duration, saturated, acted bool) {
 	c.ended, c.saturated, c.roundMin = 0, false, 0
 }
 
-// current returns the limit.
-func (c *concurrency) current() int {
+// Current returns the limit.
+func (c *Limit) Current() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.limit

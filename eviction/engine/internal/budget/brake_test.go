@@ -1,4 +1,4 @@
-package engine
+package budget
 
 import (
 	"fmt"
@@ -8,8 +8,19 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-func brakeHolder(name, group string, keys ...string) Holder {
-	h := Holder{Name: name, Group: group}
+// testHolder is a holder as the brake counts it.
+type testHolder struct {
+	Name, Group string
+	Taints      []v1.Taint
+}
+
+// brakeConfig is what NewBrake takes.
+type brakeConfig struct{ Fraction, ZoneFraction float64 }
+
+func newBrake(c brakeConfig) *Brake { return NewBrake(c.Fraction, c.ZoneFraction) }
+
+func brakeHolder(name, group string, keys ...string) testHolder {
+	h := testHolder{Name: name, Group: group}
 	for _, k := range keys {
 		h.Taints = append(h.Taints, v1.Taint{Key: k, Effect: v1.TaintEffectNoExecute})
 	}
@@ -17,23 +28,23 @@ func brakeHolder(name, group string, keys ...string) Holder {
 }
 
 // setHolder counts h, as HolderUpdated does.
-func setHolder(b *brake, h Holder, resumed []brakeScope) []brakeScope {
+func setHolder(b *Brake, h testHolder, resumed []Scope) []Scope {
 	return b.set(h.Name, h.Group, h.Taints, resumed)
 }
 
 // pausedBy asks whether evictions caused by keys on a holder of group are paused.
-func pausedBy(b *brake, group string, keys []string) (brakeScope, bool) {
-	causes := make([]cause, len(keys))
+func pausedBy(b *Brake, group string, keys []string) (Scope, bool) {
+	causes := make([]Cause, len(keys))
 	for i, k := range keys {
-		causes[i] = cause{key: k, group: group}
+		causes[i] = Cause{Key: k, Group: group}
 	}
 	return b.paused(causes)
 }
 
 // brakeStep changes the brake's nodes, then checks what is paused and what resumed.
 type brakeStep struct {
-	do          func(b *brake, resumed []brakeScope) []brakeScope
-	wantResumed []brakeScope
+	do          func(b *Brake, resumed []Scope) []Scope
+	wantResumed []Scope
 	paused      []brakeQuery // queries that must be paused, with the scope that pauses them
 	running     []brakeQuery // queries that must not be paused
 }
@@ -41,12 +52,12 @@ type brakeStep struct {
 type brakeQuery struct {
 	zone  string
 	keys  []string
-	scope brakeScope // for paused queries
+	scope Scope // for paused queries
 }
 
 // setNodes sets nodes name-from..name-(to-1) in zone with keys.
-func setNodes(from, to int, zone string, keys ...string) func(*brake, []brakeScope) []brakeScope {
-	return func(b *brake, resumed []brakeScope) []brakeScope {
+func setNodes(from, to int, zone string, keys ...string) func(*Brake, []Scope) []Scope {
+	return func(b *Brake, resumed []Scope) []Scope {
 		for i := from; i < to; i++ {
 			resumed = setHolder(b, brakeHolder(fmt.Sprintf("%s-%d", zone, i), zone, keys...), resumed)
 		}
@@ -54,8 +65,8 @@ func setNodes(from, to int, zone string, keys ...string) func(*brake, []brakeSco
 	}
 }
 
-func removeNodes(from, to int, zone string) func(*brake, []brakeScope) []brakeScope {
-	return func(b *brake, resumed []brakeScope) []brakeScope {
+func removeNodes(from, to int, zone string) func(*Brake, []Scope) []Scope {
+	return func(b *Brake, resumed []Scope) []Scope {
 		for i := from; i < to; i++ {
 			resumed = b.remove(fmt.Sprintf("%s-%d", zone, i), resumed)
 		}
@@ -69,57 +80,57 @@ const (
 )
 
 func TestBrake(t *testing.T) {
-	all := func(key string) brakeScope { return brakeScope{key: key} }
-	inZone := func(zone, key string) brakeScope { return brakeScope{key: key, zone: zone, zoned: true} }
+	all := func(key string) Scope { return Scope{Kind: KindBrake, Key: key} }
+	inZone := func(zone, key string) Scope { return Scope{Kind: KindBrake, Key: key, Group: zone, Grouped: true} }
 	tests := []struct {
 		name  string
-		brake Brake
+		brake brakeConfig
 		steps []brakeStep
 	}{
-		{"the issue's case: 60 of 100 tainted with F=0.55 pause; untainting 10 resumes, once", Brake{Fraction: 0.55}, []brakeStep{
+		{"the issue's case: 60 of 100 tainted with F=0.55 pause; untainting 10 resumes, once", brakeConfig{Fraction: 0.55}, []brakeStep{
 			{do: setNodes(0, 100, "a"), running: []brakeQuery{{keys: []string{keyU}}}},
 			{do: setNodes(0, 55, "a", keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 			{do: setNodes(55, 60, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
-			{do: setNodes(50, 60, "a"), wantResumed: []brakeScope{all(keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(50, 60, "a"), wantResumed: []Scope{all(keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"at exactly the fraction the brake stays as it was", Brake{Fraction: 0.5}, []brakeStep{
+		{"at exactly the fraction the brake stays as it was", brakeConfig{Fraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 10, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
 			{do: setNodes(0, 5, "a"), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
-			{do: setNodes(5, 6, "a"), wantResumed: []brakeScope{all(keyU)}},
+			{do: setNodes(5, 6, "a"), wantResumed: []Scope{all(keyU)}},
 			{do: setNodes(0, 1, "a", keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"new healthy nodes resume, deleting them pauses again", Brake{Fraction: 0.5}, []brakeStep{
+		{"new healthy nodes resume, deleting them pauses again", brakeConfig{Fraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 6, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
-			{do: setNodes(0, 7, "b"), wantResumed: []brakeScope{all(keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(0, 7, "b"), wantResumed: []Scope{all(keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 			{do: removeNodes(0, 2, "b"), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
 		}},
-		{"deleting the tainted nodes resumes", Brake{Fraction: 0.5}, []brakeStep{
+		{"deleting the tainted nodes resumes", brakeConfig{Fraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 3, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
-			{do: removeNodes(0, 3, "a"), wantResumed: []brakeScope{all(keyU)}},
+			{do: removeNodes(0, 3, "a"), wantResumed: []Scope{all(keyU)}},
 			{do: removeNodes(0, 3, "a")}, // unknown nodes: nothing
 		}},
-		{"a zone rule pauses one zone and not the other", Brake{ZoneFraction: 0.5}, []brakeStep{
+		{"a zone rule pauses one zone and not the other", brakeConfig{ZoneFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 10, "a"), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 			{do: setNodes(0, 10, "b")},
 			{do: setNodes(0, 6, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}},
 				running: []brakeQuery{{zone: "b", keys: []string{keyU}}}},
-			{do: setNodes(0, 2, "a"), wantResumed: []brakeScope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(0, 2, "a"), wantResumed: []Scope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"the cluster rule and the zone rule together", Brake{Fraction: 0.9, ZoneFraction: 0.5}, []brakeStep{
+		{"the cluster rule and the zone rule together", brakeConfig{Fraction: 0.9, ZoneFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 4, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
 			{do: setNodes(0, 4, "b"), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}},
-				running: []brakeQuery{{zone: "b", keys: []string{keyU}}}, wantResumed: []brakeScope{all(keyU)}},
+				running: []brakeQuery{{zone: "b", keys: []string{keyU}}}, wantResumed: []Scope{all(keyU)}},
 		}},
-		{"each key has its own count; a pod due for two keys waits while either is paused", Brake{Fraction: 0.5}, []brakeStep{
+		{"each key has its own count; a pod due for two keys waits while either is paused", brakeConfig{Fraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 6, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyM, keyU}, scope: all(keyU)}}},
 			{do: setNodes(6, 10, "a", keyM), running: []brakeQuery{{zone: "a", keys: []string{keyM}}},
 				paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
 		}},
-		{"a node counts once per key, whatever its taints of that key", Brake{Fraction: 0.5}, []brakeStep{
+		{"a node counts once per key, whatever its taints of that key", brakeConfig{Fraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 2, "a")},
 			{do: setNodes(2, 4, "a", keyU, keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"nodes without a zone form a zone of their own", Brake{ZoneFraction: 0.5}, []brakeStep{
+		{"nodes without a zone form a zone of their own", brakeConfig{ZoneFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 4, ""), running: []brakeQuery{{keys: []string{keyU}}}},
 			{do: setNodes(0, 3, "", keyU), paused: []brakeQuery{{keys: []string{keyU}, scope: inZone("", keyU)}}},
 		}},
@@ -148,7 +159,7 @@ func TestBrake(t *testing.T) {
 }
 
 func TestBrakeZoneChange(t *testing.T) {
-	b := newBrake(Brake{ZoneFraction: 0.5})
+	b := newBrake(brakeConfig{ZoneFraction: 0.5})
 	setNodes(0, 2, "a", keyU)(b, nil)
 	setNodes(0, 2, "b")(b, nil)
 	if _, ok := pausedBy(b, "a", []string{keyU}); !ok {
@@ -170,7 +181,7 @@ func TestBrakeZoneChange(t *testing.T) {
 }
 
 func TestBrakeIgnoresOtherEffects(t *testing.T) {
-	b := newBrake(Brake{Fraction: 0.5})
+	b := newBrake(brakeConfig{Fraction: 0.5})
 	n := brakeHolder("n", "")
 	n.Taints = []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoSchedule}}
 	setHolder(b, n, nil)
@@ -182,7 +193,7 @@ func TestBrakeIgnoresOtherEffects(t *testing.T) {
 // TestBrakeUnchangedNodeAllocatesNothing: most node updates are status changes, and the
 // brake sees every one of them.
 func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
-	b := newBrake(Brake{Fraction: 0.5, ZoneFraction: 0.5})
+	b := newBrake(brakeConfig{Fraction: 0.5, ZoneFraction: 0.5})
 	n := brakeHolder("n", "a", keyU, keyM)
 	setHolder(b, n, nil)
 	if got := testing.AllocsPerRun(100, func() { b.set(n.Name, n.Group, n.Taints, nil) }); got != 0 {

@@ -1,4 +1,4 @@
-package engine
+package budget
 
 import (
 	"fmt"
@@ -26,36 +26,36 @@ func TestBucket(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
 		name   string
-		limits []Limit
+		limits []Rate
 		ops    []bucketOp
 	}{
-		{"a full bucket gives its burst at once, then one slot per interval", []Limit{{10, 3}}, []bucketOp{
+		{"a full bucket gives its burst at once, then one slot per interval", []Rate{{10, 3}}, []bucketOp{
 			{want: 0}, {want: 0}, {want: 0}, {want: 100 * ms}, {want: 200 * ms},
 		}},
-		{"a quiet spell refills the bucket up to its burst, no more", []Limit{{10, 2}}, []bucketOp{
+		{"a quiet spell refills the bucket up to its burst, no more", []Rate{{10, 2}}, []bucketOp{
 			{want: 0}, {want: 0}, {want: 100 * ms},
 			{step: time.Hour, want: time.Hour}, {want: time.Hour}, {want: time.Hour + 100*ms},
 		}},
-		{"burst 1 spaces every slot", []Limit{{2, 1}}, []bucketOp{
+		{"burst 1 spaces every slot", []Rate{{2, 1}}, []bucketOp{
 			{want: 0}, {want: 500 * ms}, {want: time.Second}, {step: 600 * ms, want: 1500 * ms},
 		}},
-		{"a fractional rate rounds the interval up, never exceeding the rate", []Limit{{3, 1}}, []bucketOp{
+		{"a fractional rate rounds the interval up, never exceeding the rate", []Rate{{3, 1}}, []bucketOp{
 			{want: 0}, {want: 333333334}, {want: 666666668},
 		}},
-		{"the last slot given back is handed out again", []Limit{{10, 1}}, []bucketOp{
+		{"the last slot given back is handed out again", []Rate{{10, 1}}, []bucketOp{
 			{want: 0}, {want: 100 * ms}, {want: 200 * ms}, {giveBack: 3}, {want: 200 * ms}, {want: 300 * ms},
 		}},
-		{"a slot in the middle given back is handed out again first", []Limit{{10, 1}}, []bucketOp{
+		{"a slot in the middle given back is handed out again first", []Rate{{10, 1}}, []bucketOp{
 			{want: 0}, {want: 100 * ms}, {want: 200 * ms}, {giveBack: 2}, {want: 100 * ms}, {want: 300 * ms},
 		}},
-		{"a slot given back after its time is gone", []Limit{{10, 1}}, []bucketOp{
+		{"a slot given back after its time is gone", []Rate{{10, 1}}, []bucketOp{
 			{want: 0}, {want: 100 * ms}, {step: 150 * ms, giveBack: 2}, {want: 200 * ms},
 		}},
-		{"several buckets give the slot of the slowest, and each keeps its own pace", []Limit{{10, 1}, {1, 1}}, []bucketOp{
+		{"several buckets give the slot of the slowest, and each keeps its own pace", []Rate{{10, 1}, {1, 1}}, []bucketOp{
 			{want: 0}, {want: time.Second}, {from: []int{0}, want: 100 * ms}, {from: []int{0}, want: 200 * ms},
 			{from: []int{1}, want: 2 * time.Second}, {want: 3 * time.Second},
 		}},
-		{"a slot given back to several buckets goes back to each", []Limit{{10, 1}, {1, 1}}, []bucketOp{
+		{"a slot given back to several buckets goes back to each", []Rate{{10, 1}, {1, 1}}, []bucketOp{
 			{want: 0}, {want: time.Second}, {giveBack: 2}, {from: []int{1}, want: time.Second}, {from: []int{0}, want: 100 * ms},
 		}},
 	}
@@ -97,7 +97,7 @@ func TestBucket(t *testing.T) {
 // TestBucketThousand is the figure at the level of the bucket: 1,000 evictions due
 // at once with 10 a second and a burst of 10 take slots up to 99 s, in the order asked.
 func TestBucketThousand(t *testing.T) {
-	b := newBucket(Limit{PerSecond: 10, Burst: 10})
+	b := newBucket(Rate{PerSecond: 10, Burst: 10})
 	now := bucketT0.UnixNano()
 	last := now
 	for i := range 1000 {
@@ -119,7 +119,7 @@ func TestReserveNoBuckets(t *testing.T) {
 }
 
 func TestBucketExtremeRate(t *testing.T) {
-	b := newBucket(Limit{PerSecond: 1e12, Burst: 1})
+	b := newBucket(Rate{PerSecond: 1e12, Burst: 1})
 	if got, want := b.interval, int64(1); got != want {
 		t.Errorf("interval for 1e12/s: got %d ns, want %d ns", got, want)
 	}
@@ -133,7 +133,7 @@ func TestBucketConforms(t *testing.T) {
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
-			limits := []Limit{
+			limits := []Rate{
 				{PerSecond: float64(1 + rng.IntN(20)), Burst: 1 + rng.IntN(4)},
 				{PerSecond: float64(1 + rng.IntN(5)), Burst: 1 + rng.IntN(3)},
 				{PerSecond: float64(1 + rng.IntN(50)), Burst: 1 + rng.IntN(10)},
@@ -194,7 +194,7 @@ func TestBucketConforms(t *testing.T) {
 
 // checkConforms fails t unless the slots keep the limit l: for any i < k in time order,
 // slot k lies at least (k-i+1-burst) intervals after slot i.
-func checkConforms(t *testing.T, j int, l Limit, interval int64, used map[int64]int) {
+func checkConforms(t *testing.T, j int, l Rate, interval int64, used map[int64]int) {
 	t.Helper()
 	var slots []int64
 	for s, n := range used {
@@ -210,5 +210,34 @@ func checkConforms(t *testing.T, j int, l Limit, interval int64, used map[int64]
 					j, l.PerSecond, l.Burst, i, k, k-i+1, time.Duration(slots[k]-slots[i]), time.Duration(need))
 			}
 		}
+	}
+}
+
+// TestBucketAtTheBounds hands out slots from buckets at the bounds validate allows: at most
+// Burst at once, each later one after the one before, none before now (no overflow).
+func TestBucketAtTheBounds(t *testing.T) {
+	now := bucketT0.UnixNano()
+	for _, l := range []Rate{{1e-3, 1}, {1e-3, 1000}, {1e6, 1e12}, {1, 1e6}} {
+		t.Run(fmt.Sprintf("%v a second, burst %d", l.PerSecond, l.Burst), func(t *testing.T) {
+			if err := l.Validate("RateLimit"); err != nil {
+				t.Fatalf("got %v, want a valid limit", err)
+			}
+			b := newBucket(l)
+			atNow := 0
+			prev := int64(-1)
+			for i := range 2000 {
+				s := reserve([]*bucket{b}, now) - now
+				if s < 0 || s < prev {
+					t.Fatalf("slot %d: got now%+d ns, after now%+d ns for slot %d: want neither before now nor before it", i, s, prev, i-1)
+				}
+				if s == 0 {
+					atNow++
+				}
+				prev = s
+			}
+			if want := min(l.Burst, 2000); atNow != want {
+				t.Errorf("got %d slots at once, want Burst %d", atNow, want)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package budget
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// brake counts, per taint key, the known holders that carry a NoExecute taint with that key,
+// Brake counts, per taint key, the known holders that carry a NoExecute taint with that key,
 // over all holders and per group, and decides from these counts which keys' evictions are
 // paused. A key is paused when more than the fraction of holders (of all, or of one group)
 // carry it, and resumes when fewer than the fraction do: at exactly the fraction it stays as
@@ -15,8 +15,9 @@ import (
 // Each holder update costs O(its taints) plus, when the number of holders in a scope
 // changes, a look at each key counted in that scope (a fleet has a handful): nothing rescans
 // holders.
-// A brake is not safe for concurrent use; the zero brake is not usable: use newBrake.
-type brake struct {
+// The gate asks it first, before the rate limits, about every eviction that falls due; it
+// is not safe for concurrent use (the gate's lock guards it); make it with NewBrake.
+type Brake struct {
 	fraction     float64 // of all known holders; 0: no fleet-wide rule
 	zoneFraction float64 // of the known holders of each group; 0: no group rule
 	holders      map[string]holderMark
@@ -42,28 +43,45 @@ type keyCount struct {
 	paused bool
 }
 
-// brakeScope names what paused an eviction: a taint key, over all holders (zone empty,
-// zoned false) or within one group; or, with caller set, the scope key that
-// Options.Pauser named.
-type brakeScope struct {
-	key    string
-	zone   string
-	zoned  bool
-	caller bool
-}
-
-func newBrake(b Brake) *brake {
-	return &brake{
-		fraction:     b.Fraction,
-		zoneFraction: b.ZoneFraction,
+// NewBrake returns the brake of fraction (of all holders) and groupFraction (of each
+// group's), each 0 for no such rule; nil when neither pauses anything.
+func NewBrake(fraction, groupFraction float64) *Brake {
+	if fraction <= 0 && groupFraction <= 0 {
+		return nil
+	}
+	return &Brake{
+		fraction:     fraction,
+		zoneFraction: groupFraction,
 		holders:      make(map[string]holderMark),
 		zones:        make(map[string]*tally),
 	}
 }
 
+// NeedsCauses reports true: the brake pauses by the keys and groups of the causes.
+func (b *Brake) NeedsCauses() bool { return true }
+
+// Admit holds the eviction while a scope of one of its causes is paused.
+func (b *Brake) Admit(r *Request, _ any) (Verdict, any) {
+	if scope, paused := b.paused(r.Causes); paused {
+		return Verdict{Wait: true, Scope: scope, Reason: "Paused"}, nil
+	}
+	return Go, nil
+}
+
+// Release does nothing: the brake reserves nothing.
+func (b *Brake) Release(any, int64) {}
+
+// HolderUpdated counts a holder for the brake, as the gate's [HolderCounter].
+func (b *Brake) HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope {
+	if deleted {
+		return b.remove(name, released)
+	}
+	return b.set(name, group, taints, released)
+}
+
 // set records the group and NoExecute taint keys of the holder name, replacing what was
 // recorded for it, and appends to resumed the scopes whose keys stopped being paused.
-func (b *brake) set(name, group string, taints []v1.Taint, resumed []brakeScope) []brakeScope {
+func (b *Brake) set(name, group string, taints []v1.Taint, resumed []Scope) []Scope {
 	old, known := b.holders[name]
 	if known && old.zone == group && sameKeys(old.keys, taints) {
 		return resumed // the common update, a status change: nothing to count, no allocation
@@ -77,7 +95,7 @@ func (b *brake) set(name, group string, taints []v1.Taint, resumed []brakeScope)
 }
 
 // remove forgets a deleted holder and appends to resumed the scopes that stopped pausing.
-func (b *brake) remove(name string, resumed []brakeScope) []brakeScope {
+func (b *Brake) remove(name string, resumed []Scope) []Scope {
 	old, known := b.holders[name]
 	if !known {
 		return resumed
@@ -87,9 +105,9 @@ func (b *brake) remove(name string, resumed []brakeScope) []brakeScope {
 }
 
 // count adds (d = 1) or removes (d = -1) a holder with mark in both scopes it belongs to.
-func (b *brake) count(mark holderMark, d int, resumed []brakeScope) []brakeScope {
+func (b *Brake) count(mark holderMark, d int, resumed []Scope) []Scope {
 	if b.fraction > 0 {
-		resumed = b.all.count(mark.keys, d, b.fraction, brakeScope{}, resumed)
+		resumed = b.all.count(mark.keys, d, b.fraction, Scope{Kind: KindBrake}, resumed)
 	}
 	if b.zoneFraction > 0 {
 		z := b.zones[mark.zone]
@@ -97,7 +115,7 @@ func (b *brake) count(mark holderMark, d int, resumed []brakeScope) []brakeScope
 			z = &tally{}
 			b.zones[mark.zone] = z
 		}
-		resumed = z.count(mark.keys, d, b.zoneFraction, brakeScope{zone: mark.zone, zoned: true}, resumed)
+		resumed = z.count(mark.keys, d, b.zoneFraction, Scope{Kind: KindBrake, Group: mark.zone, Grouped: true}, resumed)
 		if z.holders == 0 {
 			delete(b.zones, mark.zone)
 		}
@@ -107,7 +125,7 @@ func (b *brake) count(mark holderMark, d int, resumed []brakeScope) []brakeScope
 
 // count adds d to the holders of t and to the count of each of keys, then decides again for
 // every key whose share changed: all of them when the number of holders changed.
-func (t *tally) count(keys []string, d int, f float64, scope brakeScope, resumed []brakeScope) []brakeScope {
+func (t *tally) count(keys []string, d int, f float64, scope Scope, resumed []Scope) []Scope {
 	if t.keys == nil {
 		t.keys = make(map[string]*keyCount)
 	}
@@ -128,7 +146,7 @@ func (t *tally) count(keys []string, d int, f float64, scope brakeScope, resumed
 			c.paused = true
 		case c.paused && (share < limit || c.n == 0):
 			c.paused = false
-			scope.key = k
+			scope.Key = k
 			resumed = append(resumed, scope)
 		}
 		if c.n == 0 {
@@ -140,18 +158,18 @@ func (t *tally) count(keys []string, d int, f float64, scope brakeScope, resumed
 
 // paused returns the first scope that pauses evictions caused by any of causes, if one
 // does.
-func (b *brake) paused(causes []cause) (brakeScope, bool) {
+func (b *Brake) paused(causes []Cause) (Scope, bool) {
 	for _, c := range causes {
-		if k := b.all.keys[c.key]; k != nil && k.paused {
-			return brakeScope{key: c.key}, true
+		if k := b.all.keys[c.Key]; k != nil && k.paused {
+			return Scope{Kind: KindBrake, Key: c.Key}, true
 		}
-		if z := b.zones[c.group]; z != nil {
-			if k := z.keys[c.key]; k != nil && k.paused {
-				return brakeScope{key: c.key, zone: c.group, zoned: true}, true
+		if z := b.zones[c.Group]; z != nil {
+			if k := z.keys[c.Key]; k != nil && k.paused {
+				return Scope{Kind: KindBrake, Key: c.Key, Group: c.Group, Grouped: true}, true
 			}
 		}
 	}
-	return brakeScope{}, false
+	return Scope{}, false
 }
 
 // noExecuteKeys returns the distinct keys of the NoExecute taints, sorted; nil when there

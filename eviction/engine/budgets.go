@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
+
+	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 )
 
 // Limit is a token bucket: at most PerSecond evictions a second on average, and at most
@@ -20,31 +21,14 @@ type Limit struct {
 	Burst int
 }
 
-// The bounds of a Limit keep the bucket's arithmetic in nanoseconds far from overflow:
-// slots at most 10^12 ns apart, a burst at most 10^15 ns ahead, and a million evictions
-// waiting reach 10^18 ns, under the 9.2*10^18 of an int64.
-const (
-	minPerSecond    = 1e-3
-	maxBurstSeconds = 1e6
-)
-
 // limits reports whether l limits anything.
 func (l Limit) limits() bool { return l.PerSecond > 0 }
 
+// validate checks l, the option named field, within the bounds its bucket's arithmetic
+// needs (budget.Rate.Validate).
 func (l Limit) validate(field string) error {
-	switch {
-	case math.IsNaN(l.PerSecond) || math.IsInf(l.PerSecond, 0) || l.PerSecond < 0:
-		return fmt.Errorf("engine: %s.PerSecond must be a finite number, 0 or more: got %v", field, l.PerSecond)
-	case l.Burst < 0:
-		return fmt.Errorf("engine: %s.Burst must not be negative: got %d", field, l.Burst)
-	case l.PerSecond > 0 && l.Burst == 0:
-		return fmt.Errorf("engine: %s.Burst must be at least 1 when %s.PerSecond is set", field, field)
-	case l.PerSecond == 0 && l.Burst != 0:
-		return fmt.Errorf("engine: %s.Burst is %d but %s.PerSecond is 0 (no limit)", field, l.Burst, field)
-	case l.PerSecond > 0 && l.PerSecond < minPerSecond:
-		return fmt.Errorf("engine: %s.PerSecond must be 0 (no limit) or at least %v: got %v", field, minPerSecond, l.PerSecond)
-	case l.PerSecond > 0 && float64(l.Burst)/l.PerSecond > maxBurstSeconds:
-		return fmt.Errorf("engine: %s.Burst %d refills in %.0f s at %s.PerSecond %v, more than the %.0f s allowed", field, l.Burst, float64(l.Burst)/l.PerSecond, field, l.PerSecond, maxBurstSeconds)
+	if err := budget.Rate(l).Validate(field); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	return nil
 }
@@ -105,4 +89,82 @@ func validateBudgets(rate Limit, taintRates map[string]Limit, b Brake) error {
 		errs = append(errs, l.validate(fmt.Sprintf("TaintRateLimits[%q]", key)))
 	}
 	return errors.Join(errs...)
+}
+
+// Cause is a NoExecute taint that makes a target due: the taint's Key, on the holder named
+// Holder, whose group is Group. A [Pauser] is told the causes of each eviction that falls
+// due.
+type Cause struct {
+	Holder string
+	Key    string
+	Group  string
+}
+
+// Pauser holds back evictions that are due, by budgets that the caller counts and the
+// Engine cannot: the device taint adapter, for one, pauses the evictions of a
+// DeviceTaintRule that would evict too large a share of the pods that use devices. Set it in
+// Options.Pauser.
+//
+// The Engine asks Paused about every eviction that is due and has not yet passed the gate
+// (its first attempt), after [Options.Brake] and before the rate limits, with the causes
+// that make it due (every NoExecute taint it does not tolerate, or whose toleration has run
+// out, on each of its holders). While Paused returns true, the eviction waits, as one the
+// brake holds: the Observer is told Delayed with [ReasonPaused], [Engine.Pending] lists it
+// with Delayed ReasonPaused, and it stays until the caller calls [Engine.Resume] with the
+// scope Paused named; the Engine then asks again. An update that cancels or moves the
+// eviction lets go of the hold, as for the brake.
+//
+// Paused is called from the Engine's act workers, under the Engine's locks: it must be safe
+// for concurrent use, return quickly (O(1) or O(causes): no listing, no request), never
+// block, and never call the Engine. It must not keep causes, whose storage the Engine
+// reuses. The Engine asks and records the hold under the same lock that Resume takes, so a
+// caller that changes what Paused answers and then calls Resume never leaves an eviction
+// held by a scope it released.
+type Pauser interface {
+	Paused(target Ref, causes []Cause) (scope string, paused bool)
+}
+
+// PauserFunc adapts a function to a [Pauser].
+type PauserFunc func(target Ref, causes []Cause) (scope string, paused bool)
+
+var _ Pauser = PauserFunc(nil)
+
+// Paused calls f(target, causes).
+func (f PauserFunc) Paused(target Ref, causes []Cause) (string, bool) { return f(target, causes) }
+
+// pauserBudget asks the caller's Pauser, with the causes as the Engine's type, in storage
+// reused under the gate's lock.
+type pauserBudget struct {
+	p    Pauser
+	told []Cause
+}
+
+func (pb *pauserBudget) paused(r *budget.Request) (string, bool) {
+	pb.told = pb.told[:0]
+	for _, c := range r.Causes {
+		pb.told = append(pb.told, Cause(c))
+	}
+	return pb.p.Paused(Ref{Namespace: r.Key.Namespace, Name: r.Key.Name, UID: r.UID, Holder: r.Holder}, pb.told)
+}
+
+// gate returns the budgets o sets, in the order they are asked: the brake, the Pauser,
+// the rate limits; nil when o sets none. A new budget is a file of package budget, a field
+// of Options, and a line here.
+func (o Options) gate() *budget.Gate {
+	var bs []budget.Budget
+	if b := budget.NewBrake(o.Brake.Fraction, o.Brake.ZoneFraction); b != nil {
+		bs = append(bs, b)
+	}
+	if o.Pauser != nil {
+		pb := &pauserBudget{p: o.Pauser}
+		bs = append(bs, budget.Pauser{Paused: pb.paused})
+	}
+	perKey := make(map[string]budget.Rate, len(o.TaintRateLimits))
+	for k, l := range o.TaintRateLimits {
+		perKey[k] = budget.Rate(l)
+	}
+	if t := budget.NewTokens(budget.Rate(o.RateLimit), perKey); t != nil {
+		bs = append(bs, t)
+	}
+	return budget.NewGate(bs...)
 }

@@ -1,4 +1,4 @@
-package engine
+package intake
 
 // fifo is a queue of keys in arrival order that holds only the latest payload of each key:
 // a key queued again keeps its place and takes the new payload, so a burst of updates of
