@@ -20,7 +20,7 @@ type stripe[E, S any] struct {
 	table   []uint32 // the index: 0 is empty, else tag<<24 | slot+1
 	n       int      // entries in the index
 	genBase uint32   // the highest generation of storage let go (see compact)
-	thin    bool // the mover was told that the stripe has thinned out, and not yet Compact
+	thin    bool     // the mover was told that the stripe has thinned out, and not yet Compact
 	mover   Mover[E]
 	scratch S
 }
