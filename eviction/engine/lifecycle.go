@@ -44,6 +44,10 @@ import (
 // retry waits for its backoff. closing: it was closed while a call ran. acted: the
 // Actuator did its work; the entry stays until the Source shows the target gone or
 // bound elsewhere, so that a lagging Source never has it acted on twice.
+//
+// Within a state, admit (the budgets let it go), forward (RetryUnreachable sends its retry
+// back) and lookupFailed and lookupSucceeded (a lookup of the target for an update) change
+// what it keeps, here too.
 type eviction struct {
 	uid    types.UID
 	holder string // the holder whose taint decides the deadline; acted: the one acted on
