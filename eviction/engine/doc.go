@@ -48,11 +48,18 @@
 //   - A failed action is retried with backoff until it succeeds, the target is gone or the
 //     eviction is cancelled; it is never dropped. Each call is bounded by a timeout, and a
 //     panic is recovered and retried.
-//   - Budgets against mass eviction, off by default: [Options.RateLimit],
-//     [Options.TaintRateLimits], and [Options.Brake], which pauses a taint key's evictions
-//     while more than a fraction of the holders (of all, or of one group) carry it; and
-//     [Options.Pauser], through which the caller holds back evictions by budgets of its
-//     own (such as the share of the targets a taint would evict) until [Engine.Resume].
+//   - Budgets against mass eviction, each off by default, each reported through
+//     [Observer.Delayed] with its reason and listed so by [Engine.Pending]:
+//     [Options.RateLimit] and [Options.TaintRateLimits]; [Options.Brake], which pauses a
+//     taint key's evictions while more than a fraction, or at least a floor, of the
+//     holders (of all, or of one group) carry it, and says what a fully disrupted group
+//     does; [Options.InFlight], which bounds the evictions acted on and not yet gone;
+//     [Options.NamespaceLimit] and [Options.OwnerLimit], at most so many evictions of a
+//     namespace, or of a workload, within a span of time; [Options.LoopDamping], which
+//     slows down a workload whose re-created targets are evicted again and again;
+//     [Options.Confirm], which holds a taint that would evict too many targets at once
+//     until an operator confirms it; and [Options.Pauser], through which the caller holds
+//     back evictions by budgets of its own until [Engine.Resume].
 //   - [Engine.Pending] previews what will be acted on, and when; [Options.DryRun] acts on
 //     nothing but reports everything; [Engine.WaitIdle] lets a test or a simulation on a
 //     fake clock wait until everything it fed has been done.

@@ -354,7 +354,7 @@ func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
 // releaseHold gives back what the eviction holds at the budgets, if anything.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
-		c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano())
+		c.e.wake(c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano()))
 		x.hold, x.until = nil, 0
 	}
 }

@@ -65,6 +65,16 @@ type counters struct {
 	sourceErrors atomic.Uint64
 }
 
+// kept returns the evictions the Engine keeps: open, running, being closed, or acted on.
+// It reads only the counters, so that a budget may ask it under the gate's lock.
+func (c *counters) kept() int {
+	var n int64
+	for s := scheduled; s < nStates; s++ {
+		n += c.n[s].Load()
+	}
+	return int(n)
+}
+
 // moved counts an eviction that went from state from to state to.
 func (c *counters) moved(from, to state) {
 	if from != to {
