@@ -305,8 +305,9 @@ func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
 	admittedBefore := c.ev.flags & admitted
+	c.ev.flags &^= admitted // not ended: it counts for the budgets until the Source shows it gone
 	c.clearMarks()
-	c.ev.flags |= admittedBefore // it counts for the budgets until the Source shows it gone
+	c.ev.flags |= admittedBefore
 	c.to("succeed", acted)
 	c.e.obs.Succeeded(cl.ref, cl.a, false)
 	return wasClosed
