@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -17,15 +18,21 @@ const (
 	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
 )
 
-// PausedMessage is the message of the Event [EventObserver] records when a [Budget] holds
-// a pod's eviction back.
+// PausedMessage is the message of the Event [EventObserver] records when the brake or a
+// Pauser holds a pod's eviction back.
 const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
+
+// ConfirmMessage is the message of the Event [EventObserver] records when Confirm holds a
+// pod's eviction back until an operator confirms the taint.
+const ConfirmMessage = "Pausing deletion: the device taint would evict too many pods at once; annotate its DeviceTaintRule (or ResourceSlice) with " +
+	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
 
 // EventObserver is the engine.Observer that records, on the pod, the Events kube's device
 // taint eviction controller records, with the same type, reason and messages: "Marking for
 // deletion" when the pod is first acted on, "Cancelling deletion" when a pending eviction
-// is cancelled (not when the pod is gone); and one of its own, [PausedMessage], when a
-// budget pauses the eviction (once per pause). Retries record nothing. The Events carry
+// is cancelled (not when the pod is gone); and two of its own, [PausedMessage] when the
+// brake or a Pauser pauses the eviction, [ConfirmMessage] when Confirm holds it (once per
+// hold). Retries record nothing. The Events carry
 // the pod's UID.
 //
 // Its methods are safe for concurrent use and never block. The zero EventObserver records
@@ -53,10 +60,14 @@ func (o EventObserver) Started(pod engine.Ref, a engine.Attempt) {
 	}
 }
 
-// Delayed records [PausedMessage] when the reason is engine.ReasonPaused.
+// Delayed records [PausedMessage] when the reason is engine.ReasonPaused, and
+// [ConfirmMessage] when it is engine.ReasonUnconfirmed.
 func (o EventObserver) Delayed(pod engine.Ref, reason engine.Reason) {
-	if reason == engine.ReasonPaused {
+	switch reason {
+	case engine.ReasonPaused:
 		o.event(pod, PausedMessage)
+	case engine.ReasonUnconfirmed:
+		o.event(pod, ConfirmMessage)
 	}
 }
 

@@ -23,6 +23,8 @@ func TestEventObserver(t *testing.T) {
 		{"cancelled, the pod deleted", func(o EventObserver) { o.Cancelled(web, engine.ReasonTargetDeleted) }, ""},
 		{"cancelled, the pod replaced", func(o EventObserver) { o.Cancelled(web, engine.ReasonReplaced) }, ""},
 		{"paused", func(o EventObserver) { o.Delayed(web, engine.ReasonPaused) }, "Normal DeviceTaintManagerEviction " + PausedMessage},
+		{"held until confirmed", func(o EventObserver) { o.Delayed(web, engine.ReasonUnconfirmed) }, "Normal DeviceTaintManagerEviction " + ConfirmMessage},
+		{"in flight: routine", func(o EventObserver) { o.Delayed(web, engine.ReasonInFlight) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.NewFakeRecorder(4)

@@ -125,9 +125,11 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
 // tolerations of its allocation result; with FollowPodGroups, a claim reserved for, or
 // made for, the pod's PodGroup counts too, as kube's checks say with its
-// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving.
+// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving. Its owner
+// is eviction.PodOwner's.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
+	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
 	d.Bindings = d.Bindings[:0]
 	groups := s.podGroups.Load()
 	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
@@ -239,9 +241,13 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
 // slices and those allocated, with their taints now: rule changes are rare. A change of the
 // status alone (the controller's own writes, each coming back as an update) changes no
-// taint, and is passed over.
+// taint, and is passed over; one of its eviction.ConfirmAnnotation alone is told to the
+// census only.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
+		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
+			s.changed(ruleScope(new.Name)) // confirmed, or no longer: no taint changes
+		}
 		return
 	}
 	s.feed.Lock()
