@@ -24,9 +24,11 @@ const EventReason = "TaintManagerEviction"
 //
 // and one of its own, which kube's controller has no cause for: "Pausing deletion of Pod
 // ns/name: " and [PausedMessage], when the brake (eviction.Options.Brake) holds a due
-// eviction back. The Manager reports a delay only when its reason changes, so that is one
-// Event per pause, not one per look; a wait for a rate limit records none (it is short and
-// routine; the metrics count it).
+// eviction back, or [ConfirmMessage], naming the annotation that confirms the taint, when
+// eviction.Options.Confirm holds it. The Manager reports a delay only when its reason
+// changes, so that is one Event per pause, not one per look; a wait for another budget (a
+// rate limit, evictions in flight, a window) records none (it is routine; the metrics
+// count it).
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
 // copies. The Events' object references carry the pod's UID, so that they belong to this
@@ -52,11 +54,19 @@ func (o EventObserver) Cancelled(pod eviction.PodRef, _ eviction.Reason) {
 // eviction back.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
+// ConfirmMessage ends the Event that [EventObserver] records when eviction.Options.Confirm
+// holds an eviction back until an operator confirms its taint.
+const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
+
 // Delayed records "Pausing deletion of Pod ns/name: " and [PausedMessage] when the reason is
-// eviction.ReasonPaused, and nothing for another reason.
+// eviction.ReasonPaused, or [ConfirmMessage] when it is eviction.ReasonUnconfirmed, and
+// nothing for another reason.
 func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
-	if reason == eviction.ReasonPaused {
+	switch reason {
+	case eviction.ReasonPaused:
 		o.event(pod, "Pausing deletion of Pod ", ": "+PausedMessage)
+	case eviction.ReasonUnconfirmed:
+		o.event(pod, "Pausing deletion of Pod ", ": "+ConfirmMessage)
 	}
 }
 
