@@ -116,14 +116,16 @@
 //  1. a target's stripe lock (internal/store): taken by every decision about the target,
 //     held across its Source lookups, Observer calls and the rest of this list; one at a
 //     time;
-//  2. the gate's lock (internal/budget): the budgets and the holds; also taken alone, by
-//     HolderUpdated, HolderDeleted and Resume;
+//  2. the gate's lock (internal/budget): the budgets and the holds, and under it the
+//     caller's Pauser and Census (which take only locks of their own); also taken alone, by
+//     HolderUpdated, HolderDeleted, Resume and Recounted;
 //  3. the act workers' limit's (internal/concurrency), under which the schedule's is taken
 //     to apply a new limit;
 //  4. leaf locks, taken last and alone: the holder table's (holders.go), the unreachable
 //     index's (engine.go), the schedule's (timedqueue).
 //
 // The intake's shard locks (internal/intake) are taken with no other lock held. The update
-// methods, Resume and RetryUnreachable take no stripe lock: they queue updates, or wake
-// evictions in the schedule, which an act worker then looks at under the lock.
+// methods, Resume, Recounted and RetryUnreachable take no stripe lock: they queue updates,
+// or wake evictions in the schedule, which an act worker then looks at under the lock. A
+// Census must therefore call Recounted with its own lock released.
 package engine

@@ -13,7 +13,8 @@ type Stats struct {
 	// Scheduled evictions wait for their deadline, or are due and wait for an act worker.
 	Scheduled int
 	// Delayed evictions are due and wait at a budget, by the reason reported to
-	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused]).
+	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused], [ReasonInFlight],
+	// [ReasonNamespaceLimit], [ReasonOwnerLimit], [ReasonRecreated], [ReasonUnconfirmed]).
 	Delayed map[Reason]int
 	// Retrying evictions wait for the retry of a failed call.
 	Retrying int
@@ -90,8 +91,8 @@ type Pending struct {
 	// retry, or waits at a budget (then it is when the Engine found it due). An eviction
 	// whose Actuator call is running is not pending, and not listed.
 	At time.Time
-	// Delayed is why an eviction that is due waits at a budget: [ReasonRateLimited] or
-	// [ReasonPaused]; empty when it does not.
+	// Delayed is why an eviction that is due waits at a budget (see [Stats].Delayed);
+	// empty when it does not.
 	Delayed Reason
 }
 

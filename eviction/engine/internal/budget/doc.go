@@ -15,6 +15,7 @@
 // # Locks
 //
 // The gate's lock guards the budgets and the holds. The engine takes it under a target's
-// stripe lock (Admit, Release) or alone (Wake, HolderUpdated); under it nothing is called
-// but the budgets, and the caller's Pauser, which must not call back into the engine.
+// stripe lock (Admit, Release) or alone (Wake, HolderUpdated, Ended); under it nothing is
+// called but the budgets, and the caller's Pauser and Census, which must not call back into
+// the engine.
 package budget
