@@ -48,7 +48,12 @@ type LoopDamping = engine.LoopDamping
 // Confirm holds a taint that would evict too many pods at once until an operator confirms
 // it; see [engine.Confirm]. The Manager counts what each taint key would evict, from the
 // node and pod updates it is given, when Confirm.Census is nil; an operator confirms a key
-// on a node with the [ConfirmAnnotation].
+// on a node with the [ConfirmAnnotation]. It counts a node when its update arrives: a
+// taint put on the nodes one after another (kubectl taint nodes --all) is counted as it
+// spreads, so the pods that tolerate nothing on the first nodes may go before the count
+// goes over the fraction; pods that tolerate the taint for a while (as the
+// DefaultTolerationSeconds admission plugin has every pod tolerate the not-ready and
+// unreachable taints for 300 s) are counted whole before they fall due.
 type Confirm = engine.Confirm
 
 // Backoff paces retries; see [engine.Backoff].
