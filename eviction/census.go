@@ -64,7 +64,7 @@ type nodeCensus struct {
 	mu      sync.Mutex
 	targets int                     // pods bound to a node and not leaving
 	nodes   map[string]censusNode   // nodes with NoExecute taints or a confirmation
-	pods    map[types.UID][]string  // the keys each pod counts for, if any
+	pods    map[types.UID]podKeys   // the keys each pod counts for, if any
 	keys    map[string]*censusCount // by taint key
 }
 
@@ -72,6 +72,25 @@ type nodeCensus struct {
 type censusNode struct {
 	taints  []v1.Taint // its NoExecute taints
 	confirm string     // its ConfirmAnnotation
+}
+
+// podKeys are the keys a pod counts for: most pods, one, which takes no slice.
+type podKeys struct {
+	some  bool // first is set
+	first string
+	more  []string
+}
+
+// has reports whether k is among the keys.
+func (p podKeys) has(k string) bool { return p.some && p.first == k || slices.Contains(p.more, k) }
+
+// add adds k, which it does not have.
+func (p *podKeys) add(k string) {
+	if !p.some {
+		p.some, p.first = true, k
+		return
+	}
+	p.more = append(p.more, k)
 }
 
 // censusCount is what a key would evict, and whether that is over Confirm's rule as last
@@ -85,7 +104,7 @@ var _ engine.Census = (*nodeCensus)(nil)
 
 func newNodeCensus(cache Cache, rule engine.Confirm, tol tolerations.Options) *nodeCensus {
 	return &nodeCensus{cache: cache, rule: rule, tol: tol, recount: func(string) {},
-		nodes: map[string]censusNode{}, pods: map[types.UID][]string{}, keys: map[string]*censusCount{}}
+		nodes: map[string]censusNode{}, pods: map[types.UID]podKeys{}, keys: map[string]*censusCount{}}
 }
 
 // Reach gives the count of the cause's key, confirmed when the cause's node confirms it.
@@ -177,14 +196,14 @@ func (c *nodeCensus) count(pod *v1.Pod) {
 		return
 	}
 	taints := c.nodes[pod.Spec.NodeName].taints
-	var keys []string
+	var keys podKeys
 	for i := range taints {
 		k := taints[i].Key
 		// Whether a taint is tolerated forever does not depend on the time: any will do.
-		if slices.Contains(keys, k) || tolerations.Deadline(taints[i:i+1], pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
+		if keys.has(k) || tolerations.Deadline(taints[i:i+1], pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
 			continue
 		}
-		keys = append(keys, k)
+		keys.add(k)
 		n := c.keys[k]
 		if n == nil {
 			n = &censusCount{}
@@ -192,7 +211,7 @@ func (c *nodeCensus) count(pod *v1.Pod) {
 		}
 		n.evicts++
 	}
-	if keys != nil {
+	if keys.some {
 		c.pods[pod.UID] = keys
 	}
 }
@@ -204,7 +223,8 @@ func (c *nodeCensus) uncount(uid types.UID) {
 		return
 	}
 	delete(c.pods, uid)
-	for _, k := range keys {
+	c.keys[keys.first].evicts--
+	for _, k := range keys.more {
 		c.keys[k].evicts--
 	}
 }

@@ -23,6 +23,7 @@ type Damping struct {
 type damped struct {
 	last   int64
 	streak int
+	queued bool // in the expiries
 }
 
 // dampedWait is a waiting eviction's state: when it may go.
@@ -98,14 +99,21 @@ func (d *Damping) Went(r *Request) {
 		w.streak = 0
 	}
 	w.last = r.Now
-	d.expiry.push(key, r.Now+d.window)
+	if !w.queued {
+		w.queued = true
+		d.expiry.push(key, r.Now+d.window)
+	}
 }
 
 // forget drops the workloads with no eviction within window.
 func (d *Damping) forget(now int64) {
 	d.expiry.due(now, func(key Key) {
-		if w := d.owners[key]; w != nil && now-w.last >= d.window {
+		switch w := d.owners[key]; {
+		case w == nil:
+		case now-w.last >= d.window:
 			delete(d.owners, key)
+		default:
+			d.expiry.push(key, w.last+d.window)
 		}
 	})
 }

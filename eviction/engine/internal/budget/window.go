@@ -37,6 +37,7 @@ type windowLog struct {
 	waiting int     // evictions waiting for the window to open
 	tickets uint64  // the next ticket
 	served  uint64  // tickets that left the line
+	queued  bool    // in the window's expiries
 }
 
 // windowWait is a waiting eviction's place: the state the gate keeps for it.
@@ -124,7 +125,10 @@ func (w *Window) Went(r *Request) {
 	}
 	i, _ := slices.BinarySearch(log.went, r.Now)
 	log.went = slices.Insert(log.went, i, r.Now)
-	w.expiry.push(key, r.Now+w.per)
+	if !log.queued {
+		log.queued = true
+		w.expiry.push(key, r.Now+w.per)
+	}
 }
 
 // prune drops the evictions that went at or before since.
@@ -140,20 +144,30 @@ func (l *windowLog) prune(since int64) {
 	}
 }
 
-// forget drops the keys whose window is empty, with no eviction waiting; O(1) amortized.
+// forget drops the keys whose window is empty, with no eviction waiting, and looks again
+// later at the others; O(1) amortized: a key is in the expiries once at most.
 func (w *Window) forget(now int64) {
 	w.expiry.due(now, func(key Key) {
-		if log := w.keys[key]; log != nil && log.waiting == 0 {
-			if log.prune(now - w.per); len(log.went) == 0 {
-				delete(w.keys, key)
-			}
+		log := w.keys[key]
+		if log == nil {
+			return
+		}
+		log.prune(now - w.per)
+		switch {
+		case len(log.went) > 0:
+			w.expiry.push(key, log.went[len(log.went)-1]+w.per)
+		case log.waiting == 0:
+			delete(w.keys, key)
+		default:
+			log.queued = false // its next eviction queues it again
 		}
 	})
 }
 
 // expiries are keys, each with a time after which it may be forgotten, in the order they
 // were pushed (their times nearly in order: a key whose time is not due yet holds back
-// those after it, which are looked at a little later).
+// those after it, which are looked at a little later). A key is pushed again, rather than
+// once per eviction, when it is looked at and kept.
 type expiries struct {
 	list []keyExpiry
 	head int
@@ -166,12 +180,14 @@ type keyExpiry struct {
 
 func (e *expiries) push(key Key, at int64) { e.list = append(e.list, keyExpiry{key: key, at: at}) }
 
-// due calls f with each key whose time is at or before now, from the oldest, and forgets it.
+// due calls f with each key whose time is at or before now, from the oldest, and forgets it;
+// f may push keys again.
 func (e *expiries) due(now int64, f func(Key)) {
 	for e.head < len(e.list) && e.list[e.head].at <= now {
-		f(e.list[e.head].key)
+		key := e.list[e.head].key
 		e.list[e.head] = keyExpiry{}
 		e.head++
+		f(key) // which may push the key again, with a later time
 	}
 	if e.head > 0 && e.head*2 >= len(e.list) {
 		e.list, e.head = append(e.list[:0], e.list[e.head:]...), 0
