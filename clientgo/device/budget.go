@@ -158,12 +158,7 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 // generation, joined.
 func (s *Source) poolConfirm(pool string) string {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
-	var newest int64
-	for i, o := range objs {
-		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
-			newest = sl.Spec.Pool.Generation
-		}
-	}
+	newest := newestGeneration(objs)
 	var values []string
 	for _, o := range objs {
 		if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest {

@@ -169,12 +169,7 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 // other slices. It allocates nothing of its own: the recheck before each eviction calls it.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
-	var newest int64
-	for i, o := range objs {
-		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
-			newest = sl.Spec.Pool.Generation
-		}
-	}
+	newest := newestGeneration(objs)
 	for _, o := range objs {
 		if sl, ok := o.(*resourcev1.ResourceSlice); ok {
 			for _, d := range sl.Spec.Devices {
@@ -187,6 +182,17 @@ func (s *Source) pool(pool string, f func(name string, taints []resourcev1.Devic
 		}
 	}
 	return older
+}
+
+// newestGeneration returns the newest pool generation of objs, the slices of one pool.
+func newestGeneration(objs []any) int64 {
+	var newest int64
+	for i, o := range objs {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
+			newest = sl.Spec.Pool.Generation
+		}
+	}
+	return newest
 }
 
 // sliceTaints returns the taints of device id in its pool's slices, and whether it is in
