@@ -239,7 +239,9 @@ func TestBrakeFloor(t *testing.T) {
 func TestFullDisruption(t *testing.T) {
 	t.Run("rate", func(t *testing.T) {
 		synctestEach(t, func(t *testing.T) {
-			h := run(t, eviction.Options{Brake: eviction.Brake{ZoneFraction: 0.5,
+			// One act worker: the two evictions due in the same step ask for a token in
+			// deadline order (with more, in whichever order the workers reach the gate).
+			h := run(t, eviction.Options{ActWorkers: 1, Brake: eviction.Brake{ZoneFraction: 0.5,
 				FullDisruption: eviction.FullDisruption{Rate: eviction.Limit{PerSecond: 0.5, Burst: 1}}}})
 			h.removeOnDelete()
 			h.cluster("a", 3, 0)
@@ -258,12 +260,14 @@ func TestFullDisruption(t *testing.T) {
 			h := run(t, eviction.Options{Brake: eviction.Brake{FullDisruption: eviction.FullDisruption{Pause: true}}})
 			h.removeOnDelete()
 			h.cluster("a", 2, 0)
-			h.cluster("b", 2, 0)
+			// Zone b's pods tolerate the taint for a second: both its nodes are counted
+			// before anything there falls due.
+			h.cluster("b", 2, 1)
 			h.taint("a", 0, 1, unreachable)
 			h.taint("b", 0, 2, unreachable)
 			h.step(time.Second)
 			h.expectDeleted("pod-a-0@+0s")
-			h.expectDelayed("pod-b-0@+0s Paused", "pod-b-1@+0s Paused")
+			h.expectDelayed("pod-b-0@+1s Paused", "pod-b-1@+1s Paused")
 			h.taint("b", 1, 2)
 			h.expectDeleted("pod-a-0@+0s", "pod-b-0@+1s")
 		})
@@ -282,10 +286,12 @@ func TestConfirm(t *testing.T) {
 			node := fmt.Sprint("n", i)
 			h.setNode(newNode(node))
 			h.setPod(newPod("stays-"+node, node, withTolerations(tolForever("bad"))))
-			h.setPod(newPod("goes-"+node, node))
+			// A second's toleration: every node is counted before anything falls due.
+			h.setPod(newPod("goes-"+node, node, withTolerations(tolFor("bad", 1))))
 		}
 		h.wait()
 		h.taintAll(10, "bad")
+		h.step(time.Second)
 		if got := len(h.delayed()); got != 10 {
 			t.Fatalf("got %d pending, want 10 held", got)
 		}
@@ -298,7 +304,7 @@ func TestConfirm(t *testing.T) {
 		h.annotate("n0", "other") // another key: confirms nothing
 		h.expectDeleted()
 		h.annotate("n0", "bad")
-		h.expectDeleted("goes-n0@+0s")
+		h.expectDeleted("goes-n0@+1s")
 		// A pod that comes to a tainted node, stored before its node's update is counted:
 		// counted once.
 		late := newPod("late", "n1")
@@ -308,30 +314,32 @@ func TestConfirm(t *testing.T) {
 		h.setNode(n1)
 		h.m.PodUpdated(nil, late)
 		h.wait()
-		h.expectDeleted("goes-n0@+0s")
-		h.expectDelayed("goes-n1@+0s Unconfirmed", "goes-n2@+0s Unconfirmed", "goes-n3@+0s Unconfirmed", "goes-n4@+0s Unconfirmed",
-			"goes-n5@+0s Unconfirmed", "goes-n6@+0s Unconfirmed", "goes-n7@+0s Unconfirmed", "goes-n8@+0s Unconfirmed", "goes-n9@+0s Unconfirmed",
-			"late@+0s Unconfirmed")
+		h.expectDeleted("goes-n0@+1s")
+		h.expectDelayed("goes-n1@+1s Unconfirmed", "goes-n2@+1s Unconfirmed", "goes-n3@+1s Unconfirmed", "goes-n4@+1s Unconfirmed",
+			"goes-n5@+1s Unconfirmed", "goes-n6@+1s Unconfirmed", "goes-n7@+1s Unconfirmed", "goes-n8@+1s Unconfirmed", "goes-n9@+1s Unconfirmed",
+			"late@+1s Unconfirmed")
 		h.step(time.Second)
-		for i := 4; i < 10; i++ { // untainted: 4 of 20 pods left to evict, under 0.4
-			h.setNode(newNode(fmt.Sprint("n", i)))
-		}
-		h.wait()
-		h.expectDeleted("goes-n0@+0s", "goes-n1@+1s", "goes-n2@+1s", "goes-n3@+1s", "late@+1s")
+		h.retaint(4, 10) // untainted: 4 of 20 pods left to evict, under 0.4
+		h.expectDeleted("goes-n0@+1s", "goes-n1@+2s", "goes-n2@+2s", "goes-n3@+2s", "late@+2s")
 		if got := countOf(h.obs, evictiontest.Delayed, eviction.ReasonUnconfirmed); got != 11 {
 			t.Errorf("Delayed Unconfirmed reported %d times, want 11", got)
 		}
 	})
 }
 
-// taintAll taints nodes n0..n(n-1) with key, added at t0, each stored before the Manager
-// hears of any.
+// taintAll taints nodes n0..n(n-1) with key, added at t0.
 func (h *harness) taintAll(n int, key string) {
+	h.retaint(0, n, noExecute(key, t0))
+}
+
+// retaint gives nodes n<from>..n<to-1> the taints, each stored before the Manager hears of
+// any, so that an eviction released by the first update finds the others in the cache.
+func (h *harness) retaint(from, to int, taints ...v1.Taint) {
 	var olds, news []*v1.Node
-	for i := range n {
+	for i := from; i < to; i++ {
 		old, _ := h.cache.Node(fmt.Sprint("n", i))
 		nn := old.DeepCopy()
-		nn.Spec.Taints = []v1.Taint{noExecute(key, t0)}
+		nn.Spec.Taints = taints
 		h.cache.SetNode(nn)
 		olds, news = append(olds, old), append(news, nn)
 	}
