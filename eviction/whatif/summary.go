@@ -1,0 +1,136 @@
+package whatif
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Summary counts the pods of a what-if by what the change does to them.
+type Summary struct {
+	// Pods is the number of pods on the changed nodes.
+	Pods int
+	// Now is the number of pods the change evicts at once (that were not going at once
+	// before), in Namespaces namespaces.
+	Now, Namespaces int
+	// Later is the number of pods the change evicts later than the start (or sooner than
+	// they were going before); Last is when the last of them goes, from the start.
+	Later int
+	Last  time.Duration
+	// Forever is the number of pods that tolerate every NoExecute taint of their node
+	// forever after the change, on a node that carries one.
+	Forever int
+	// Held is the number of pods that fall due but that a budget holds (the brake, a
+	// Pauser) because of the change; HeldZones are the zones of their nodes, sorted.
+	Held      int
+	HeldZones []string
+	// Cancelled is the number of pods that were going (or held) before the change and
+	// stay after it.
+	Cancelled int
+	// Leaving is the number of pods that are leaving on their own (finished, or being
+	// deleted), which the controller never evicts.
+	Leaving int
+	// Unchanged is the number of other pods whose fate the change does not change (those
+	// already going at the same time for another taint).
+	Unchanged int
+}
+
+// Summary counts r's pods.
+func (r *Result) Summary() Summary {
+	s := Summary{Pods: len(r.Pods)}
+	namespaces := map[string]bool{}
+	zones := map[string]bool{}
+	for _, p := range r.Pods {
+		a := p.After
+		switch {
+		case a.Verdict == Leaving:
+			s.Leaving++
+		case !p.Changed():
+			if a.Verdict == Stays && tolerated(p.Why) {
+				s.Forever++
+			} else {
+				s.Unchanged++
+			}
+		case a.Verdict == Evicted && !a.At.After(r.Start):
+			s.Now++
+			namespaces[p.Pod.Namespace] = true
+		case a.Verdict == Evicted || a.Verdict == Pending:
+			s.Later++
+			s.Last = max(s.Last, a.At.Sub(r.Start))
+		case a.Verdict == Held:
+			s.Held++
+			zones[p.Zone] = true
+		case a.Verdict == Stays:
+			if p.Before.Verdict == Evicted || p.Before.Verdict == Held || p.Before.Verdict == Pending {
+				s.Cancelled++
+			} else if tolerated(p.Why) {
+				s.Forever++
+			}
+		}
+	}
+	s.Namespaces = len(namespaces)
+	for z := range zones {
+		s.HeldZones = append(s.HeldZones, z)
+	}
+	slices.Sort(s.HeldZones)
+	return s
+}
+
+// tolerated reports whether why has a NoExecute taint and every one is tolerated forever.
+func tolerated(why []Match) bool {
+	for _, m := range why {
+		if !m.Forever {
+			return false
+		}
+	}
+	return len(why) > 0
+}
+
+// String says what the change does in one line, e.g. "evicts 37 pods now (4 namespaces),
+// 12 more within 5m0s; 3 tolerate it forever; the brake would hold 5 pods (zone-a)"; it
+// is "evicts no pod" when nothing changes.
+func (s Summary) String() string {
+	var parts []string
+	switch {
+	case s.Now > 0 && s.Later > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s now (%s), %d more within %s", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"), s.Later, s.Last))
+	case s.Now > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace")))
+	case s.Later > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), s.Last))
+	case s.Held == 0 && s.Cancelled == 0:
+		parts = append(parts, "evicts no pod")
+	}
+	if s.Forever > 0 {
+		verb := "tolerate"
+		if s.Forever == 1 {
+			verb = "tolerates"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s it forever", s.Forever, verb))
+	}
+	if s.Held > 0 {
+		where := ""
+		if zones := slices.DeleteFunc(slices.Clone(s.HeldZones), func(z string) bool { return z == "" }); len(zones) > 0 {
+			where = " in zone " + strings.Join(zones, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("the brake would hold %s%s", plural(s.Held, "pod"), where))
+	}
+	if s.Cancelled > 0 {
+		parts = append(parts, fmt.Sprintf("cancels the eviction of %s", plural(s.Cancelled, "pod")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// plural returns "1 pod" or "n pods".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// zoneOf returns the node's topology.kubernetes.io/zone label, "" when it has none.
+func zoneOf(n *v1.Node) string { return n.Labels[v1.LabelTopologyZone] }
