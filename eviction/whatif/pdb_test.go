@@ -29,7 +29,11 @@ func TestRefusePDBs(t *testing.T) {
 		ready(pod("a", "web-3", "n1", tol(down, ptr.To[int64](20))), "web"),
 		unready(ready(pod("a", "db-1", "n1"), "db")),
 		ready(pod("a", "both-1", "n1"), "both"),
-		func() *v1.Pod { p := ready(pod("a", "web-pending", "n1"), "web"); p.Status.Phase = v1.PodPending; return p }(),
+		func() *v1.Pod {
+			p := ready(pod("a", "web-pending", "n1"), "web")
+			p.Status.Phase = v1.PodPending
+			return p
+		}(),
 		ready(pod("b", "web-1", "n1"), "web"), // another namespace: no budget
 	}
 	pdb := func(name, app string, allowed, healthy, desired int32) *policyv1.PodDisruptionBudget {
