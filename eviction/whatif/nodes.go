@@ -105,7 +105,9 @@ type Result struct {
 // each deadline (see [Simulate]). When a changed node already carries NoExecute taints, it
 // also simulates the cluster as it is, so that each pod's fate before the change is known
 // (what the change cancels, or brings forward). Every pod on a changed node is in the
-// result, with its fate before and after and the why of the after.
+// result, with its fate before and after and the why of the after. A change that changes
+// no NoExecute taint simulates the cluster as it is, once: the fates of the pods of the
+// named nodes, to explain them.
 //
 // It fails on a zero opts.Start, a node of change that is not in cluster.Nodes, invalid
 // engine options, and a failing pod lookup; the error starts with "whatif:". It blocks
@@ -125,7 +127,7 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 	}
 	after := make(map[string]*v1.Node, len(change))
 	var changed []*v1.Node
-	wasTainted := false
+	wasTainted, anyChanged := false, false
 	for _, name := range slices.Sorted(maps.Keys(change)) {
 		n := now[name]
 		if n == nil {
@@ -135,14 +137,20 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 		c.Spec.Taints = stamped(change[name], opts.Start)
 		after[name] = c
 		changed = append(changed, c)
-		wasTainted = wasTainted || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0
+		if engine.TaintsChanged(n.Spec.Taints, c.Spec.Taints) {
+			anyChanged = true
+			wasTainted = wasTainted || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0
+		}
 	}
 	res := &Result{Start: opts.Start, Nodes: changed}
 	var err error
 	if res.After, err = simulateNodes(ctx, cluster, after, opts); err != nil {
 		return nil, err
 	}
-	if wasTainted {
+	switch {
+	case !anyChanged:
+		res.Before = res.After // no change: the cluster as it is (an explanation)
+	case wasTainted:
 		if res.Before, err = simulateNodes(ctx, cluster, nil, opts); err != nil {
 			return nil, err
 		}
