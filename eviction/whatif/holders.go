@@ -106,11 +106,11 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 		return res, nil
 	}
 	var err error
-	if res.After, err = simulateHolders(ctx, h.After, after, h.Options); err != nil {
+	if res.After, err = SimulateHolders(ctx, h.After, after, h.Options); err != nil {
 		return nil, err
 	}
 	if wasTainted {
-		if res.Before, err = simulateHolders(ctx, h.Before, before, h.Options); err != nil {
+		if res.Before, err = SimulateHolders(ctx, h.Before, before, h.Options); err != nil {
 			return nil, err
 		}
 	}
@@ -142,9 +142,10 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 	return res, nil
 }
 
-// simulateHolders runs an engine in dry run over src, told holders (those with NoExecute
-// taints, or all with a brake).
-func simulateHolders[T any](ctx context.Context, src engine.Source[T], holders []engine.Holder, opts Options) (*Timeline, error) {
+// SimulateHolders runs an engine in dry run over src, told holders (those with NoExecute
+// taints, or all of them with a Brake, which counts them), from opts.Start to opts.Until:
+// the cluster as src has it, for the fate of the targets on those holders (see [Simulate]).
+func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders []engine.Holder, opts Options) (*Timeline, error) {
 	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options) (Engine, error) {
 		e, err := engine.New[T](nil, src, eo)
 		if err != nil {

@@ -23,6 +23,23 @@ import (
 // It is a what-if of the budgets' arithmetic on top of the engine's timeline; an eviction
 // it refuses is retried by the controller with backoff, or deleted after -pdb-timeout.
 func (r *Result) RefusePDBs(pdbs []*policyv1.PodDisruptionBudget) {
+	var evicted []*v1.Pod
+	var at []int
+	for i := range r.Pods {
+		r.Pods[i].RefusedBy = ""
+		if r.Pods[i].After.Verdict == Evicted {
+			evicted, at = append(evicted, r.Pods[i].Pod), append(at, i)
+		}
+	}
+	for j, by := range Refusals(evicted, pdbs) {
+		r.Pods[at[j]].RefusedBy = by
+	}
+}
+
+// Refusals is [Result.RefusePDBs] for any list of evictions: for each pod of evicted, in the
+// order of the evictions, the name of the PodDisruptionBudget that would refuse its eviction
+// (names joined by commas for a pod that several cover), or "".
+func Refusals(evicted []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget) []string {
 	type budget struct {
 		pdb     *policyv1.PodDisruptionBudget
 		sel     labels.Selector
@@ -39,15 +56,14 @@ func (r *Result) RefusePDBs(pdbs []*policyv1.PodDisruptionBudget) {
 		}
 		budgets = append(budgets, &budget{pdb: p, sel: sel, allowed: p.Status.DisruptionsAllowed})
 	}
-	for i := range r.Pods {
-		pf := &r.Pods[i]
-		pf.RefusedBy = ""
-		if pf.After.Verdict != Evicted || pf.Pod.Status.Phase == v1.PodPending {
+	out := make([]string, len(evicted))
+	for i, pod := range evicted {
+		if pod == nil || pod.Status.Phase == v1.PodPending {
 			continue
 		}
 		var covering []*budget
 		for _, b := range budgets {
-			if b.pdb.Namespace == pf.Pod.Namespace && b.sel.Matches(labels.Set(pf.Pod.Labels)) {
+			if b.pdb.Namespace == pod.Namespace && b.sel.Matches(labels.Set(pod.Labels)) {
 				covering = append(covering, b)
 			}
 		}
@@ -59,20 +75,21 @@ func (r *Result) RefusePDBs(pdbs []*policyv1.PodDisruptionBudget) {
 				names = append(names, b.pdb.Name)
 			}
 			slices.Sort(names)
-			pf.RefusedBy = strings.Join(names, ",")
-		case !ready(pf.Pod):
+			out[i] = strings.Join(names, ",")
+		case !ready(pod):
 			b := covering[0]
 			if b.pdb.Spec.UnhealthyPodEvictionPolicy == nil || *b.pdb.Spec.UnhealthyPodEvictionPolicy != policyv1.AlwaysAllow {
 				if b.pdb.Status.CurrentHealthy < b.pdb.Status.DesiredHealthy {
-					pf.RefusedBy = b.pdb.Name
+					out[i] = b.pdb.Name
 				}
 			}
 		case covering[0].allowed <= 0:
-			pf.RefusedBy = covering[0].pdb.Name
+			out[i] = covering[0].pdb.Name
 		default:
 			covering[0].allowed--
 		}
 	}
+	return out
 }
 
 // ready reports whether the pod's Ready condition is True.

@@ -11,7 +11,7 @@ import (
 
 // Summary counts the pods of a what-if by what the change does to them.
 type Summary struct {
-	// Pods is the number of pods on the changed nodes.
+	// Pods is the number of pods on the changed nodes (or targets on the changed holders).
 	Pods int
 	// Now is the number of pods the change evicts at once (that were not going at once
 	// before), in Namespaces namespaces.
@@ -40,39 +40,79 @@ type Summary struct {
 
 // Summary counts r's pods.
 func (r *Result) Summary() Summary {
-	s := Summary{Pods: len(r.Pods)}
-	namespaces := map[string]bool{}
-	zones := map[string]bool{}
+	t := newTally(r.Start)
 	for _, p := range r.Pods {
-		a := p.After
-		switch {
-		case a.Verdict == Leaving:
-			s.Leaving++
-		case !p.Changed():
-			if a.Verdict == Stays && tolerated(p.Why) {
-				s.Forever++
-			} else {
-				s.Unchanged++
-			}
-		case a.Verdict == Evicted && !a.At.After(r.Start):
-			s.Now++
-			namespaces[p.Pod.Namespace] = true
-		case a.Verdict == Evicted || a.Verdict == Pending:
-			s.Later++
-			s.Last = max(s.Last, a.At.Sub(r.Start))
-		case a.Verdict == Held:
-			s.Held++
-			zones[p.Zone] = true
-		case a.Verdict == Stays:
-			if p.Before.Verdict == Evicted || p.Before.Verdict == Held || p.Before.Verdict == Pending {
-				s.Cancelled++
-			} else if tolerated(p.Why) {
-				s.Forever++
-			}
+		t.add(p.Before, p.After, tolerated(p.Why), p.Pod.Namespace, p.Zone)
+	}
+	return t.summary(len(r.Pods))
+}
+
+// Summary counts r's targets; HeldZones are the groups (a device's pool) of the holders
+// whose taints the held targets wait on.
+func (r *HoldersResult[T]) Summary() Summary {
+	t := newTally(r.Start)
+	groups := map[string]string{}
+	for _, h := range r.Changed {
+		groups[h.Name] = h.Group
+	}
+	for _, tf := range r.Targets {
+		forever := len(tf.Bound) > 0
+		for _, b := range tf.Bound {
+			forever = forever && tolerated(b.Why)
+		}
+		t.add(tf.Before, tf.After, forever, tf.Key.Namespace, groups[tf.After.Holder])
+	}
+	return t.summary(len(r.Targets))
+}
+
+// tally counts outcomes into a Summary.
+type tally struct {
+	start      time.Time
+	s          Summary
+	namespaces map[string]bool
+	zones      map[string]bool
+}
+
+func newTally(start time.Time) *tally {
+	return &tally{start: start, namespaces: map[string]bool{}, zones: map[string]bool{}}
+}
+
+// add counts one target: its fates, whether it tolerates every NoExecute taint forever, its
+// namespace and its zone (or pool).
+func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
+	s := &t.s
+	changed := before.Verdict != after.Verdict || !before.At.Equal(after.At)
+	switch {
+	case after.Verdict == Leaving:
+		s.Leaving++
+	case !changed:
+		if after.Verdict == Stays && forever {
+			s.Forever++
+		} else {
+			s.Unchanged++
+		}
+	case after.Verdict == Evicted && !after.At.After(t.start):
+		s.Now++
+		t.namespaces[namespace] = true
+	case after.Verdict == Evicted || after.Verdict == Pending:
+		s.Later++
+		s.Last = max(s.Last, after.At.Sub(t.start))
+	case after.Verdict == Held:
+		s.Held++
+		t.zones[zone] = true
+	case after.Verdict == Stays:
+		if before.Verdict == Evicted || before.Verdict == Held || before.Verdict == Pending {
+			s.Cancelled++
+		} else if forever {
+			s.Forever++
 		}
 	}
-	s.Namespaces = len(namespaces)
-	for z := range zones {
+}
+
+func (t *tally) summary(n int) Summary {
+	s := t.s
+	s.Pods, s.Namespaces = n, len(t.namespaces)
+	for z := range t.zones {
 		s.HeldZones = append(s.HeldZones, z)
 	}
 	slices.Sort(s.HeldZones)
