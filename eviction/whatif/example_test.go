@@ -76,5 +76,5 @@ func ExampleNodes_brake() {
 	// Output:
 	// web-on-a-1 Held Paused
 	// web-on-a-2 Held Paused
-	// the brake would hold 2 pods in zone zone-a
+	// evicts no pod; the brake would hold 2 pods in zone zone-a
 }

@@ -156,7 +156,7 @@ func TestNodesRemove(t *testing.T) {
 	s := res.Summary()
 	assert.Equal(t, 1, s.Cancelled)
 	assert.Equal(t, 1, s.Unchanged)
-	assert.Equal(t, "cancels the eviction of 1 pod", s.String())
+	assert.Equal(t, "evicts no pod; cancels the eviction of 1 pod", s.String())
 }
 
 func TestNodesBadInput(t *testing.T) {

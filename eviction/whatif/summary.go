@@ -130,8 +130,8 @@ func tolerated(why []Match) bool {
 }
 
 // String says what the change does in one line, e.g. "evicts 37 pods now (4 namespaces),
-// 12 more within 5m0s; 3 tolerate it forever; the brake would hold 5 pods (zone-a)"; it
-// is "evicts no pod" when nothing changes.
+// 12 more within 5m0s; the brake would hold 5 pods in zone zone-a; 3 tolerate it forever";
+// it starts "evicts no pod" when nothing is evicted.
 func (s Summary) String() string {
 	var parts []string
 	switch {
@@ -141,15 +141,8 @@ func (s Summary) String() string {
 		parts = append(parts, fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace")))
 	case s.Later > 0:
 		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), s.Last))
-	case s.Held == 0 && s.Cancelled == 0:
+	default:
 		parts = append(parts, "evicts no pod")
-	}
-	if s.Forever > 0 {
-		verb := "tolerate"
-		if s.Forever == 1 {
-			verb = "tolerates"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s it forever", s.Forever, verb))
 	}
 	if s.Held > 0 {
 		where := ""
@@ -157,6 +150,13 @@ func (s Summary) String() string {
 			where = " in zone " + strings.Join(zones, ", ")
 		}
 		parts = append(parts, fmt.Sprintf("the brake would hold %s%s", plural(s.Held, "pod"), where))
+	}
+	if s.Forever > 0 {
+		verb := "tolerate"
+		if s.Forever == 1 {
+			verb = "tolerates"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s it forever", s.Forever, verb))
 	}
 	if s.Cancelled > 0 {
 		parts = append(parts, fmt.Sprintf("cancels the eviction of %s", plural(s.Cancelled, "pod")))

@@ -55,8 +55,8 @@ func TestSummaryString(t *testing.T) {
 		{whatif.Summary{Now: 37, Namespaces: 4, Later: 12, Last: 5 * time.Minute, Forever: 3}, "evicts 37 pods now (4 namespaces), 12 more within 5m0s; 3 tolerate it forever"},
 		{whatif.Summary{Now: 1, Namespaces: 1, Forever: 1}, "evicts 1 pod now (1 namespace); 1 tolerates it forever"},
 		{whatif.Summary{Later: 2, Last: time.Minute}, "evicts 2 pods within 1m0s"},
-		{whatif.Summary{Held: 5, HeldZones: []string{"zone-a"}}, "the brake would hold 5 pods in zone zone-a"},
-		{whatif.Summary{Held: 2, HeldZones: []string{""}, Cancelled: 1}, "the brake would hold 2 pods; cancels the eviction of 1 pod"},
+		{whatif.Summary{Held: 5, HeldZones: []string{"zone-a"}, Forever: 2}, "evicts no pod; the brake would hold 5 pods in zone zone-a; 2 tolerate it forever"},
+		{whatif.Summary{Held: 2, HeldZones: []string{""}, Cancelled: 1}, "evicts no pod; the brake would hold 2 pods; cancels the eviction of 1 pod"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

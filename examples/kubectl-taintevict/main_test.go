@@ -145,7 +145,7 @@ func TestWhatIf(t *testing.T) {
 			objs:    smallCluster(),
 			args:    []string{"-l", v1.LabelTopologyZone + "=a", "--brake-zone-fraction=0.5"},
 			want:    map[string]string{"web/web-a-1": "held", "web/web-a-2": "held", "db/db-a-1": "held", "db/db-a-2": "held", "kube-system/agent-a-1": "held", "kube-system/agent-a-2": "held"},
-			summary: "the brake would hold 6 pods in zone a",
+			summary: "evicts no pod; the brake would hold 6 pods in zone a",
 		},
 		{
 			name:     "a rate limit",
@@ -160,14 +160,14 @@ func TestWhatIf(t *testing.T) {
 			objs:    tainted,
 			args:    []string{"node/a-1", down + "-"},
 			want:    map[string]string{"web/web-a-1": "leaving", "db/db-a-1": "cancelled", "kube-system/agent-a-1": "never"},
-			summary: "cancels the eviction of 1 pod",
+			summary: "evicts no pod; cancels the eviction of 1 pod",
 		},
 		{
 			name:    "--remove takes a key",
 			objs:    tainted,
 			args:    []string{"node/a-1", "--remove", down},
 			want:    map[string]string{"web/web-a-1": "leaving", "db/db-a-1": "cancelled", "kube-system/agent-a-1": "never"},
-			summary: "cancels the eviction of 1 pod",
+			summary: "evicts no pod; cancels the eviction of 1 pod",
 		},
 		{
 			name:    "one namespace",
