@@ -133,14 +133,20 @@ func tolerated(why []Match) bool {
 // 12 more within 5m0s; the brake would hold 5 pods in zone zone-a; 3 tolerate it forever";
 // it starts "evicts no pod" when nothing is evicted.
 func (s Summary) String() string {
+	// Deadlines count from TimeAdded, which the API keeps to the second: the last may fall
+	// at a fraction of a second, which no one reads. "Within" rounds it up.
+	last := s.Last
+	if last >= time.Second && last%time.Second != 0 {
+		last = last.Truncate(time.Second) + time.Second
+	}
 	var parts []string
 	switch {
 	case s.Now > 0 && s.Later > 0:
-		parts = append(parts, fmt.Sprintf("evicts %s now (%s), %d more within %s", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"), s.Later, s.Last))
+		parts = append(parts, fmt.Sprintf("evicts %s now (%s), %d more within %s", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"), s.Later, last))
 	case s.Now > 0:
 		parts = append(parts, fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace")))
 	case s.Later > 0:
-		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), s.Last))
+		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), last))
 	default:
 		parts = append(parts, "evicts no pod")
 	}

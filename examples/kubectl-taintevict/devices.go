@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -49,10 +50,12 @@ func (w *whatIf) runDevices(ctx context.Context, q question) error {
 		return err
 	}
 	ns := w.namespace()
+	began := time.Now()
 	lists, err := listDevices(ctx, cl.kube, ns)
 	if err != nil {
 		return err
 	}
+	defer w.logTimings(began, time.Now())
 	before, after, ids := lists.sources(cl.kube, rule)
 	start := w.now()
 	res, err := whatif.Holders[*v1.Pod]{Before: before, After: after, IDs: ids,

@@ -33,6 +33,7 @@ type whatIf struct {
 	groupBy       []string
 	maxPods       int
 	budgets       budgetFlags
+	timings       bool
 }
 
 const whatIfLong = `Apply hypothetical taints to the live cluster and print what the taintevict controller
@@ -105,6 +106,8 @@ func newWhatIfCommand(streams genericiooptions.IOStreams, config *genericcliopti
 	fs.StringSliceVar(&w.groupBy, "group-by", []string{"namespace"}, "group the totals by namespace, node, zone or owner (several: comma-separated)")
 	fs.IntVar(&w.maxPods, "max-pods", 100, "list the pods the change concerns when there are at most this many (-1: always; 0: never); the totals are always printed")
 	w.budgets.define(fs)
+	fs.BoolVar(&w.timings, "timings", false, "write to standard error how long the lists, the simulation and the output took")
+	_ = fs.MarkHidden("timings")
 	return cmd
 }
 
@@ -143,6 +146,7 @@ func (w *whatIf) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	began := time.Now()
 	nodes, err := listNodes(ctx, cl.kube)
 	if err != nil {
 		return err
@@ -156,6 +160,8 @@ func (w *whatIf) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	listed := time.Now()
+	defer w.logTimings(began, listed)
 	start := w.now()
 	res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)}, change, whatif.Options{Start: start, Engine: engineOpts})
 	if err != nil {
@@ -170,6 +176,14 @@ func (w *whatIf) run(ctx context.Context, args []string) error {
 	}
 	rep := nodeReport(res, q, w.selector, ns)
 	return w.write(rep)
+}
+
+// logTimings writes, with --timings, how long the lists took (from began until listed) and
+// the rest, from then until now: the simulation and the output.
+func (w *whatIf) logTimings(began, listed time.Time) {
+	if w.timings {
+		fmt.Fprintf(w.streams.ErrOut, "lists %s, simulation and output %s\n", listed.Sub(began).Round(time.Millisecond), time.Since(listed).Round(time.Millisecond))
+	}
 }
 
 // checkOutput checks -o before anything is asked of the cluster.
