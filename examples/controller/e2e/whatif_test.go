@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -203,7 +203,9 @@ func TestWhatIfPredicts(t *testing.T) {
 	// Then each pod is deleted no earlier than predicted (the audit log's first write of the
 	// controller to it), and those that stay are never touched.
 	seen := deletions.waitFor(t, append(slices.Clone(now), later...))
-	writes, err := auditEvents(c.id, func(e auditEvent) bool { return inNamespace(s.ns)(e) && e.ObjectRef.Resource == "pods" && e.Verb != "get" })
+	writes, err := auditEvents(c.id, func(e auditEvent) bool {
+		return inNamespace(s.ns)(e) && e.ObjectRef.Resource == "pods" && e.Verb != "get"
+	})
 	require.NoError(t, err)
 	first := map[string]time.Time{}
 	for _, e := range writes {
@@ -513,4 +515,3 @@ func writeFile(t *testing.T, name string, data []byte) string {
 	require.NoError(t, os.WriteFile(p, data, 0o600))
 	return p
 }
-
