@@ -155,11 +155,18 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 			return nil, err
 		}
 	}
-	for _, n := range changed {
+	podsOn := make([][]*v1.Pod, len(changed))
+	total := 0
+	for i, n := range changed {
 		pods, err := cluster.Pods.PodsOnNode(n.Name)
 		if err != nil {
 			return nil, fmt.Errorf("whatif: pods on node %s: %w", n.Name, err)
 		}
+		podsOn[i], total = pods, total+len(pods)
+	}
+	res.Pods = make([]PodFate, 0, total)
+	for i, n := range changed {
+		pods := podsOn[i]
 		why := func(p *v1.Pod) []Match {
 			return Why(n.Spec.Taints, p.Spec.Tolerations, opts.Start, opts.Engine.DeadlineSource, opts.Engine.Tolerations)
 		}

@@ -387,7 +387,7 @@ func writeTaints(b *strings.Builder, taints []WhyReport, pod *v1.Pod, start time
 		case w.Forever:
 			fmt.Fprintf(b, ", tolerated forever by %s", tolerationText(pod, w))
 		default:
-			fmt.Fprintf(b, ", tolerated for %ds by %s, %s: due %s", *w.Seconds, tolerationText(pod, w), since, relativeAgo(*w.Deadline, start))
+			fmt.Fprintf(b, ", tolerated for %ds by %s, %s: due %s", *w.Seconds, tolerationText(pod, w), since, relativeAgo(w.Deadline, start))
 		}
 	}
 	b.WriteString(".")

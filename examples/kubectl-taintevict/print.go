@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -23,6 +26,9 @@ func checkOutput(output string, pf *genericclioptions.JSONYamlPrintFlags) error 
 // write prints rep: as a table, or with the printer of -o.
 func (w *whatIf) write(rep *Report) error {
 	rep.Groups = groups(rep.Pods, w.groupBy)
+	if w.output == "json" {
+		return writeJSON(w.streams.Out, rep)
+	}
 	if w.output != "" && w.output != "table" {
 		p, err := w.print.ToPrinter(w.output)
 		if err != nil {
@@ -90,6 +96,44 @@ func writeTable(out io.Writer, rep *Report, listPods, quiet bool) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeJSON writes rep as JSON: the report indented as kubectl indents, but each pod on a
+// line of its own. The printers' MarshalIndent re-indents the whole document at once,
+// which took most of the time of a what-if of 150,000 pods (0.8 of 1.8 s), for an output
+// that is just as valid JSON, and as easy to grep, one pod a line.
+func writeJSON(out io.Writer, rep *Report) error {
+	pods := rep.Pods
+	rep.Pods = nil
+	head, err := json.MarshalIndent(rep, "", "    ")
+	rep.Pods = pods
+	if err != nil {
+		return err
+	}
+	// Pods is the report's last field: its null closes head.
+	i := bytes.LastIndex(head, []byte(`"pods": null`))
+	if i < 0 {
+		return fmt.Errorf("writing JSON: the report has no pods field")
+	}
+	bw := bufio.NewWriterSize(out, 1<<16)
+	bw.Write(head[:i])
+	bw.WriteString(`"pods": [`)
+	for j := range pods {
+		b, err := json.Marshal(&pods[j])
+		if err != nil {
+			return err
+		}
+		bw.WriteString("\n        ")
+		bw.Write(b)
+		if j < len(pods)-1 {
+			bw.WriteByte(',')
+		}
+	}
+	if len(pods) > 0 {
+		bw.WriteString("\n    ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 // totalOf returns the grand total of groups.

@@ -103,11 +103,11 @@ type Outcome struct {
 	// simulation's horizon) or Leaving (finished or terminating: never evicted).
 	Verdict string `json:"verdict"`
 	// At is when the pod is evicted (or, held, when it fell due); Seconds the same from Start.
-	At      *time.Time `json:"at,omitempty"`
-	Seconds *float64   `json:"seconds,omitempty"`
+	At      time.Time `json:"at,omitzero"`
+	Seconds *float64  `json:"seconds,omitempty"`
 	// Deadline is when its tolerations make it due; later than At only never, earlier when a
 	// budget delays it.
-	Deadline *time.Time `json:"deadline,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
 	// Delayed is the budget it waited at: RateLimited or Paused.
 	Delayed string `json:"delayed,omitempty"`
 	// Reason is the engine's reason for a cancelled or skipped eviction.
@@ -127,9 +127,9 @@ type WhyReport struct {
 	Forever bool   `json:"forever,omitempty"`
 	// Since is where the countdown starts; FromTimeAdded says whether it is the taint's
 	// TimeAdded (else: first sight, now).
-	Since         time.Time  `json:"since"`
-	FromTimeAdded bool       `json:"fromTimeAdded"`
-	Deadline      *time.Time `json:"deadline,omitempty"`
+	Since         time.Time `json:"since"`
+	FromTimeAdded bool      `json:"fromTimeAdded"`
+	Deadline      time.Time `json:"deadline,omitzero"`
 }
 
 // DeepCopyObject returns r, for the printers (which only read it).
@@ -147,6 +147,7 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 		rep.Changes = append(rep.Changes, Changed{Node: n.Name, Taints: n.Spec.Taints})
 	}
 	hadBefore := res.Before != nil
+	rep.Pods = make([]PodOutcome, 0, len(res.Pods))
 	for _, pf := range res.Pods {
 		po := PodOutcome{Namespace: pf.Pod.Namespace, Name: pf.Pod.Name, Node: pf.Pod.Spec.NodeName, Zone: pf.Zone,
 			Owner: owner(pf.Pod), After: outcome(pf.After, res.Start), RefusedBy: pf.RefusedBy}
@@ -206,14 +207,10 @@ func verb(specs []taintSpec) string {
 func outcome(f whatif.Fate, start time.Time) Outcome {
 	o := Outcome{Verdict: string(f.Verdict), Delayed: string(f.Delayed), Reason: string(f.Reason)}
 	if !f.At.IsZero() {
-		at := f.At
-		secs := at.Sub(start).Seconds()
-		o.At, o.Seconds = &at, &secs
+		secs := f.At.Sub(start).Seconds()
+		o.At, o.Seconds = f.At, &secs
 	}
-	if !f.Deadline.IsZero() {
-		d := f.Deadline
-		o.Deadline = &d
-	}
+	o.Deadline = f.Deadline
 	return o
 }
 
@@ -227,8 +224,7 @@ func whyReport(m whatif.Match, device string) WhyReport {
 		}
 	}
 	if !m.Forever {
-		d := m.Deadline
-		w.Deadline = &d
+		w.Deadline = m.Deadline
 	}
 	return w
 }

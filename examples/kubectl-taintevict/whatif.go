@@ -9,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
 )
 
@@ -151,31 +153,40 @@ func (w *whatIf) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	change, err := w.change(nodes, q)
-	if err != nil {
-		return err
+	if _, err := w.change(nodes, q); err != nil {
+		return err // before listing the pods: a node not found, say
 	}
 	ns := w.namespace()
 	pods, err := listPods(ctx, cl.kube, ns)
 	if err != nil {
 		return err
 	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	if w.budgets.mode == "evict" {
+		if pdbs, err = listPDBs(ctx, cl.kube, ns); err != nil {
+			return err
+		}
+	}
 	listed := time.Now()
 	defer w.logTimings(began, listed)
-	start := w.now()
-	res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)}, change, whatif.Options{Start: start, Engine: engineOpts})
+	return w.answer(ctx, q, nodes, pods, pdbs, engineOpts)
+}
+
+// answer answers the what-if q about nodes from the lists: the simulation, the report and
+// its output. It is what the speed target counts: the time after the lists arrive.
+func (w *whatIf) answer(ctx context.Context, q question, nodes []*v1.Node, pods []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget, engineOpts engine.Options) error {
+	change, err := w.change(nodes, q)
+	if err != nil {
+		return err
+	}
+	res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)}, change, whatif.Options{Start: w.now(), Engine: engineOpts})
 	if err != nil {
 		return simulationError(err)
 	}
-	if w.budgets.mode == "evict" {
-		pdbs, err := listPDBs(ctx, cl.kube, ns)
-		if err != nil {
-			return err
-		}
+	if pdbs != nil {
 		res.RefusePDBs(pdbs)
 	}
-	rep := nodeReport(res, q, w.selector, ns)
-	return w.write(rep)
+	return w.write(nodeReport(res, q, w.selector, w.namespace()))
 }
 
 // logTimings writes, with --timings, how long the lists took (from began until listed) and
