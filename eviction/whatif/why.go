@@ -79,12 +79,14 @@ const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
 
 // indexOf returns the index of the first toleration of tols equal to t, or -1.
 func indexOf(tols []v1.Toleration, t v1.Toleration) int {
+	ts := t.TolerationSeconds
+	t.TolerationSeconds = nil
 	for i, x := range tols {
-		xs, ts := x.TolerationSeconds, t.TolerationSeconds
+		xs := x.TolerationSeconds
 		if (xs == nil) != (ts == nil) || xs != nil && *xs != *ts {
 			continue
 		}
-		x.TolerationSeconds, t.TolerationSeconds = nil, nil
+		x.TolerationSeconds = nil
 		if x == t {
 			return i
 		}

@@ -24,21 +24,22 @@ func TestWhy(t *testing.T) {
 	}
 	tols := []v1.Toleration{
 		{Key: "soft", Operator: v1.TolerationOpExists},
+		tol("other", ptr.To[int64](300)), // the same seconds, another key: not the one that decides
 		tol(down, ptr.To[int64](300)),
 		tol(down, nil), // never counts: the first that tolerates down decides
 		tol("fresh", nil),
 	}
 	got := whatif.Why(taints, tols, start, engine.FromTimeAdded, tolerations.Options{})
 	want := []whatif.Match{
-		{Taint: taints[0], Toleration: &tols[1], Index: 1, Since: ago, FromTimeAdded: true, Deadline: ago.Add(300 * time.Second)},
-		{Taint: taints[2], Toleration: &tols[3], Index: 3, Since: start, Forever: true},
+		{Taint: taints[0], Toleration: &tols[2], Index: 2, Since: ago, FromTimeAdded: true, Deadline: ago.Add(300 * time.Second)},
+		{Taint: taints[2], Toleration: &tols[4], Index: 4, Since: start, Forever: true},
 		{Taint: taints[3], Index: -1, Since: start, Deadline: start},
 	}
 	assert.Equal(t, want, got)
 
 	// Counted from first sight, as kube does, TimeAdded is never read.
 	got = whatif.Why(taints[:1], tols, start, engine.FromObservation, tolerations.Options{})
-	assert.Equal(t, []whatif.Match{{Taint: taints[0], Toleration: &tols[1], Index: 1, Since: start, Deadline: start.Add(300 * time.Second)}}, got)
+	assert.Equal(t, []whatif.Match{{Taint: taints[0], Toleration: &tols[2], Index: 2, Since: start, Deadline: start.Add(300 * time.Second)}}, got)
 
 	// Zero and negative seconds run out at once; no NoExecute taint gives nothing.
 	got = whatif.Why(taints[:1], []v1.Toleration{tol(down, ptr.To[int64](-5))}, start, engine.FromTimeAdded, tolerations.Options{})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -212,10 +214,19 @@ func (c controllerFlags) proxied(ctx context.Context, cl *clients, key string) (
 	}
 	body, err := kube.CoreV1().RESTClient().Get().Namespace(ns).Resource("services").Name("https:"+name+":"+port).
 		SubResource("proxy").Suffix("debug", "pending").Param("pod", key).Do(ctx).Raw()
-	if err != nil {
-		return nil, fmt.Errorf("%s (give --controller URL to ask it directly, or --controller=none)", oneLine(apiMessage(err)))
+	switch {
+	case err == nil:
+		return body, nil
+	case apierrors.IsNotFound(err) && strings.Contains(apiMessage(err), `services "`+name+`" not found`):
+		err = fmt.Errorf("there is no Service %s/%s (is the controller deployed from deploy/?)", ns, name)
+	case apierrors.IsNotFound(err):
+		err = fmt.Errorf("the controller behind Service %s/%s does not serve /debug/pending (a version before it?)", ns, name)
+	case apierrors.IsForbidden(err):
+		err = fmt.Errorf("forbidden: RBAC must allow get on services/proxy %s in namespace %s (deploy/explain.yaml's Role)", "https:"+name+":"+port, ns)
+	default:
+		err = errors.New(oneLine(apiMessage(err)))
 	}
-	return body, nil
+	return nil, fmt.Errorf("%w; give --controller URL to ask it directly, or --controller=none", err)
 }
 
 // copyToken copies each request's Authorization header to TokenHeader.

@@ -138,11 +138,11 @@ func (r *Report) DeepCopyObject() runtime.Object { return r }
 // nodeReport makes the report of a what-if about nodes.
 func nodeReport(res *whatif.Result, q question, selector, namespace string) *Report {
 	rep := newReport(res.Start, namespace)
-	on := "node " + strings.Join(q.nodes, ", node ")
+	on, many := "node "+strings.Join(q.nodes, ", node "), len(q.nodes) > 1
 	if selector != "" {
-		on = fmt.Sprintf("the %s selected by -l %s", plural(len(res.Nodes), "node"), selector)
+		on, many = fmt.Sprintf("the %s selected by -l %s", plural(len(res.Nodes), "node"), selector), len(res.Nodes) > 1
 	}
-	rep.Question = fmt.Sprintf("%s %s %s", on, verb(q.specs), specsString(q.specs))
+	rep.Question = fmt.Sprintf("%s %s %s", on, verb(q.specs, many), specsString(q.specs))
 	for _, n := range res.Nodes {
 		rep.Changes = append(rep.Changes, Changed{Node: n.Name, Taints: n.Spec.Taints})
 	}
@@ -184,8 +184,9 @@ func newReport(start time.Time, namespace string) *Report {
 	return &Report{TypeMeta: metav1.TypeMeta{APIVersion: reportVersion.String(), Kind: "WhatIf"}, Start: start, Namespace: namespace}
 }
 
-// verb is "gets" for additions only, "loses" for removals only, "changes to" otherwise.
-func verb(specs []taintSpec) string {
+// verb is "gets" for additions only, "loses" for removals only, "changes:" otherwise; "get"
+// and "lose" for many.
+func verb(specs []taintSpec, many bool) string {
 	adds, removes := 0, 0
 	for _, s := range specs {
 		if s.remove {
@@ -195,8 +196,12 @@ func verb(specs []taintSpec) string {
 		}
 	}
 	switch {
+	case removes == 0 && many:
+		return "get"
 	case removes == 0:
 		return "gets"
+	case adds == 0 && many:
+		return "lose"
 	case adds == 0:
 		return "loses"
 	}
@@ -276,9 +281,15 @@ func describe(p *v1.Pod, before, after whatif.Fate, why []whatif.Match, start ti
 	return when, reason
 }
 
-// relative writes t from start: "now", "+5m0s", or "-10s" for the past.
+// relative writes t from start: "now", "+5m0s", or "-10s" for the past; to the second from
+// 10 s on, to a tenth of a second below (the slots of a rate limit).
 func relative(t, start time.Time) string {
 	d := t.Sub(start)
+	if d >= 10*time.Second || d <= -10*time.Second {
+		d = d.Round(time.Second)
+	} else {
+		d = d.Round(100 * time.Millisecond)
+	}
 	switch {
 	case d <= 0 && d > -time.Second:
 		return "now"

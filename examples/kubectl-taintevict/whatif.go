@@ -319,13 +319,18 @@ func simulationError(err error) error {
 	return &exitError{code: exitCluster, err: err}
 }
 
-// specsString writes the changes of q as kubectl taint would take them.
+// specsString writes the changes of q: the taints added, KEY[=VALUE]:EFFECT, and those
+// removed, KEY[:EFFECT]- as kubectl taint takes them (KEY alone when all are removals).
 func specsString(specs []taintSpec) string {
+	adds := slices.ContainsFunc(specs, func(s taintSpec) bool { return !s.remove })
 	var parts []string
 	for _, s := range specs {
-		if s.remove {
+		switch {
+		case s.remove && adds:
 			parts = append(parts, describeRemoval(s.taint)+"-")
-		} else {
+		case s.remove:
+			parts = append(parts, describeRemoval(s.taint))
+		default:
 			parts = append(parts, taintString(s.taint))
 		}
 	}
