@@ -265,7 +265,7 @@ func describe(p *v1.Pod, before, after whatif.Fate, why []whatif.Match, start ti
 		}
 		return "never", foreverText(why)
 	case whatif.Held:
-		return "held", whyText(m, decisive, start) + "; the brake holds it while so many nodes carry the taint"
+		return "held", "due " + relative(after.At, start) + ", " + whyText(m, decisive, start) + "; the brake holds it while so many nodes carry the taint"
 	}
 	when = relative(after.At, start)
 	reason = whyText(m, decisive, start)
