@@ -60,8 +60,8 @@ func BenchmarkWhatIf(b *testing.B) {
 	}{{"one node", "", []string{"node-0000"}}, {"zone", v1.LabelTopologyZone + "=zone-0", nil}, {"every node", "pool=all", nil}} {
 		for _, output := range []string{"table", "json"} {
 			b.Run(bc.name+"/"+output, func(b *testing.B) {
-				w := &whatIf{streams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}, config: genericclioptions.NewConfigFlags(false),
-					print: genericclioptions.NewJSONYamlPrintFlags(), now: time.Now, output: output, selector: bc.selector,
+				w := &whatIf{command: newCommand(genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}, genericclioptions.NewConfigFlags(false), deps{now: time.Now}),
+					output: output, selector: bc.selector,
 					groupBy: []string{"namespace"}, maxPods: 100, budgets: budgetFlags{mode: "delete", deadlineSource: "time-added"}}
 				q := question{nodes: bc.nodes, specs: []taintSpec{{taint: defaultTaint}}}
 				for b.Loop() {

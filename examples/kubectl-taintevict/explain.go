@@ -24,11 +24,7 @@ import (
 
 // explainer is the explain command's state.
 type explainer struct {
-	streams   genericiooptions.IOStreams
-	config    *genericclioptions.ConfigFlags
-	newClient clientFunc
-	print     *genericclioptions.JSONYamlPrintFlags
-	now       func() time.Time
+	command
 
 	output     string
 	controller controllerFlags
@@ -61,7 +57,7 @@ const explainExample = `  # Why is (or isn't) pod web-7 evicted?
   kubectl taintevict explain pod/web-7 -n shop --controller https://localhost:8443 --controller-insecure -o json`
 
 func newExplainCommand(streams genericiooptions.IOStreams, config *genericclioptions.ConfigFlags, d deps) *cobra.Command {
-	e := &explainer{streams: streams, config: config, newClient: d.newClient, print: genericclioptions.NewJSONYamlPrintFlags(), now: d.now}
+	e := &explainer{command: newCommand(streams, config, d)}
 	cmd := &cobra.Command{
 		Use:     "explain pod/NAME",
 		Short:   "Explain whether, when and why the controller evicts a pod",

@@ -75,6 +75,20 @@ type deps struct {
 	now func() time.Time
 }
 
+// command is what every command has: its streams, the cluster flags, the clients they
+// make, the JSON and YAML printers, and "now".
+type command struct {
+	streams   genericiooptions.IOStreams
+	config    *genericclioptions.ConfigFlags
+	newClient clientFunc
+	print     *genericclioptions.JSONYamlPrintFlags
+	now       func() time.Time
+}
+
+func newCommand(streams genericiooptions.IOStreams, config *genericclioptions.ConfigFlags, d deps) command {
+	return command{streams: streams, config: config, newClient: d.newClient, print: genericclioptions.NewJSONYamlPrintFlags(), now: d.now}
+}
+
 // newRootCommand returns the command tree.
 func newRootCommand(streams genericiooptions.IOStreams, d deps) *cobra.Command {
 	config := genericclioptions.NewConfigFlags(true)

@@ -20,11 +20,7 @@ import (
 
 // whatIf is the what-if command's state: its flags and what it needs to run.
 type whatIf struct {
-	streams   genericiooptions.IOStreams
-	config    *genericclioptions.ConfigFlags
-	newClient clientFunc
-	print     *genericclioptions.JSONYamlPrintFlags
-	now       func() time.Time
+	command
 
 	output        string
 	selector      string
@@ -88,7 +84,7 @@ const whatIfExample = `  # What would tainting node-7 do?
   kubectl taintevict what-if -f rule.yaml -o json`
 
 func newWhatIfCommand(streams genericiooptions.IOStreams, config *genericclioptions.ConfigFlags, d deps) *cobra.Command {
-	w := &whatIf{streams: streams, config: config, newClient: d.newClient, print: genericclioptions.NewJSONYamlPrintFlags(), now: d.now}
+	w := &whatIf{command: newCommand(streams, config, d)}
 	cmd := &cobra.Command{
 		Use:     "what-if (node/NAME... | -l SELECTOR | -f RULE.yaml | --device DRIVER/POOL/DEVICE) [KEY[=VALUE]:NoExecute | KEY[:EFFECT]-]...",
 		Short:   "Print what hypothetical taints would evict, when and why, without changing anything",

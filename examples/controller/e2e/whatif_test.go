@@ -24,7 +24,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -464,42 +463,7 @@ func setUpExplainer(t *testing.T) (string, error) {
 		return "", errors.New("deploy/explain.yaml has no ClusterRole taintevict-explainer")
 	}
 	rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods", "nodes"}, Verbs: []string{"get", "list"}})
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
-	defer cancel()
-	exists := func(err error) error {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}
-	steps := []func() error{
-		func() error {
-			_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: explainerNamespace}}, metav1.CreateOptions{})
-			return exists(err)
-		},
-		func() error {
-			_, err := admin.CoreV1().ServiceAccounts(explainerNamespace).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: explainerAccount}}, metav1.CreateOptions{})
-			return exists(err)
-		},
-		func() error {
-			_, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: explainerRole}, Rules: rules}, metav1.CreateOptions{})
-			return exists(err)
-		},
-		func() error {
-			_, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: explainerRole},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: explainerRole},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: explainerAccount, Namespace: explainerNamespace}},
-			}, metav1.CreateOptions{})
-			return exists(err)
-		},
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return "", err
-		}
-	}
-	return accountToken(ctx, explainerNamespace, explainerAccount)
+	return setUpAccount(explainerNamespace, explainerAccount, explainerRole, rules)
 }
 
 // tokenKubeconfig writes a kubeconfig that authenticates with token.
