@@ -27,7 +27,9 @@ type budgetFlags struct {
 	mode           string
 }
 
-func (b *budgetFlags) define(fs *pflag.FlagSet) {
+// define defines the flags on fs; withMode adds --mode (what-if's: explain has no
+// PodDisruptionBudgets to look at).
+func (b *budgetFlags) define(fs *pflag.FlagSet, withMode bool) {
 	fs.Float64Var(&b.rate, "rate", 0, "simulate a controller that evicts at most this many pods a second (its -eviction-rate; 0: no limit)")
 	fs.IntVar(&b.burst, "burst", 0, "with --rate: how many pods may go at once (its -eviction-burst; default: the rate, rounded up)")
 	fs.StringArrayVar(&b.taintRates, "taint-rate", nil, "KEY=RATE[/BURST]: at most RATE evictions a second caused by NoExecute taints with KEY (its -taint-rate); repeat for more keys")
@@ -35,6 +37,10 @@ func (b *budgetFlags) define(fs *pflag.FlagSet) {
 	fs.Float64Var(&b.zoneBrake, "brake-zone-fraction", 0, "the same within each zone, the topology.kubernetes.io/zone label (its -brake-zone-fraction; 0: off)")
 	fs.StringVar(&b.deadlineSource, "deadline-source", "time-added", "where countdowns start: time-added (the taint's TimeAdded, the controller's default) or observation (when the controller first sees it, kube-controller-manager's rule: counted from now)")
 	fs.BoolVar(&b.comparison, "comparison-operators", false, "let tolerations with the operators Lt and Gt match (the controller's -comparison-operators)")
+	b.mode = "delete"
+	if !withMode {
+		return
+	}
 	fs.StringVar(&b.mode, "mode", "delete", "the controller's -mode: delete, or evict, to also tell which evictions a PodDisruptionBudget would refuse at that moment (needs list on poddisruptionbudgets)")
 }
 

@@ -70,7 +70,7 @@ func newExplainCommand(streams genericiooptions.IOStreams, config *genericcliopt
 	fs := cmd.Flags()
 	fs.StringVarP(&e.output, "output", "o", "", "output format: text (the default, a paragraph), json or yaml")
 	e.controller.define(fs)
-	e.budgets.define(fs)
+	e.budgets.define(fs, false)
 	return cmd
 }
 
@@ -104,8 +104,10 @@ type Explanation struct {
 func (e *Explanation) DeepCopyObject() runtime.Object { return e }
 
 func (e *explainer) run(ctx context.Context, args []string) error {
-	if err := checkOutput(e.output, e.print); err != nil {
-		return err
+	if e.output != "text" {
+		if err := checkOutput(e.output, e.print); err != nil {
+			return usageError("-o %q: want text, json or yaml", e.output)
+		}
 	}
 	if len(args) != 1 {
 		return usageError("explain takes one pod: explain pod/NAME")

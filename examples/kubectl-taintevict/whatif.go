@@ -103,7 +103,7 @@ func newWhatIfCommand(streams genericiooptions.IOStreams, config *genericcliopti
 	fs.BoolVarP(&w.allNamespaces, "all-namespaces", "A", false, "list and show the pods of all namespaces (the default: a taint evicts in every namespace)")
 	fs.StringSliceVar(&w.groupBy, "group-by", []string{"namespace"}, "group the totals by namespace, node, zone or owner (several: comma-separated)")
 	fs.IntVar(&w.maxPods, "max-pods", 100, "list the pods the change concerns when there are at most this many (-1: always; 0: never); the totals are always printed")
-	w.budgets.define(fs)
+	w.budgets.define(fs, true)
 	fs.BoolVar(&w.timings, "timings", false, "write to standard error how long the lists, the simulation and the output took")
 	_ = fs.MarkHidden("timings")
 	return cmd
