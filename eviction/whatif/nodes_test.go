@@ -3,6 +3,8 @@ package whatif_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,6 +72,9 @@ func TestNodes(t *testing.T) {
 		change whatif.Change
 		opts   engine.Options
 		want   map[string]string
+		// anyOrder: pods due at the same instant take a rate limit's slots in the order the
+		// engine's act workers reach them, which no run fixes: only the slots are checked.
+		anyOrder bool
 	}{
 		{
 			name:  "a taint on one node",
@@ -104,12 +109,13 @@ func TestNodes(t *testing.T) {
 			want:   map[string]string{"done": "Leaving", "going": "Leaving"},
 		},
 		{
-			name:   "a rate limit spaces the evictions",
-			nodes:  []*v1.Node{node("n1", "")},
-			pods:   []*v1.Pod{pod("a", "p1", "n1"), pod("a", "p2", "n1"), pod("a", "p3", "n1"), pod("a", "p4", "n1")},
-			opts:   engine.Options{RateLimit: engine.Limit{PerSecond: 2, Burst: 1}},
-			change: whatif.Change{"n1": {noExecute(down, nil)}},
-			want:   map[string]string{"p1": "Evicted+0s", "p2": "Evicted+500ms", "p3": "Evicted+1s", "p4": "Evicted+1.5s"},
+			name:     "a rate limit spaces the evictions",
+			nodes:    []*v1.Node{node("n1", "")},
+			pods:     []*v1.Pod{pod("a", "p1", "n1"), pod("a", "p2", "n1"), pod("a", "p3", "n1"), pod("a", "p4", "n1")},
+			opts:     engine.Options{RateLimit: engine.Limit{PerSecond: 2, Burst: 1}},
+			change:   whatif.Change{"n1": {noExecute(down, nil)}},
+			want:     map[string]string{"p1": "Evicted+0s", "p2": "Evicted+500ms", "p3": "Evicted+1s", "p4": "Evicted+1.5s"},
+			anyOrder: true,
 		},
 		{
 			name:   "the zone brake holds a zone going down",
@@ -125,6 +131,10 @@ func TestNodes(t *testing.T) {
 			res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: tc.nodes, Pods: whatif.NewIndex(tc.pods)}, tc.change,
 				whatif.Options{Start: start, Engine: tc.opts})
 			require.NoError(t, err)
+			if tc.anyOrder {
+				assert.ElementsMatch(t, slices.Collect(maps.Values(tc.want)), slices.Collect(maps.Values(fates(res))))
+				return
+			}
 			assert.Equal(t, tc.want, fates(res))
 		})
 	}
