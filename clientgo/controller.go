@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -76,9 +77,9 @@ type Options struct {
 	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
 	// the evictions whose deletes failed for want of an answer are retried at once
 	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
-	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. Run calls
-	// [Reachability.Run], which may run once: give each Controller a Reachability of its
-	// own. The Alongside functions (the device side's Lead, say) get none of this.
+	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. One
+	// Reachability may serve several controllers of the client (the device side's too,
+	// through its own Options.Reachability, alone or Alongside).
 	Reachability *Reachability
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the
@@ -110,6 +111,7 @@ type Controller struct {
 	manager   *eviction.Manager
 	events    *EventWriter // nil in ModeDryRun
 	opts      Options
+	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
 	elect     *elector // nil without leader election
@@ -151,7 +153,7 @@ func (c *Controller) build(logger klog.Logger) error {
 		obs = append(obs, EventObserver{Recorder: c.events})
 	}
 	if c.opts.Metrics != nil {
-		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Pending: c.pending, DeleteWorkers: c.deleteWorkers})
+		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Stats: c.stats, DeleteWorkers: c.deleteWorkers})
 		if err != nil {
 			return err
 		}
@@ -189,7 +191,8 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.WrapUpdater != nil {
 		u = c.opts.WrapUpdater(u)
 	}
-	return c.informers.AddHandlers(u, logger)
+	c.handled, err = c.informers.addHandlers(u, logger)
+	return err
 }
 
 // deleter returns the Deleter of the Mode, nil in ModeDryRun.
@@ -221,7 +224,7 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 }
 
 // pending returns the Manager's pending evictions, for the metrics' gauges.
-func (c *Controller) pending() []eviction.Pending { return c.manager.Pending() }
+func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
 
 func (c *Controller) deleteWorkers() int { return c.manager.DeleteWorkers() }
 
@@ -278,7 +281,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(ctx, c.probe(), func() { c.manager.RetryUnreachable() }) })
+		wg.Go(func() { _ = r.Run(ctx, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() }) })
 	}
 	failed := make(chan error, 1)
 	if c.elect == nil {
@@ -292,7 +295,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		})
 	}
 	c.factory.StartWithContext(ctx)
-	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+	// Both wait on the informers' channels, without polling: every informer of the
+	// factory (another controller's too), then this one's handlers.
+	err := c.factory.WaitForCacheSyncWithContext(ctx).AsError()
+	if err == nil && !cache.WaitFor(ctx, "", c.handled...) {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return leadFailure(failed)
 		}
@@ -365,17 +374,6 @@ func (c *Controller) Ready() error {
 		return c.elect.ready()
 	}
 	return nil
-}
-
-// probe returns the request that asks the API server whether it is back: GET /readyz,
-// which any authenticated user may make; nil for a client with no REST client (a fake
-// clientset's).
-func (c *Controller) probe() func(context.Context) error {
-	rc := c.client.Discovery().RESTClient()
-	if rc == nil {
-		return nil
-	}
-	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when

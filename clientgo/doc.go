@@ -16,6 +16,7 @@
 //     Prometheus registry of the caller's;
 //   - [Reachability]: whether the API server answers, from the outcomes of the client's own
 //     requests, for a readiness probe and to retry the failed deletes when it answers again;
+//     one serves every controller of the client (the device side's too);
 //   - [Controller]: all of the above with leader election on a Lease, and
 //     [Controller.Handler] for /healthz, /readyz and /metrics; [Options.WrapUpdater] lets
 //     a test or a demo learn which changes the informers have handed the Manager, so that

@@ -99,14 +99,23 @@ type Updater interface {
 // logged to logger and ignored. It may be called before or after the informers start: an
 // informer that runs already replays its cache to a new handler as adds.
 func (inf Informers) AddHandlers(m Updater, logger klog.Logger) error {
+	_, err := inf.addHandlers(m, logger)
+	return err
+}
+
+// addHandlers is AddHandlers, and returns what is done once each handler has been handed
+// its informer's initial listing.
+func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
-	if _, err := inf.Nodes.AddEventHandlerWithOptions(nodeHandler(m, logger), opts); err != nil {
-		return fmt.Errorf("clientgo: adding the node event handler: %w", err)
+	nodes, err := inf.Nodes.AddEventHandlerWithOptions(nodeHandler(m, logger), opts)
+	if err != nil {
+		return nil, fmt.Errorf("clientgo: adding the node event handler: %w", err)
 	}
-	if _, err := inf.Pods.AddEventHandlerWithOptions(podHandler(m, logger), opts); err != nil {
-		return fmt.Errorf("clientgo: adding the pod event handler: %w", err)
+	pods, err := inf.Pods.AddEventHandlerWithOptions(podHandler(m, logger), opts)
+	if err != nil {
+		return nil, fmt.Errorf("clientgo: adding the pod event handler: %w", err)
 	}
-	return nil
+	return []cache.DoneChecker{nodes.HasSyncedChecker(), pods.HasSyncedChecker()}, nil
 }
 
 // nodeHandler turns the node informer's callbacks into Manager.NodeUpdated calls with kube's

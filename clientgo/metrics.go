@@ -32,10 +32,11 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 type MetricsOptions struct {
 	// Clock tells the time of the decisions. nil means the real clock; use the Manager's.
 	Clock clock.PassiveClock
-	// Pending, if not nil, gives the pending evictions for the taintevict_pending_evictions
-	// and taintevict_delayed_evictions gauges when they are scraped: usually
-	// manager.Pending, which is exact. nil leaves both gauges out.
-	Pending func() []eviction.Pending
+	// Stats, if not nil, gives the Manager's counts for the taintevict_pending_evictions
+	// and taintevict_delayed_evictions gauges: the Manager's (or engine's) Stats, which
+	// reads counters, so that a scrape costs the same at any number of evictions. nil
+	// leaves both gauges out.
+	Stats func() eviction.Stats
 	// DeleteWorkers, if not nil, gives how many Deleter calls may run at once, for the
 	// taintevict_delete_workers gauge when it is scraped: usually manager.DeleteWorkers,
 	// which follows the budget unless eviction.Options.DeleteWorkers pins it. nil leaves
@@ -55,7 +56,7 @@ type MetricsOptions struct {
 //     reason (eviction.Observer.Delayed): how often the budgets acted;
 //   - taintevict_pending_evictions and taintevict_delayed_evictions{reason}: gauges of the
 //     evictions pending now, and of those among them that are due and wait now for a rate
-//     limit or the brake (alert on reason="Paused" above 0), when [MetricsOptions.Pending]
+//     limit or the brake (alert on reason="Paused" above 0), when [MetricsOptions.Stats]
 //     is set; read from the Manager at each scrape, so they are exact;
 //   - taintevict_eviction_lateness_seconds: when the first Deleter call started, less the
 //     deadline (a wait for a budget counts in it);
@@ -130,8 +131,8 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) (*Metrics, error
 		Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300},
 	})
 	cs := []prometheus.Collector{m.deletions, m.duration, m.outcomes, m.delayed, m.lateness}
-	if opts.Pending != nil {
-		cs = append(cs, pendingCollector(opts.Pending))
+	if opts.Stats != nil {
+		cs = append(cs, pendingCollector(opts.Stats))
 	}
 	if opts.DeleteWorkers != nil {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -27,8 +28,8 @@ import (
 func TestMetrics(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(testNow)
 	reg := prometheus.NewPedanticRegistry()
-	pending := []eviction.Pending{{}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonPaused}, {Delayed: eviction.ReasonRateLimited}, {}}
-	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Pending: func() []eviction.Pending { return pending }})
+	stats := eviction.Stats{Scheduled: 1, Retrying: 1, Delayed: map[eviction.Reason]int{eviction.ReasonPaused: 2, eviction.ReasonRateLimited: 1}}
+	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: func() eviction.Stats { return stats }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,4 +279,64 @@ func TestMetricsFromManager(t *testing.T) {
 			t.Errorf("Run: got %v, want %v", err, context.Canceled)
 		}
 	})
+}
+
+// TestMetricsScrapeCostsTheSameAtAnySize: a scrape of the pending gauges reads the
+// Manager's counters, so that it costs the same with 5,000 pending evictions as with 10.
+// It used to copy and sort the whole schedule (Manager.Pending), O(n) at every scrape.
+func TestMetricsScrapeCostsTheSameAtAnySize(t *testing.T) {
+	scrape := func(n int) (bytes uint64, pending float64) {
+		var got uint64
+		synctest.Test(t, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(testNow)
+			c := &evictiontest.Cache{}
+			node := taintedNode("node-1", testNow)
+			c.SetNode(node)
+			hour := int64(3600)
+			mgr, err := eviction.New(&evictiontest.Deleter{}, c, eviction.Options{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewPedanticRegistry()
+			if _, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: mgr.Stats}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- mgr.Run(ctx) }()
+			mgr.NodeUpdated(nil, node)
+			for i := range n {
+				p := tolerating(podOn("shop", fmt.Sprintf("p-%d", i), "node-1"), &hour)
+				c.SetPod(p)
+				mgr.PodUpdated(nil, p)
+			}
+			synctest.Wait()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 10 {
+				if _, err := reg.Gather(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			got = (after.TotalAlloc - before.TotalAlloc) / 10
+			fams, _ := reg.Gather()
+			for _, f := range fams {
+				if f.GetName() == "taintevict_pending_evictions" {
+					pending = f.GetMetric()[0].GetGauge().GetValue()
+				}
+			}
+			cancel()
+			<-done
+		})
+		return got, pending
+	}
+	small, pSmall := scrape(10)
+	large, pLarge := scrape(5000)
+	if pSmall != 10 || pLarge != 5000 {
+		t.Fatalf("taintevict_pending_evictions: got %v and %v, want 10 and 5000", pSmall, pLarge)
+	}
+	if large > 2*small+16<<10 {
+		t.Errorf("a scrape allocates %d bytes with 5,000 pending evictions and %d with 10: want the same cost", large, small)
+	}
 }

@@ -18,8 +18,8 @@ var (
 var delayReasons = []eviction.Reason{eviction.ReasonRateLimited, eviction.ReasonPaused}
 
 // pendingCollector exports taintevict_pending_evictions and taintevict_delayed_evictions
-// from one call of pending per scrape.
-type pendingCollector func() []eviction.Pending
+// from one call of stats per scrape: counters, not a walk over the evictions.
+type pendingCollector func() eviction.Stats
 
 // Describe sends the two descriptions.
 func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -27,16 +27,11 @@ func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- delayedDesc
 }
 
-// Collect reads the pending evictions once and sends the gauges.
+// Collect reads the counts once and sends the gauges.
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
-	pending := c()
-	delayed := map[eviction.Reason]int{}
-	for _, p := range pending {
-		if p.Delayed != "" {
-			delayed[p.Delayed]++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(len(pending)))
+	s := c()
+	delayed := s.Delayed
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(s.Pending()))
 	for _, r := range delayReasons {
 		ch <- prometheus.MustNewConstMetric(delayedDesc, prometheus.GaugeValue, float64(delayed[r]), string(r))
 		delete(delayed, r)

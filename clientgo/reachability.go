@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 )
 
@@ -43,7 +44,9 @@ type ReachabilityOptions struct {
 // [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
 // unreachable, probes it every ProbeInterval (the one load it adds, on a server that is not
 // answering) and tells the caller each time it comes back, so that the evictions that
-// failed while it was away are retried at once ([eviction.Manager.RetryUnreachable]).
+// failed while it was away are retried at once ([eviction.Manager.RetryUnreachable]). One
+// Reachability serves every controller of a client: each runs Run with what it retries, and
+// one of them at a time probes.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -54,11 +57,13 @@ type Reachability struct {
 	down atomic.Bool // read on every request; written under mu
 	mu   sync.Mutex
 	// since is when the server became unreachable, last the failure that made or kept it so;
-	// returns counts its comebacks. All under mu.
+	// returns counts its comebacks; changed is closed, and replaced, at every change of down,
+	// to wake every Run; probing says that a Run probes. All under mu.
 	since   time.Time
 	last    error
 	returns uint64
-	wake    chan struct{} // Run's, on every change of down
+	changed chan struct{}
+	probing bool
 }
 
 // NewReachability returns a Reachability that counts the server reachable until a request
@@ -73,7 +78,7 @@ func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 	if opts.ProbeInterval == 0 {
 		opts.ProbeInterval = DefaultProbeInterval
 	}
-	return &Reachability{clock: opts.Clock, interval: opts.ProbeInterval, wake: make(chan struct{}, 1)}, nil
+	return &Reachability{clock: opts.Clock, interval: opts.ProbeInterval, changed: make(chan struct{})}, nil
 }
 
 // Err returns nil while the API server is reachable, and otherwise an error that says since
@@ -178,34 +183,51 @@ func (r *Reachability) answered() {
 	r.poke()
 }
 
-// poke wakes Run; under mu.
+// poke wakes every Run; under mu.
 func (r *Reachability) poke() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // Run watches the server's reachability until ctx is done, then returns ctx's error. While
 // the server is unreachable it calls probe every ProbeInterval, each call bounded by that
 // interval or 5 s, whichever is longer; a probe that returns nil makes the server reachable
 // (a probe through the wrapped transport is also counted as any request is). probe nil
-// probes nothing: the server is then seen back only when another request gets an answer.
-// Each time the server comes back, Run calls returned, in its own goroutine (the one Run
-// runs in), one call at a time; returned must not block for long. Either may be nil. Run
-// must be called at most once.
+// probes nothing: the server is then seen back only when another request, or another Run's
+// probe, gets an answer. Each time the server comes back, Run calls returned, in its own
+// goroutine (the one Run runs in), one call at a time; returned must not block for long. Its
+// first call, at its start, tells it of the comebacks before it ran, if any. Either may be
+// nil.
+//
+// Run may be called any number of times, also at once: one for each controller that the
+// Reachability serves (the node side's and the device side's, say), each with what it
+// retries. Each is told every comeback while it runs; one at a time probes, and when it
+// returns while the server is unreachable, another that has a probe takes over.
 func (r *Reachability) Run(ctx context.Context, probe func(context.Context) error, returned func()) error {
 	var seen uint64 // comebacks told to returned
+	probing := false
 	var tick clock.Ticker
 	var tc <-chan time.Time
 	defer func() {
 		if tick != nil {
 			tick.Stop()
 		}
+		if probing {
+			r.mu.Lock()
+			r.probing = false
+			r.poke() // another Run may take over
+			r.mu.Unlock()
+		}
 	}()
 	for {
 		r.mu.Lock()
-		down, returns := r.down.Load(), r.returns
+		down, returns, wake := r.down.Load(), r.returns, r.changed
+		switch {
+		case down && probe != nil && !probing && !r.probing:
+			r.probing, probing = true, true
+		case !down && probing:
+			r.probing, probing = false, false
+		}
 		r.mu.Unlock()
 		if returns != seen {
 			seen = returns
@@ -214,17 +236,17 @@ func (r *Reachability) Run(ctx context.Context, probe func(context.Context) erro
 			}
 		}
 		switch {
-		case down && probe != nil && tick == nil:
+		case probing && tick == nil:
 			tick = r.clock.NewTicker(r.interval)
 			tc = tick.C()
-		case !down && tick != nil:
+		case !probing && tick != nil:
 			tick.Stop()
 			tick, tc = nil, nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-r.wake:
+		case <-wake:
 		case <-tc:
 			if r.probe(ctx, probe) == nil {
 				r.answered()
@@ -263,6 +285,17 @@ func (r *Reachability) probe(ctx context.Context, probe func(context.Context) er
 func IsUnreachable(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// ReadyzProbe returns the request that asks client's API server whether it is back, for
+// [Reachability.Run]: GET /readyz, which any authenticated user may make; nil for a client
+// with no REST client (a fake clientset's).
+func ReadyzProbe(client kubernetes.Interface) func(context.Context) error {
+	rc := client.Discovery().RESTClient()
+	if rc == nil {
+		return nil
+	}
+	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
 // isWatch reports whether req asks for a watch: ?watch=true (or 1), as client-go sends it.

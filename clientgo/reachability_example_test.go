@@ -12,9 +12,10 @@ import (
 )
 
 // A Reachability goes into the client's rest.Config; the requests the client makes anyway
-// tell it whether the API server answers. Give it to the Controller (Options.Reachability)
-// so that /readyz says so and the deletes that failed meanwhile are retried at once when the
-// server answers again.
+// tell it whether the API server answers. Give it to the Controller (Options.Reachability),
+// and to the device side's (package clientgo/device, its Options.Reachability) when both run
+// on the client, so that /readyz says so and the deletes that failed meanwhile are retried at
+// once when the server answers again.
 func ExampleReachability() {
 	r, err := clientgo.NewReachability(clientgo.ReachabilityOptions{})
 	if err != nil {

@@ -200,6 +200,77 @@ func TestReachabilityRun(t *testing.T) {
 	})
 }
 
+// TestReachabilityRunsForTwo: two Runs of one Reachability (two controllers of one client)
+// are each told every comeback; while the server does not answer, one of them at a time
+// probes, and the other takes over when it returns.
+func TestReachabilityRunsForTwo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := testclock.NewFakeClock(time.Now())
+		r := newReachability(t, clk)
+		var back atomic.Bool
+		var probes, returns [2]atomic.Int32
+		var cancels [2]context.CancelFunc
+		var done [2]chan error
+		for i := range 2 {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancels[i], done[i] = cancel, make(chan error, 1)
+			probe := func(context.Context) error {
+				probes[i].Add(1)
+				if back.Load() {
+					return nil
+				}
+				return errors.New("refused")
+			}
+			go func() { done[i] <- r.Run(ctx, probe, func() { returns[i].Add(1) }) }()
+		}
+		step := func(d time.Duration) {
+			synctest.Wait()
+			clk.Step(d)
+			synctest.Wait()
+		}
+		rt := r.Wrap(roundTripFunc(refused))
+		req, _ := http.NewRequest("GET", "https://api/version", nil)
+		_, _ = rt.RoundTrip(req)
+		for range 4 {
+			step(time.Second)
+		}
+		if got := probes[0].Load() + probes[1].Load(); got != 4 {
+			t.Errorf("got %d probes in 4 s down, want 4: one Run probes", got)
+		}
+		back.Store(true)
+		step(time.Second)
+		if r.Err() != nil || returns[0].Load() != 1 || returns[1].Load() != 1 {
+			t.Errorf("after a successful probe: got Err %v and comebacks %d, %d; want nil, 1 and 1", r.Err(), returns[0].Load(), returns[1].Load())
+		}
+
+		// Down again: the Run that probes returns, and the other takes over.
+		back.Store(false)
+		_, _ = rt.RoundTrip(req)
+		before := [2]int32{probes[0].Load(), probes[1].Load()}
+		step(time.Second)
+		prober := 0
+		if probes[1].Load() > before[1] {
+			prober = 1
+		}
+		other := 1 - prober
+		cancels[prober]()
+		if err := <-done[prober]; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: got %v, want context.Canceled", err)
+		}
+		before[other] = probes[other].Load()
+		for range 3 {
+			step(time.Second)
+		}
+		if got := probes[other].Load() - before[other]; got != 3 {
+			t.Errorf("the other Run probed %d times in 3 s once the first returned, want 3", got)
+		}
+		cancels[other]()
+		if err := <-done[other]; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: got %v, want context.Canceled", err)
+		}
+	})
+}
+
 func TestNewReachabilityRejectsNegativeInterval(t *testing.T) {
 	_, err := clientgo.NewReachability(clientgo.ReachabilityOptions{ProbeInterval: -time.Second})
 	if err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {

@@ -62,8 +62,8 @@ func TestCacheFailures(t *testing.T) {
 		h.cache.SetError(nil)
 		h.step(exactBackoff.Base)
 		h.expectPending()
-		// The retry processes the pods against the taints known then: none.
-		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: NotTainted")
+		// The retry processes the pods against what is known then: the node is gone.
+		h.expectEvents("web", "Scheduled default/web at +5m0s", "Cancelled default/web: HolderDeleted")
 		h.stepTo(time.Hour)
 		h.expectDeleted()
 	})

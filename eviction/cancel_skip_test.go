@@ -231,3 +231,23 @@ func TestOwnDeletionIsNotSkipped(t *testing.T) {
 			"Succeeded default/web (attempt 1)")
 	})
 }
+
+// TestLeavingWhileTheCallFails: the pod starts leaving on its own while its Deleter call
+// runs, and the call then fails: the eviction closes with Skipped and the pod's reason,
+// the report owed since the pod was seen leaving, not with Cancelled.
+func TestLeavingWhileTheCallFails(t *testing.T) {
+	synctestRun(t, "finished during a failing delete", func(t *testing.T) {
+		h := run(t, eviction.Options{})
+		release := make(chan error)
+		h.onDelete(func(context.Context, eviction.PodRef) error { return <-release })
+		h.setNode(newNode("n1", noExecute("a", t0)))
+		h.setPod(newPod("web", "n1"))
+		h.wait() // the call runs and waits for release
+		h.setPod(newPod("web", "n1", inPhase(v1.PodSucceeded)))
+		h.wait()
+		release <- errAPI
+		h.wait()
+		h.expectEvents("web", "Scheduled default/web at +0s", "Started default/web (attempt 1)",
+			"Skipped default/web: PodFinished")
+	})
+}

@@ -24,6 +24,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 			name: "the device's deadline comes first",
 			steps: func(h *harness, d *onDevices) {
 				h.setNode(newNode("n1", noExecute("a", t0)))
+				h.wait() // the node's taint first: the device is read when it is tainted
 				d.setDevice("n1", noExecute("ecc", t0))
 				h.wait()
 				h.stepTo(time.Minute)
@@ -63,6 +64,7 @@ func TestPodOnNodeAndDevice(t *testing.T) {
 			name: "both recover: cancelled",
 			steps: func(h *harness, d *onDevices) {
 				h.setNode(newNode("n1", noExecute("a", t0)))
+				h.wait() // the node's taint first: the device is read when it is tainted
 				d.setDevice("n1", noExecute("ecc", t0))
 				h.wait()
 				// The device recovers first: the node's later deadline is

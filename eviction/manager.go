@@ -62,6 +62,10 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	return &Manager{e: e}, nil
 }
 
+// Stats returns the Manager's counts of evictions by where they stand; see
+// [engine.Engine.Stats]. It reads counters, O(1): what metrics read.
+func (m *Manager) Stats() Stats { return m.e.Stats() }
+
 // Pending returns the open evictions that wait, earliest first (ties by namespace and
 // name): what will be evicted, and when, in the location of the clock's time. It looks at
 // every open eviction, O(n): it is meant for previews and debugging; metrics read

@@ -239,7 +239,7 @@ func (c *contractRun) check(trace []string) {
 	c.mu.Unlock()
 	for _, name := range c.pods {
 		events := c.eventsOfPod(name)
-		open, err := replay(events, blocked[name])
+		open, err := evictiontest.CheckContract(events, blocked[name])
 		if err != nil {
 			c.t.Fatalf("after %q: %s: %v; reports %v", trace[len(trace)-1], name, err, events)
 		}
@@ -266,45 +266,6 @@ func (c *contractRun) eventsOfPod(name string) []evictiontest.Event {
 		}
 	}
 	return out
-}
-
-// replay plays the reports about one pod against the Observer's contract, and returns
-// whether they leave an eviction open, or the first breach. running says that an attempt
-// may still run: its Started may lack an outcome.
-func replay(events []evictiontest.Event, running bool) (open bool, err error) {
-	var uid string
-	started, attempted := -1, false
-	for i, e := range events {
-		if e.Kind != evictiontest.Scheduled && !open {
-			return false, fmt.Errorf("report %d (%v) while no eviction is open", i, e.Kind)
-		}
-		if open && string(e.Pod.UID) != uid {
-			return false, fmt.Errorf("report %d is about UID %s, but the open eviction is of %s", i, e.Pod.UID, uid)
-		}
-		switch e.Kind {
-		case evictiontest.Scheduled:
-			if !open {
-				open, uid, attempted = true, string(e.Pod.UID), false
-			}
-		case evictiontest.Delayed:
-			if attempted {
-				return false, fmt.Errorf("Delayed at %d after an attempt", i)
-			}
-		case evictiontest.Started:
-			if started >= 0 {
-				return false, fmt.Errorf("Started at %d follows the Started at %d with no outcome", i, started)
-			}
-			started, attempted = i, true
-		case evictiontest.Failed:
-			started, attempted = -1, true
-		default: // Succeeded, Cancelled, Skipped: the one closing report
-			open, started = false, -1
-		}
-	}
-	if started >= 0 && !running {
-		return false, fmt.Errorf("the Started at %d has no outcome", started)
-	}
-	return open, nil
 }
 
 // TestCancelWhileRetryClaimed: a failed eviction's retry is claimed by a delete worker while

@@ -39,3 +39,6 @@ type Pauser = engine.Pauser
 // Pending is one open eviction that waits, as [Manager.Pending] reports it; see
 // [engine.Pending].
 type Pending = engine.Pending
+
+// Stats counts a Manager's evictions by where they stand; see [engine.Stats].
+type Stats = engine.Stats

@@ -29,9 +29,11 @@ for m in $modules; do
   echo "== module $m"
   # Every package but the end-to-end suite, which runs last.
   pkgs=$(cd "$m" && go list ./... | grep -v '/examples/controller/e2e$' || true)
-  (cd "$m" && go vet ./... && go test -race -count=1 $pkgs)
+  # An explicit timeout: some tests build a binary (the command, its image), minutes on a
+  # busy two-core machine with cold caches; go test's default of 10 minutes once killed one.
+  (cd "$m" && go vet ./... && go test -race -count=1 -timeout 45m $pkgs)
   log=$(mktemp)
-  if ! (cd "$m" && go test -run '^$' -bench . -benchtime 1x $pkgs >"$log" 2>&1); then
+  if ! (cd "$m" && go test -run '^$' -bench . -benchtime 1x -timeout 45m $pkgs >"$log" 2>&1); then
     cat "$log"
     exit 1
   fi

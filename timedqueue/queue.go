@@ -42,26 +42,12 @@ var ErrRunTwice = errors.New("timedqueue: Run called more than once")
 // Due work is taken in deadline order, ties in the order they were scheduled (see the
 // package doc for what that means with several workers). The same key never runs twice at
 // once; a Schedule or Cancel that comes while the key runs takes effect for the next
-// attempt and is not undone when the running one ends.
-//
-// One goroutine (the caller of Run) keeps one timer armed for the earliest deadline; Workers
-// goroutines run the work. There is never a goroutine or timer per key. A worker takes due
-// work in batches, up to 32 items per hold of the queue's lock, and starts them one after
-// another; an item of a batch that has not started yet is taken back by Cancel or Schedule
-// of its key, and by a worker that has nothing else to do. When a large share of the work
-// falls due at once (a quarter or more, as when a zone goes down), the worker that sees it
-// first takes the due work out of the heap in one pass under the lock, and the workers
-// then hand it out in order at no cost per item. A Schedule or Cancel that comes during
-// the pass waits for it: a pass reads the whole heap, and sorts the due items when they
-// were not scheduled in deadline order (up to 65,536 of them; more due items out of order
-// are popped one by one instead, as smaller bursts are, until fewer are left). Once in
-// about four billion Schedule and Cancel calls, one of them also renumbers the pending
-// work, a sort of all of it under the lock. How long these holds of the lock take is in
-// BENCHMARKS.md, at the repository's root (timedqueue, "Holds of the lock").
+// attempt and is not undone when the running one ends. It keeps one timer and Workers
+// goroutines, never a goroutine or a timer per key, and no allocation per pending key.
 //
 // All methods are safe for concurrent use, and none of them blocks on running work, but
-// [Queue.WaitIdle], which waits for it on purpose. The zero Queue is not usable: create one
-// with [New].
+// Queue.WaitIdle, which waits for it on purpose: a Schedule or Cancel waits at most for a
+// short hold of the queue's lock. The zero Queue is not usable: create one with New.
 type Queue[K comparable, V any] struct {
 	work    WorkFunc[K, V]
 	clock   clock.Clock
@@ -69,6 +55,17 @@ type Queue[K comparable, V any] struct {
 	backoff Backoff
 	kick    chan struct{}
 
+	// mu guards everything below. How long it is held: a worker takes due work in batches,
+	// up to 32 items per hold, and starts them one after another; an item of a batch that
+	// has not started yet is taken back by Cancel or Schedule of its key, and by a worker
+	// that has nothing else to do. When a quarter or more of the work falls due at once (a
+	// zone going down), the worker that sees it first takes the due work out of the heap in
+	// one pass under the lock (ready.go), sorting it when it was not scheduled in deadline
+	// order (up to 65,536 items; more are popped one by one, as smaller bursts are), and the
+	// workers then hand it out at no cost per item; a Schedule or Cancel during the pass
+	// waits for it. Once in about four billion Schedule and Cancel calls, one of them also
+	// renumbers the pending work, a sort of all of it (seq.go). The holds are measured in
+	// BENCHMARKS.md ("Holds of the lock").
 	mu    sync.Mutex
 	cond  sync.Cond // workers wait here for due work
 	index index[K, V]
@@ -155,8 +152,29 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 // A time at or before now (the zero time included) runs as soon as a worker is free. Times
 // are kept in nanoseconds between the years 1678 and 2262; later ones are clamped to 2262.
 func (q *Queue[K, V]) Schedule(key K, value V, at time.Time) bool {
+	return q.schedule(key, value, at, false)
+}
+
+// ScheduleEarlier schedules work for key at time at, with value, as Schedule does, unless
+// work is pending for key at or before at already: then it leaves that work as it is and
+// returns false. Callers that schedule a key from several places, some without a lock
+// that orders them, use it so that a wake-up one of them asked for is never pushed later
+// by another.
+func (q *Queue[K, V]) ScheduleEarlier(key K, value V, at time.Time) bool {
+	return q.schedule(key, value, at, true)
+}
+
+func (q *Queue[K, V]) schedule(key K, value V, at time.Time, earlierOnly bool) bool {
 	t := toNanos(at)
 	q.mu.Lock()
+	if earlierOnly {
+		if idx, ok := q.index.get(key); ok {
+			if s := q.slots.at(idx); s.isPending() && s.due <= t {
+				q.mu.Unlock()
+				return false
+			}
+		}
+	}
 	seq := q.nextSeq() // first: it may renumber the pending work
 	idx, ok, same := q.unchangedLocked(key, value, t)
 	if same {

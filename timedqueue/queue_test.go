@@ -963,3 +963,40 @@ func TestTimesInClockLocation(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleEarlier: ScheduleEarlier moves pending work earlier, never later, and
+// schedules a key that has none, as Schedule does.
+func TestScheduleEarlier(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		old     time.Duration // 0: nothing pending
+		new     time.Duration
+		changed bool
+		want    time.Duration
+	}{
+		{"nothing pending", 0, 10 * time.Second, true, 10 * time.Second},
+		{"pending later: moved earlier", 20 * time.Second, 5 * time.Second, true, 5 * time.Second},
+		{"pending earlier: left as it is", 5 * time.Second, 20 * time.Second, false, 5 * time.Second},
+		{"pending at the same time: left as it is", 5 * time.Second, 5 * time.Second, false, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, Options{})
+				if tc.old != 0 {
+					h.schedule("a", 1, at(tc.old))
+				}
+				if got := h.q.ScheduleEarlier("a", 2, at(tc.new)); got != tc.changed {
+					t.Errorf("ScheduleEarlier: got %v, want %v", got, tc.changed)
+				}
+				h.wantGet("a", at(tc.want), true)
+				h.start()
+				h.step(tc.want)
+				value := 2
+				if !tc.changed {
+					value = 1
+				}
+				h.wantCalls("at the time kept", fmt.Sprintf("a=%d@%s", value, rel(at(tc.want))))
+			})
+		})
+	}
+}

@@ -135,10 +135,10 @@ type Eviction struct {
 //     zero too), and counts a TimeAdded later than now as now. A caller that asks again
 //     later must pass, as TimeAdded, the earlier of the two, as eviction.Manager does;
 //     otherwise a TimeAdded in the future slides with the clock.
-//   - A NoExecute taint that no toleration tolerates gives EvictNow. Under DeviceRules only
-//     tolerations of effect NoExecute count; kube's device controller then evicts at the
-//     taint's TimeAdded, which here is at most now. (For a TimeAdded in the future, kube
-//     waits until it; Deadline, as for nodes, counts it as now.)
+//   - A NoExecute taint that no toleration tolerates gives EvictNow. (Under DeviceRules
+//     kube's device controller then evicts at the taint's TimeAdded, which here is at most
+//     now; for a TimeAdded in the future, kube waits until it, and Deadline, as for nodes,
+//     counts it as now.)
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
 //     Kubernetes; one with nil tolerationSeconds never runs out. Seconds too large for a
 //     time.Duration (over 292 years) count in full, where kube's arithmetic overflows: the

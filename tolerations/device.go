@@ -72,8 +72,7 @@ func DeviceTolerations(tolerations []resourcev1.DeviceToleration) []v1.Toleratio
 // matches every key, otherwise the keys must be equal; "" and Equal require equal values;
 // Exists matches every value; any other operator never matches. Like ToleratesTaint it does
 // not read the effect's meaning: a caller deciding evictions must look only at NoExecute
-// taints, and kube's device controller counts only tolerations of effect NoExecute, as
-// [Deadline] does under [DeviceRules]. Nil pointers tolerate, and are tolerated by,
+// taints, as [Deadline] does under [DeviceRules]. Nil pointers tolerate, and are tolerated by,
 // nothing. It does not allocate and is safe for concurrent use.
 func ToleratesDevice(toleration *resourcev1.DeviceToleration, taint *resourcev1.DeviceTaint) bool {
 	if toleration == nil || taint == nil {

@@ -53,8 +53,9 @@ func castTolerations(in []resourcev1.DeviceToleration) []v1.Toleration {
 }
 
 // bruteDeviceDeadline is Deadline's documented result under DeviceRules, computed the slow,
-// obvious way from kube's claimEvictionTime (pkg/controller/devicetainteviction): per
-// NoExecute taint, the tolerations of effect NoExecute that tolerate it count; one with nil
+// obvious way from kube's claimEvictionTime (pkg/controller/devicetainteviction), with the
+// one documented difference (a toleration with an empty effect counts too): per NoExecute
+// taint, the tolerations that tolerate it (so of effect NoExecute or empty) count; one with nil
 // seconds ignores the taint; otherwise the taint is due at its start plus the smallest
 // max(seconds, 0), or at its start with none. The start is the package's (TimeAdded, else
 // fallback, else now; at most now) and seconds are clamped as the package documents. Matching
@@ -73,7 +74,9 @@ func bruteDeviceDeadline(taints []v1.Taint, tols []v1.Toleration, now, fallback 
 		}
 		var counting []*v1.Toleration
 		for j := range tols {
-			if tols[j].Effect == v1.TaintEffectNoExecute && tols[j].ToleratesTaint(discard, taint, false) {
+			// ToleratesTaint matches an empty effect with every effect; kube's controller
+			// also asks for Effect == NoExecute here, which this package does not.
+			if tols[j].ToleratesTaint(discard, taint, false) {
 				counting = append(counting, &tols[j])
 			}
 		}
@@ -389,14 +392,24 @@ func TestDeadlineDeviceRules(t *testing.T) {
 			now: now, verdict: tolerations.EvictAt, at: now.Add(time.Minute), wantTnt: 0, wantTol: 1,
 		},
 		{
-			name:   "empty-effect toleration does not count",
+			name:   "empty-effect toleration counts: forever (kube evicts now)",
 			taints: []v1.Taint{noExecAt("a", hourAgo)}, tols: []v1.Toleration{tol("a", "", nil)},
-			now: now, verdict: tolerations.EvictNow, at: now, wantTnt: 0, wantTol: -1,
+			now: now, verdict: tolerations.Stay, wantTnt: -1, wantTol: -1,
 		},
 		{
-			name:   "empty-effect forever does not beat a NoExecute finite",
-			taints: []v1.Taint{noExecAt("a", now)}, tols: []v1.Toleration{tol("", "", nil), tol("a", ne, secs(60))},
+			name:   "empty-effect forever beats a NoExecute finite (kube: the finite)",
+			taints: []v1.Taint{noExecAt("a", now)}, tols: []v1.Toleration{tol("a", ne, secs(60)), tol("", "", nil)},
+			now: now, verdict: tolerations.Stay, wantTnt: -1, wantTol: -1,
+		},
+		{
+			name:   "empty-effect finite counts, the shortest (kube: the NoExecute one)",
+			taints: []v1.Taint{noExecAt("a", now)}, tols: []v1.Toleration{tol("a", ne, secs(600)), tol("a", "", secs(60))},
 			now: now, verdict: tolerations.EvictAt, at: now.Add(time.Minute), wantTnt: 0, wantTol: 1,
+		},
+		{
+			name:   "empty-effect with another key does not count",
+			taints: []v1.Taint{noExecAt("a", hourAgo)}, tols: []v1.Toleration{tol("b", "", nil)},
+			now: now, verdict: tolerations.EvictNow, at: now, wantTnt: 0, wantTol: -1,
 		},
 		{
 			name:   "NoSchedule toleration does not count",
@@ -501,7 +514,9 @@ func TestDeadlineDeviceRules(t *testing.T) {
 	}
 }
 
-// TestDeviceRulesDifferFromNodeRules pins the two differences on one input each.
+// TestDeviceRulesDifferFromNodeRules pins the difference, the order, on one input, and
+// that the two agree on an empty effect (kube's device controller does not: it counts only
+// NoExecute tolerations).
 func TestDeviceRulesDifferFromNodeRules(t *testing.T) {
 	taints := []v1.Taint{noExecAt("a", t0)}
 	t.Run("order", func(t *testing.T) {
@@ -511,12 +526,12 @@ func TestDeviceRulesDifferFromNodeRules(t *testing.T) {
 		assert.Equal(t, tolerations.EvictAt, node.Verdict, "NodeRules: got %v, want EvictAt (the first toleration decides)", node.Verdict)
 		assert.Equal(t, tolerations.Stay, dev.Verdict, "DeviceRules: got %v, want Stay (forever wins)", dev.Verdict)
 	})
-	t.Run("effect", func(t *testing.T) {
+	t.Run("empty effect, no difference", func(t *testing.T) {
 		tols := []v1.Toleration{{Key: "a", Operator: v1.TolerationOpExists}}
 		node := tolerations.Deadline(taints, tols, t0, time.Time{}, tolerations.Options{})
 		dev := tolerations.Deadline(taints, tols, t0, time.Time{}, deviceRules)
 		assert.Equal(t, tolerations.Stay, node.Verdict, "NodeRules: got %v, want Stay (an empty effect tolerates)", node.Verdict)
-		assert.Equal(t, tolerations.EvictNow, dev.Verdict, "DeviceRules: got %v, want EvictNow (only NoExecute counts)", dev.Verdict)
+		assert.Equal(t, tolerations.Stay, dev.Verdict, "DeviceRules: got %v, want Stay (an empty effect tolerates)", dev.Verdict)
 	})
 }
 
@@ -530,7 +545,8 @@ func TestMatchDeviceRules(t *testing.T) {
 		want   []int // indexes into tols
 	}{
 		{name: "no taints", wantOK: true, want: []int{}},
-		{name: "untolerated", taints: []v1.Taint{noExec("a")}, tols: []v1.Toleration{{Key: "a", Operator: v1.TolerationOpExists}}, wantOK: false},
+		{name: "untolerated", taints: []v1.Taint{noExec("a")}, tols: []v1.Toleration{{Key: "a", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}, wantOK: false},
+		{name: "empty effect counts", taints: []v1.Taint{noExec("a")}, tols: []v1.Toleration{exists("a", secs(5)), {Key: "a", Operator: v1.TolerationOpExists}}, wantOK: true, want: []int{1}},
 		{name: "forever over finite", taints: []v1.Taint{noExec("a")}, tols: []v1.Toleration{exists("a", secs(5)), exists("a", nil)}, wantOK: true, want: []int{1}},
 		{name: "shortest", taints: []v1.Taint{noExec("a")}, tols: []v1.Toleration{exists("a", secs(50)), exists("", secs(5)), exists("a", secs(7))}, wantOK: true, want: []int{1}},
 		{
@@ -569,9 +585,9 @@ func TestObservedDeadlineDeviceRules(t *testing.T) {
 			now: now, ref: now.Add(-100 * time.Second), verdict: tolerations.EvictAt, at: now.Add(200 * time.Second), wantTnt: 0, wantTol: 1,
 		},
 		{
-			name:   "empty effect does not count",
-			taints: []v1.Taint{noExecAt("a", old)}, tols: []v1.Toleration{{Key: "a", Operator: v1.TolerationOpExists}},
-			now: now, verdict: tolerations.EvictNow, at: now, wantTnt: 0, wantTol: -1,
+			name:   "empty effect counts",
+			taints: []v1.Taint{noExecAt("a", old)}, tols: []v1.Toleration{{Key: "a", Operator: v1.TolerationOpExists, TolerationSeconds: secs(300)}},
+			now: now, ref: now.Add(-100 * time.Second), verdict: tolerations.EvictAt, at: now.Add(200 * time.Second), wantTnt: 0, wantTol: 0,
 		},
 	}
 	for _, tc := range tests {

@@ -35,12 +35,15 @@
 // request that allocated the device. [DeviceTaints] and [DeviceTolerations] convert them to
 // the core types, and [Options.Rules] set to [DeviceRules] makes [Deadline], [Match] and
 // [ObservedDeadline] follow kube's device taint eviction controller, which differs from the
-// node rules in two ways:
+// node rules in the order of the tolerations, which does not matter: a toleration with nil
+// tolerationSeconds tolerates the taint forever, otherwise the shortest tolerationSeconds
+// counts.
 //
-//   - only tolerations whose effect is exactly NoExecute count for eviction, so a toleration
-//     with no effect, which tolerates a taint for scheduling, does not keep a pod running;
-//   - the order of the tolerations does not matter: a toleration with nil tolerationSeconds
-//     tolerates the taint forever, otherwise the shortest tolerationSeconds counts.
+// DeviceRules differ from kube's device controller (v1.37) in one way: a toleration with an
+// empty effect counts, as the API says (an empty effect matches every effect) and as the
+// scheduler's allocator and the node rules read it. Kube's controller counts only
+// tolerations whose effect is exactly NoExecute, so it evicts at once a pod whose claim
+// tolerates {operator: Exists}, which the allocator let onto the tainted device.
 //
 // Devices have no Lt and Gt operators: under DeviceRules they never match, and the
 // conversions turn any operator but "", Equal and Exists into one that matches nothing, as

@@ -73,7 +73,8 @@ func ExampleDeadline() {
 func ExampleDeviceTaints() {
 	// A GPU was tainted NoExecute at 12:00. The claim's request tolerates that for 600 s and,
 	// with a second toleration, for 120 s: under kube's device rules the shortest counts,
-	// whatever the order. A toleration with no effect does not count for eviction.
+	// whatever the order. A toleration of effect NoSchedule only lets the claim be
+	// allocated the device; it does not count for eviction.
 	added := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	device := []resourcev1.DeviceTaint{
 		{Key: "gpu.example.com/unhealthy", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}},
@@ -81,7 +82,7 @@ func ExampleDeviceTaints() {
 	}
 	long, short := int64(600), int64(120)
 	claim := []resourcev1.DeviceToleration{
-		{Operator: resourcev1.DeviceTolerationOpExists}, // any effect: ignored for eviction
+		{Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoSchedule}, // ignored for eviction
 		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &long},
 		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &short},
 	}
@@ -91,12 +92,12 @@ func ExampleDeviceTaints() {
 	e := tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{Rules: tolerations.DeviceRules})
 	fmt.Println(e.Verdict, e.At.Format(time.TimeOnly), e.Toleration == &tols[2])
 
-	// Under the node rules the first toleration, which tolerates every taint forever, decides.
+	// Under the node rules the first toleration that tolerates the taint decides.
 	e = tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{})
-	fmt.Println(e.Verdict)
+	fmt.Println(e.Verdict, e.At.Format(time.TimeOnly))
 	// Output:
 	// EvictAt 12:02:00 true
-	// Stay
+	// EvictAt 12:10:00
 }
 
 func ExampleObservedDeadline() {

@@ -203,6 +203,9 @@ func FuzzDeadline(f *testing.F) {
 		{1, kA, vEmpty, eNoExec, tAbs, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, kA, opExists, vEmpty, eNoExec, sInt16, 0, 60},
 		// DeviceRules: the shortest of two matching NoExecute tolerations, neither first
 		{1, kA, vEmpty, eNoExec, tNil, 3, kA, opExists, vEmpty, eNoSched, sNil, kA, opExists, vEmpty, eNoExec, sPool, p300, kEmpty, opExists, vEmpty, eNoExec, sPool, p60},
+		// DeviceRules: an empty effect counts, finite after a longer NoExecute one, and forever
+		{1, kA, vEmpty, eNoExec, tNil, 2, kA, opExists, vEmpty, eNoExec, sPool, p300, kA, opExists, vEmpty, eEmpty, sPool, p60},
+		{1, kA, vEmpty, eNoExec, tNil, 2, kA, opExists, vEmpty, eNoExec, sPool, p60, kEmpty, opExists, vEmpty, eEmpty, sNil},
 		// Lt on a numeric taint; several taints with an earliest deadline
 		{1, kA, vOne, eNoExec, tNil, 1, kA, opLt, vTen, eNoExec, sPool, p300},
 		{3, kA, vEmpty, eNoExec, tRel, 0xff, 0x00, kUnreachable, vEmpty, eNoExec, tRel, 0xff, 0x00, kA, vEmpty, eNoSched, tNil,

@@ -42,9 +42,7 @@ func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
 //     or > toleration value); a value that is not such an integer never matches;
 //   - any other operator never matches.
 //
-// A nil toleration or taint tolerates, and is tolerated by, nothing. Tolerates only matches:
-// under [DeviceRules] a toleration with an empty effect tolerates a NoExecute taint here, but
-// [Match], [Deadline] and [ObservedDeadline] do not count it for eviction.
+// A nil toleration or taint tolerates, and is tolerated by, nothing.
 func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	if toleration == nil || taint == nil || !effectAndKeyMatch(toleration, taint) {
 		return false
@@ -122,9 +120,12 @@ func parseCanonicalInt(s string) (int64, bool) {
 // under opts.Rules, or nil when none counts:
 //
 //   - NodeRules: the first toleration, in list order, that tolerates taint;
-//   - DeviceRules: among the tolerations whose effect is exactly NoExecute and that tolerate
-//     taint, the first with nil tolerationSeconds (forever) if any, otherwise the first with
-//     the smallest tolerationSeconds, values <= 0 counting as 0.
+//   - DeviceRules: among the tolerations that tolerate taint (their effect is NoExecute or
+//     empty), the first with nil tolerationSeconds (forever) if any, otherwise the first with
+//     the smallest tolerationSeconds, values <= 0 counting as 0. Kube's device controller
+//     (v1.37) counts only those of effect NoExecute: an empty effect matches every effect,
+//     as the API says and as the node rules and the scheduler's allocator read it, so a
+//     toleration without one keeps the pod, here, where kube evicts it.
 //
 // It is the one per-taint step of Match, Deadline and ObservedDeadline.
 func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.Toleration {
@@ -136,9 +137,6 @@ func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.To
 		}
 		if opts.Rules != DeviceRules {
 			return tol
-		}
-		if tol.Effect != v1.TaintEffectNoExecute {
-			continue // kube's device controller counts only NoExecute tolerations
 		}
 		if tol.TolerationSeconds == nil {
 			return tol // forever wins, wherever it stands
@@ -154,9 +152,9 @@ func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.To
 // is tolerated. Under [NodeRules] that is the first toleration, in list order, that
 // tolerates it, as kube-controller-manager does, and the result depends on the order of
 // tolerations (see the package documentation). Under [DeviceRules] it is, among the
-// tolerations of effect NoExecute that tolerate it, one with nil tolerationSeconds if any,
-// otherwise one with the smallest tolerationSeconds (the first in list order of either), so
-// that the order does not matter. Taints of other effects are ignored.
+// tolerations that tolerate it (of effect NoExecute or empty), one with nil
+// tolerationSeconds if any, otherwise one with the smallest tolerationSeconds (the first in
+// list order of either), so that the order does not matter. Taints of other effects are ignored.
 //
 // It returns ok true and, for each NoExecute taint in order, the toleration that decides it
 // (the same toleration may stand more than once). When there is no NoExecute taint it returns

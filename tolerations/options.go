@@ -26,8 +26,9 @@ const (
 	// the toleration's effect, even when a later one would tolerate the taint for longer.
 	NodeRules Rules = iota
 	// DeviceRules are the rules of kube's device taint eviction controller (claimEvictionTime
-	// in pkg/controller/devicetainteviction): for each NoExecute taint, only the tolerations
-	// whose effect is exactly NoExecute and that tolerate it count, in any order. If one of
+	// in pkg/controller/devicetainteviction): for each NoExecute taint, the tolerations that
+	// tolerate it (of effect NoExecute, or empty: kube counts only NoExecute, see the
+	// package documentation) count, in any order. If one of
 	// them has nil tolerationSeconds the taint is tolerated forever; otherwise the taint's
 	// time is its TimeAdded plus the smallest tolerationSeconds of them (<= 0 counting as 0);
 	// with none, the taint evicts at its TimeAdded. Lt and Gt never match.

@@ -20,5 +20,5 @@
 // devicetainteviction.New) and against taintevict's (clientgo/device.Controller), each on a
 // fake clientset inside a synctest bubble, as kube's own tests run: both on the bubble's
 // clock, so every DELETE's time is compared exactly. The file lists which of kube's cases
-// are ported, which are left out and why, and the one difference, a listed kube bug.
+// are ported, which are left out and why, and the two differences, listed kube bugs.
 package compat

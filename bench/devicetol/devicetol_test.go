@@ -158,13 +158,16 @@ func plusSeconds(added time.Time, s int64) time.Time {
 //
 //   - only NoExecute taints count;
 //   - for each, only tolerations whose effect is exactly NoExecute and that
-//     resourceclaim.ToleratesTaint count; one with nil seconds ignores the taint;
+//     resourceclaim.ToleratesTaint count (tolerations counts an empty effect too: see
+//     below); one with nil seconds ignores the taint;
 //   - otherwise the taint's time is TimeAdded plus the smallest max(seconds, 0), or TimeAdded
 //     alone with no such toleration;
 //   - the device's time is the smallest over its taints; none (forever) is reported as ok
 //     false.
 //
-// Where tolerations documents a difference it is applied here, marked as such: a nil or
+// Where tolerations documents a difference it is applied here, marked as such: a
+// toleration with an empty effect counts (the API says an empty effect matches every
+// effect, and the allocator reads it so), a nil or
 // zero TimeAdded counts from fallback (kube's API server always sets it), a TimeAdded later
 // than now counts as now, and seconds too large for a time.Duration count in full (up to
 // the latest time a time.Time holds).
@@ -177,7 +180,9 @@ nextTaint:
 		have := false
 		shortest := int64(math.MaxInt64)
 		for _, tol := range tols {
-			if tol.Effect != resourcev1.DeviceTaintEffectNoExecute || !resourceclaim.ToleratesTaint(tol, taint) {
+			counts := tol.Effect == resourcev1.DeviceTaintEffectNoExecute ||
+				tol.Effect == "" // difference: kube counts only NoExecute
+			if !counts || !resourceclaim.ToleratesTaint(tol, taint) {
 				continue
 			}
 			if tol.TolerationSeconds == nil {
@@ -225,10 +230,10 @@ func checkDeadline(t *testing.T, taints []resourcev1.DeviceTaint, tols []resourc
 		}
 		if got.Verdict == tolerations.EvictAt {
 			// The deciding toleration tolerates the deciding taint by kube's matching, and
-			// counts for eviction.
+			// counts for eviction (its effect is NoExecute or empty).
 			i, j := indexOf(ct, got.Taint), indexOf(ctol, got.Toleration)
-			if i < 0 || j < 0 || tols[j].Effect != resourcev1.DeviceTaintEffectNoExecute || !resourceclaim.ToleratesTaint(tols[j], taints[i]) {
-				t.Fatalf("got deciding taint %d and toleration %d, want a NoExecute toleration that tolerates the taint\ntaints %+v\ntolerations %+v", i, j, taints, tols)
+			if i < 0 || j < 0 || tols[j].Effect != resourcev1.DeviceTaintEffectNoExecute && tols[j].Effect != "" || !resourceclaim.ToleratesTaint(tols[j], taints[i]) {
+				t.Fatalf("got deciding taint %d and toleration %d, want a NoExecute or empty-effect toleration that tolerates the taint\ntaints %+v\ntolerations %+v", i, j, taints, tols)
 			}
 		}
 	}
@@ -292,7 +297,7 @@ func FuzzDeadline(f *testing.F) {
 		{},
 		{1, kGPU, vNone, eNoExec, aPast, 0}, // untolerated
 		{1, kGPU, vNone, eNoExec, aPast, 1, kGPU, oExists, vNone, eNoExec, s300},                               // tolerated 300 s
-		{1, kGPU, vNone, eNoExec, aPast, 1, kGPU, oExists, vNone, eNone, sNil},                                 // empty effect: does not count
+		{1, kGPU, vNone, eNoExec, aPast, 1, kGPU, oExists, vNone, eNone, sNil},                                 // empty effect: counts (kube: does not)
 		{1, kGPU, vNone, eNoSched, aPast, 0},                                                                   // NoSchedule: ignored
 		{1, kGPU, vNone, eNoExec, aNil, 1, kGPU, oExists, vNone, eNoExec, s60},                                 // fallback
 		{1, kGPU, vNone, eNoExec, 3, 1, kGPU, oExists, vNone, eNoExec, s60},                                    // TimeAdded in the future

@@ -344,7 +344,7 @@ func newDeviceSide(ctx context.Context, impl string, client kubernetes.Interface
 			return nil, fmt.Errorf("outage: device.NewController: %w", err)
 		}
 		e := c.Engine()
-		return &Side{Run: c.Run, Idle: func() bool { return e.Backlog() == 0 }}, nil
+		return &Side{Run: c.Run, Idle: func() bool { return e.Backlog() == 0 && idle(e.WaitIdle) }}, nil
 	}
 	return nil, fmt.Errorf("outage: unknown device implementation %q, want one of %v", impl, DeviceImpls)
 }

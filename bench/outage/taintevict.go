@@ -3,6 +3,7 @@ package outage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/informers"
@@ -21,5 +22,14 @@ func newTaintevict(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, fmt.Errorf("outage: clientgo.NewController: %w", err)
 	}
 	m := c.Manager()
-	return &Side{Updates: m, Run: c.Run, Idle: func() bool { return m.Backlog() == 0 }}, nil
+	return &Side{Updates: m, Run: c.Run, Idle: func() bool { return m.Backlog() == 0 && idle(m.WaitIdle) }}, nil
+}
+
+// idle reports whether waitIdle finds the Manager (or engine) idle at once: nothing queued,
+// nothing due, nothing running; it then also gives back the storage a burst of removals
+// left, which it would otherwise give back a few seconds later.
+func idle(waitIdle func(context.Context) error) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	return waitIdle(ctx) == nil
 }

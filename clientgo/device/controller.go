@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -42,8 +42,10 @@ type Options struct {
 	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
 	// see [Budget]. The zero Budget pauses nothing.
 	Budget Budget
-	// StatusPeriod is the shortest time between two updates of a rule's status while it
-	// evicts, and how long the budget keeps a count. 0 means [DefaultStatusPeriod].
+	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
+	// a pod that a rule makes due, the rule's status is written, and the shortest time
+	// between two writes of one generation (see the package documentation); and how often
+	// the budget counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
@@ -55,6 +57,20 @@ type Options struct {
 	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
 	// status) only while it holds that Lease.
 	LeaderElection *clientgo.LeaderElection
+	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
+	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
+	// server's discovery when the controller starts to lead, before it evicts anything,
+	// retrying every second until it answers; a discovery that is refused (403, 401) counts
+	// as not served.
+	PodGroups PodGroupMode
+	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
+	// carries (clientgo.Reachability.Wrap), as for clientgo.Options.Reachability, which it
+	// may be too (one serves both sides under -controllers=node,device): Ready fails while
+	// the API server does not answer; Run (and Lead, alongside another controller) probes
+	// it only while it does not; when it answers again, the evictions whose deletes failed
+	// for want of an answer are retried at once (engine.Engine.RetryUnreachable). Unless
+	// Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	Reachability *clientgo.Reachability
 }
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
@@ -78,6 +94,7 @@ type Controller struct {
 	budget  *budget               // nil without one
 	events  *clientgo.EventWriter // nil in ModeDryRun
 	opts    Options
+	clock   clock.Clock
 	elect   *clientgo.Elector
 
 	synced           chan struct{}
@@ -99,6 +116,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, errors.New("device: Options.Engine.Pauser is set: the Budget is the device side's Pauser")
 	case opts.StatusPeriod < 0:
 		return nil, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
+	case opts.PodGroups != PodGroupsAuto && opts.PodGroups != PodGroupsOn && opts.PodGroups != PodGroupsOff:
+		return nil, fmt.Errorf("device: unknown Options.PodGroups %q (want %q, %q or %q)", opts.PodGroups, PodGroupsAuto, PodGroupsOn, PodGroupsOff)
 	}
 	if err := opts.Budget.validate(); err != nil {
 		return nil, err
@@ -114,16 +133,23 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, synced: make(chan struct{})}
-	c.status = &ruleStatus{client: client, src: c.src, clock: clk, period: opts.StatusPeriod,
-		kick: make(chan struct{}, 1), evicted: map[types.UID]int64{}}
+	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: clk, synced: make(chan struct{})}
+	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
+	c.status = newRuleStatus(client, c.src, clk, opts.StatusPeriod)
 	eopts := opts.Engine
 	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
 	eopts.Tolerations = deviceRules
+	if opts.Reachability != nil && eopts.Unreachable == nil {
+		eopts.Unreachable = clientgo.IsUnreachable
+	}
 	if opts.Budget.on() {
-		c.budget = &budget{Budget: opts.Budget, src: c.src, clock: clk, period: opts.StatusPeriod, verdicts: map[string]verdict{}}
-		c.budget.resume = func(scope string) { c.eng.Resume(scope) }
+		c.budget = newBudget(opts.Budget, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Resume(scope) })
 		c.status.budget, eopts.Pauser = c.budget, c.budget
+		c.budget.flipped = func(scope string) {
+			if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+				c.status.dueNow(name)
+			}
+		}
 	}
 	obs := engine.Observers{}
 	if opts.Mode != clientgo.ModeDryRun {
@@ -149,10 +175,11 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		if c.budget != nil {
 			c.budget.changed(scope)
 		}
-		if strings.HasPrefix(scope, ruleScope("")) {
-			c.status.changed()
+		if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+			c.status.ruleChanged(name)
 		}
 	}
+	c.src.touched = c.status.touched
 	if opts.LeaderElection != nil {
 		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
 			return nil, err
@@ -204,8 +231,10 @@ func (c *Controller) Informers() Informers { return c.inf }
 // clientgo.Controller runs it alongside (a standby replica's, then, only once it leads).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
-// Lead runs what the leader does until ctx is done: once the informers have synced, the
-// engine, the rules' status and the budget; from the start, the Events. As kube's controller
+// Lead runs what the leader does until ctx is done: once the informers have synced (and,
+// with PodGroupsAuto, discovery has said whether PodGroups are served), the budget's
+// counts, the rules' status (each rule counted once before the engine starts) and the
+// engine; from the start, the Events and, with Options.Reachability, its Run. As kube's controller
 // does, it evicts only from synced caches: a cluster listed in part can show a device with
 // the taint of a pool's older generation whose newer one has not arrived yet. It returns
 // when all of them have stopped: nil when ctx ended it, or, when the engine failed (a
@@ -223,9 +252,17 @@ func (c *Controller) Lead(ctx context.Context) error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
+	if r := c.opts.Reachability; r != nil {
+		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
+	}
 	var err error
-	if c.waitSynced(lctx) {
+	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
+		if c.budget != nil {
+			c.budget.goLive()
+			wg.Go(func() { c.budget.run(lctx) })
+		}
 		if c.opts.Mode != clientgo.ModeDryRun {
+			c.status.start()
 			wg.Go(func() { c.status.run(lctx) })
 		}
 		err = c.eng.Run(lctx)
@@ -238,10 +275,42 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
+// discoverPodGroups asks the API server whether it serves PodGroups, with PodGroupsAuto,
+// until it answers or ctx is done, and reports which; it sets the Source to follow them if
+// it does. Other modes were set in NewController.
+func (c *Controller) discoverPodGroups(ctx context.Context) bool {
+	if c.opts.PodGroups != PodGroupsAuto {
+		return true
+	}
+	logger := klog.FromContext(ctx)
+	for {
+		served, err := servesPodGroups(ctx, c.client.Discovery())
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			// An answer, and no retry will change it: not followed, rather than no eviction.
+			logger.Info("Discovery refused: PodGroup reservations are not followed; set Options.PodGroups to say", "err", err)
+			return true
+		}
+		if err == nil {
+			c.src.FollowPodGroups(served)
+			logger.V(1).Info("Discovered whether the API server serves PodGroups: PodGroup reservations are followed if so", "served", served)
+			return true
+		}
+		logger.V(1).Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
+		t := c.clock.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C():
+		}
+	}
+}
+
 // waitSynced waits until the informers and the handlers have synced, or ctx is done, and
-// reports which.
+// reports which. It waits on their channels, without polling, as kube's controller does:
+// client-go's WaitForCacheSync would look every 100 ms, and evict that much late.
 func (c *Controller) waitSynced(ctx context.Context) bool {
-	if !cache.WaitForCacheSync(ctx.Done(), c.src.synced...) {
+	if !cache.WaitFor(ctx, "", c.src.synced...) {
 		return false
 	}
 	c.syncOnce.Do(func() { close(c.synced) })
@@ -266,6 +335,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.factory.Shutdown()
 	}()
 	failed := make(chan error, 1)
+	if r := c.opts.Reachability; r != nil && c.elect != nil {
+		// A standby's readiness: the server seen back by a probe, not only by its watches.
+		wg.Go(func() { _ = r.Run(ctx, clientgo.ReadyzProbe(c.client), nil) })
+	}
 	if c.elect == nil {
 		wg.Go(func() {
 			if err := c.Lead(ctx); err != nil {
@@ -298,13 +371,19 @@ func leadFailure(failed <-chan error) error {
 	}
 }
 
-// Ready returns nil once the caches have synced and, with leader election, while the
-// controller leads or waits for the Lease. It does not block.
+// Ready returns nil once the caches have synced, while the API server answers (with
+// [Options.Reachability]; see clientgo.Reachability.Err) and, with leader election, while
+// the controller leads or waits for the Lease. It does not block.
 func (c *Controller) Ready() error {
 	select {
 	case <-c.synced:
 	default:
 		return errors.New("device: caches not synced")
+	}
+	if c.opts.Reachability != nil {
+		if err := c.opts.Reachability.Err(); err != nil {
+			return err
+		}
 	}
 	if c.elect != nil {
 		return c.elect.Ready()

@@ -1,10 +1,12 @@
 package device
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -121,6 +123,55 @@ func TestKubesOutwardBehaviour(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestFirstEvictionAtOnce: a controller started on a cluster with a pod due at once
+// evicts it at +0 of the bubble's clock, alone (Run) and under another controller's Lease
+// (Lead, alongside a clientgo.Controller): it waits for its caches and handlers on their
+// channels, not by client-go's WaitForCacheSync, which looks every 100 ms and evicted at
+// +100ms.
+func TestFirstEvictionAtOnce(t *testing.T) {
+	objects := func() []runtime.Object {
+		return []runtime.Object{slice("p1", map[string][]resourcev1.DeviceTaint{"d0": {noExecute("bad", at(0))}}),
+			claim("c0", []dev{{id: "p1/d0"}}, "web"), pod("web", "c0")}
+	}
+	for _, alongside := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Run", true: "Lead alongside"}[alongside], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				client := fake.NewClientset(objects()...)
+				start := time.Now()
+				var deleted atomic.Int64
+				deleted.Store(-1)
+				client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					deleted.CompareAndSwap(-1, int64(time.Since(start)))
+					return false, nil, nil
+				})
+				factory := clientgo.NewFactory(client)
+				c, err := NewController(t.Context(), client, factory, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := c.Run
+				if alongside {
+					node, err := clientgo.NewController(t.Context(), client, factory, clientgo.Options{Alongside: []func(context.Context) error{c.Lead}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					run = node.Run
+				}
+				runInBackground(t, run)
+				<-c.Synced()
+				if got := time.Since(start); got != 0 {
+					t.Errorf("synced at +%v, want +0", got)
+				}
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if got := time.Duration(deleted.Load()); got != 0 {
+					t.Errorf("web deleted at +%v (-1ns: never), want +0", got)
+				}
+			})
+		})
+	}
 }
 
 // TestRestartKeepsDeadline: a controller that takes over from one that stopped mid-way
@@ -304,6 +355,7 @@ func TestNewControllerRejects(t *testing.T) {
 		"a fraction above 1": {Budget: Budget{Fraction: 1.5}},
 		"negative MinPods":   {Budget: Budget{Fraction: 0.5, MinPods: -1}},
 		"an unknown mode":    {Mode: "drain"},
+		"unknown PodGroups":  {PodGroups: "maybe"},
 		"a negative timeout": {Mode: clientgo.ModeEvict, PDBTimeout: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -21,10 +21,10 @@
 //   - A pod goes at the earliest deadline over its bindings: a taint's TimeAdded plus the
 //     smallest matching tolerationSeconds, at once for a taint it does not tolerate, never
 //     for one it tolerates without tolerationSeconds. Removing the taint, the rule, or the
-//     allocation or reservation cancels. These are the engine's rules, with its fixes: a
-//     restart keeps the deadlines, a TimeAdded in the future counts from first sight, a
-//     finished or terminating pod is never evicted, a failed delete is retried until it
-//     succeeds.
+//     allocation or reservation cancels. These are the engine's rules, with its fixes (see
+//     Differences from kube): a restart keeps the deadlines, a TimeAdded in the future
+//     counts from first sight, a finished or terminating pod is never evicted, a failed
+//     delete is retried until it succeeds.
 //
 // The pieces: [NewInformers] (pods, ResourceClaims, ResourceSlices, DeviceTaintRules, with
 // the indexes [ClaimIndex], [DeviceIndex] and [PoolIndex], so that the pods on a device are
@@ -33,7 +33,65 @@
 // [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
 // [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
-// writes it, and leader election.
+// writes it (see The rules' status), leader election, and a clientgo.Reachability (readiness while the API server
+// does not answer, the failed deletes retried at once when it does), which may be the node
+// side's too.
+//
+// # PodGroups
+//
+// With kube's DRAWorkloadResourceClaims gate, the scheduler may reserve a claim for a
+// PodGroup (scheduling.k8s.io) rather than for each pod: status.reservedFor names the group,
+// and the pods whose spec.schedulingGroup.podGroupName is that group use it. Kube's
+// controller, with the gate on, binds those pods that use the claim (by name, or as made from
+// a template for the group and named in their status), evicts them, and counts them in the
+// rules' status; with the gate off (its default in v1.37) it ignores such reservations.
+// [Options.PodGroups] says which: by default ([PodGroupsAuto]) the controller follows them
+// when the API server serves PodGroups, as discovery says when it starts to lead. A server
+// that does not (GenericWorkload off, or scheduling.k8s.io/v1beta1 not in its
+// --runtime-config) drops spec.schedulingGroup from the pods it stores, so no pod can be
+// bound through a group there; the reservations left from a time it did are then ignored, as
+// kube does with its gate off.
+//
+// # The rules' status
+//
+// Each DeviceTaintRule's EvictionInProgress condition has kube's reasons and messages, and
+// is written at kube's times: at once for a new rule, a changed spec, and every rule when the
+// controller starts to lead, counted before the engine hears of the change (so before any
+// eviction it makes); a period (10 s, Options.StatusPeriod) after each eviction it counts
+// for, and after each change of a pod that the rule makes due or of its claims; at most once
+// a period for a generation. Completed is thus written a period after the last eviction, as
+// kube writes it (63 s into kube's TestDeviceTaintRule/slow, whose DELETE returns at 53 s).
+//
+// It used to be written on a cadence of its own, every period from the start, whatever
+// happened: Completed came anywhere between 0 and a period after the last eviction. Kube's
+// way was chosen: an operator reads the same status at the same times after switching over;
+// a status written a period after the last eviction is one that a burst of evictions
+// staggered by a few seconds does not interrupt; an idle controller counts nothing, where
+// the cadence counted every rule's pods every period; and a write never races with an
+// eviction of the same instant (a test found one written twice). A rule a budget pauses or
+// resumes is written at once.
+//
+// # Differences from kube
+//
+// On purpose, each pinned by a test (kube_test.go ports kube's own test scenarios; those
+// not listed here behave as kube's):
+//
+//   - A toleration with an empty effect counts for a NoExecute taint, as the API says (an
+//     empty effect matches every effect) and as the scheduler's allocator reads it: a pod
+//     whose claim tolerates {operator: Exists} stays. Kube (v1.37) counts only tolerations
+//     of effect NoExecute and evicts it at once, from a device the allocator let it onto;
+//     no kubernetes issue is filed (see tolerations.DeviceRules). TestKubeDifferences.
+//   - A finished pod (Succeeded or Failed) is never evicted; kube deletes it
+//     (kubernetes#96363). A terminating one is not either, as in kube. TestKubeDifferences.
+//   - A taint's TimeAdded in the future (a skewed clock) counts from when the controller
+//     first saw the taint; kube waits until TimeAdded. TestKubeDifferences.
+//   - Two requests per eviction, the status patch and the DELETE, both bound to the pod's
+//     UID; kube GETs the pod first. TestKubeEviction.
+//   - A failed attempt is retried after the engine's backoff (100 ms, less up to 20% of
+//     jitter, doubling up to 2 minutes; engine.Options.Backoff), which does not hammer an API
+//     server that fails; kube's work queue retries after 5 ms, doubling. TestKubeRetry.
+//   - Optional, off by default: a Budget that pauses a rule that would evict too many pods
+//     (kubernetes#141422); the Eviction API instead of DELETE (Options.Mode).
 //
 // Errors are prefixed "device:".
 package device

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -39,7 +40,17 @@ type rig struct {
 
 func newRig(t *testing.T, opts Options, objs ...runtime.Object) *rig {
 	t.Helper()
+	return newRigWith(t, nil, opts, objs...)
+}
+
+// newRigWith is newRig, with setup called on the clientset before the controller starts
+// (for its discovery, or reactors of the test's own).
+func newRigWith(t *testing.T, setup func(*fake.Clientset), opts Options, objs ...runtime.Object) *rig {
+	t.Helper()
 	r := &rig{t: t, client: fake.NewClientset(objs...), start: time.Now(), deletes: map[string]time.Duration{}}
+	if setup != nil {
+		setup(r.client)
+	}
 	note := func(name string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -73,26 +84,28 @@ func (r *rig) run(opts Options) (stop func()) {
 		r.t.Fatal(err)
 	}
 	r.c = c
-	ctx, cancel := context.WithCancel(r.t.Context())
-	// The informers list the cluster before Run, so that the controller finds its caches
-	// synced at once and starts evicting at +0 (it evicts only from synced caches, and
-	// client-go checks for that every 100 ms).
-	factory.Start(ctx.Done())
+	stop = runInBackground(r.t, c.Run)
+	<-c.Synced()
 	synctest.Wait()
+	return stop
+}
+
+// runInBackground calls run in a goroutine of its own until stop, or the end of the test,
+// cancels its context, and fails the test if it returned an error.
+func runInBackground(t *testing.T, run func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	go func() { done <- run(ctx) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
-				r.t.Errorf("Run: %v", err)
+				t.Errorf("Run: %v", err)
 			}
 		})
 	}
-	r.t.Cleanup(stop)
-	<-c.Synced()
-	synctest.Wait()
+	t.Cleanup(stop)
 	return stop
 }
 
@@ -246,16 +259,26 @@ func rule(name string, sel *resourcev1.DeviceTaintSelector, taint resourcev1.Dev
 // events returns the Events recorded for pods, as "pod: message".
 func (r *rig) events() []string {
 	r.t.Helper()
-	list, err := r.client.CoreV1().Events("ns").List(r.t.Context(), metav1.ListOptions{})
+	return podEvents(r.t, r.client, "ns", func(e v1.Event) string { return e.InvolvedObject.Name })
+}
+
+// podEvents returns the Events of namespace ns ("": of all), as "pod: message" where name
+// names the pod, sorted; each must be the device controller's, of type Normal, on the pod's
+// UID ("uid-" and its name, or kube's UIDs in kube_test.go: not empty).
+func podEvents(t *testing.T, client kubernetes.Interface, ns string, name func(v1.Event) string) []string {
+	t.Helper()
+	list, err := client.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var out []string
 	for _, e := range list.Items {
-		if e.Reason != EventReason || e.Source.Component != Component || e.InvolvedObject.UID != types.UID("uid-"+e.InvolvedObject.Name) {
-			r.t.Errorf("Event %+v: want reason %s, source %s and the pod's UID", e, EventReason, Component)
+		uid := e.InvolvedObject.UID
+		if e.Reason != EventReason || e.Source.Component != Component || e.Type != v1.EventTypeNormal ||
+			uid == "" || strings.HasPrefix(string(uid), "uid-") && uid != types.UID("uid-"+e.InvolvedObject.Name) {
+			t.Errorf("Event %+v: want reason %s, source %s, type Normal and the pod's UID", e, EventReason, Component)
 		}
-		out = append(out, e.InvolvedObject.Name+": "+e.Message)
+		out = append(out, name(e)+": "+e.Message)
 	}
 	slices.Sort(out)
 	return out

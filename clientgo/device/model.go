@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -47,10 +48,12 @@ func poolOf(id string) string { return id[:max(strings.LastIndexByte(id, '/'), 0
 type Source struct {
 	pods, claims, slices, rules cache.Indexer
 
-	feed    sync.Mutex // orders the holder updates: each is computed and fed under it
-	eng     *engine.Engine[*v1.Pod]
-	synced  []cache.InformerSynced // whether each handler has been handed its informer's initial list
-	changed func(scope string)     // told after a rule's or a pool's taints changed
+	feed      sync.Mutex  // orders the holder updates: each is computed and fed under it
+	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
+	eng       *engine.Engine[*v1.Pod]
+	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
+	changed   func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
+	touched   func(pod *v1.Pod)   // told of each pod whose change, or whose claim's, the engine is told
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
@@ -58,8 +61,14 @@ var _ engine.Source[*v1.Pod] = (*Source)(nil)
 // NewSource returns the Source over inf, which must have the indexes [NewInformers] adds.
 func NewSource(inf Informers) *Source {
 	return &Source{pods: inf.Pods.GetIndexer(), claims: inf.Claims.GetIndexer(), slices: inf.Slices.GetIndexer(), rules: inf.Rules.GetIndexer(),
-		changed: func(string) {}}
+		changed: func(string) {}, touched: func(*v1.Pod) {}}
 }
+
+// FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
+// PodGroup to the pods of that group (see [PodGroupMode]); a new Source does not. Set it
+// before the engine runs: it changes no binding the engine was told of already. It is safe
+// for concurrent use.
+func (s *Source) FollowPodGroups(follow bool) { s.podGroups.Store(follow) }
 
 // Target returns the pod from the pod informer's store.
 func (s *Source) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
@@ -114,14 +123,17 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // Describe binds a scheduled pod to every device of every claim it uses (those
 // resourceclaim.PodClaims names, and those made for it, as resourceclaim.IsForPod checks)
 // that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
-// tolerations of its allocation result. A pod being deleted or finished is leaving.
+// tolerations of its allocation result; with FollowPodGroups, a claim reserved for, or
+// made for, the pod's PodGroup counts too, as kube's checks say with its
+// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
 	d.Bindings = d.Bindings[:0]
+	groups := s.podGroups.Load()
 	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
 		c, ok := get[*resourcev1.ResourceClaim](s.claims, pod.Namespace+"/"+name)
-		if !ok || pod.Spec.NodeName == "" || c.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, c, false) ||
-			mustCheckOwner && resourceclaim.IsForPod(pod, c, false) != nil {
+		if !ok || pod.Spec.NodeName == "" || c.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, c, groups) ||
+			mustCheckOwner && resourceclaim.IsForPod(pod, c, groups) != nil {
 			continue
 		}
 		for _, r := range c.Status.Allocation.Devices.Results {
@@ -217,11 +229,11 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	s.changed(poolScope(pool))
 	for _, name := range slices.Compact(names) {
 		id := pool + "/" + name
 		s.eng.HolderUpdated(engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(now[name]), rules, id), Group: pool})
 	}
-	s.changed(poolScope(pool))
 }
 
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
@@ -243,13 +255,13 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 		}
 	}
 	slices.Sort(ids)
+	s.changed(ruleScope(cmp.Or(new, old).Name))
 	for _, id := range slices.Compact(ids) {
 		if old != nil && ruleMatches(old, id) || new != nil && ruleMatches(new, id) {
 			h, _ := s.holder(id, rules)
 			s.eng.HolderUpdated(h)
 		}
 	}
-	s.changed(ruleScope(cmp.Or(new, old).Name))
 }
 
 // claimChanged decides again about the pods that use the claim when its allocation, its
@@ -276,6 +288,7 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	for _, o := range pods {
 		if pod, ok := o.(*v1.Pod); ok {
 			s.eng.TargetUpdated(pod)
+			s.touched(pod)
 		}
 	}
 }
@@ -290,12 +303,14 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 	case new == nil:
 		if uses(old) {
 			s.eng.TargetDeleted(old)
+			s.touched(old)
 		}
 	case !uses(new) && !uses(old):
 	case old == nil || old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || eviction.LeavingReason(old) != eviction.LeavingReason(new) ||
 		!resourceclaim.PodStatusEqual(old.Status.ResourceClaimStatuses, new.Status.ResourceClaimStatuses) ||
 		!resourceclaim.PodExtendedStatusEqual(old.Status.ExtendedResourceClaimStatus, new.Status.ExtendedResourceClaimStatus):
 		s.eng.TargetUpdated(new)
+		s.touched(new)
 	}
 }
 
@@ -320,7 +335,7 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		if err != nil {
 			return fmt.Errorf("device: adding an event handler: %w", err)
 		}
-		s.synced = append(s.synced, reg.HasSynced)
+		s.synced = append(s.synced, reg.HasSyncedChecker())
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -22,7 +21,7 @@ import (
 )
 
 // newSource returns a Source whose informers' stores hold objs (the informers do not run).
-func newSource(t *testing.T, objs ...runtime.Object) *Source {
+func newSource(t testing.TB, objs ...runtime.Object) *Source {
 	t.Helper()
 	inf, err := NewInformers(informers.NewSharedInformerFactory(fake.NewClientset(), 0))
 	if err != nil {
@@ -157,9 +156,10 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// TestRuleStatusRemoved: a pod the Deleter removes counts for the NoExecute rules that select its
-// device and whose taint it does not tolerate forever there; a pod already gone from the
-// cache counts for every rule that selects the device.
+// TestRuleStatusRemoved: a pod the Deleter removes counts for the NoExecute rules that select
+// one of its devices and whose taint it does not tolerate forever there, as kube counts the
+// rules among an eviction's reasons (the device it is evicted for, or another); a pod
+// already gone from the cache counts for every rule that selects the device.
 func TestRuleStatusRemoved(t *testing.T) {
 	rules := []runtime.Object{
 		rule("bad", device("p1", "d0"), noExecute("bad", at(0))),
@@ -176,11 +176,14 @@ func TestRuleStatusRemoved(t *testing.T) {
 		{"in the cache, tolerating maint forever",
 			[]runtime.Object{claim("c0", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("maint", -1)}}}, "web"), pod("web", "c0")},
 			map[string]int64{"bad": 1}},
+		{"in the cache, on two devices",
+			[]runtime.Object{claim("c0", []dev{{"p1/d0", []resourcev1.DeviceToleration{tolerate("maint", -1)}}, {id: "p1/d1"}}, "web"), pod("web", "c0")},
+			map[string]int64{"bad": 1, "elsewhere": 1}},
 		{"gone from the cache", nil, map[string]int64{"bad": 1, "maint": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := newSource(t, append(tc.objs, rules...)...)
-			r := &ruleStatus{src: src, clock: clocktesting.NewFakeClock(time.Now()), evicted: map[types.UID]int64{}}
+			r := newRuleStatus(nil, src, clocktesting.NewFakeClock(time.Now()), DefaultStatusPeriod)
 			removed := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return nil }))
 			gone := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return eviction.ErrPodGone }))
 			if err := removed.Delete(t.Context(), web); err != nil {

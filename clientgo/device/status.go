@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,41 +100,84 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 
 // ruleStatus keeps the EvictionInProgress condition of every DeviceTaintRule as kube's
 // maybeUpdateRuleStatus writes it (same reasons, same messages), with server-side apply
-// bound to the rule's UID: at once for a new rule or a new generation, then, while the
-// rule evicts, at most every period. It counts the pods evicted per rule (see counting):
-// the rules that taint the device the pod was evicted for.
+// bound to the rule's UID, at kube's times:
+//
+//   - at once for a new rule, a changed spec, and every rule when the controller starts to
+//     lead, from a count made before the engine hears of it (so, as in kube, before it
+//     evicts anything for it);
+//   - a period after a pod evicted for the rule, or a change of a pod that the rule's
+//     taint makes due (its claims, its node, its leaving), or of its claims;
+//   - at once when the budget pauses or resumes the rule;
+//   - never within a period of the last write of the same generation: such a write waits
+//     until the period has passed, then counts again.
+//
+// So Completed is written a period after the last eviction, as kube writes it; nothing is
+// counted while no rule changes and no pod is evicted. It counts the pods evicted per rule
+// (see counting): the rules whose taints are among the reasons of the eviction, on any
+// device of the pod, as kube counts them.
+//
+// Locks: mu guards the maps; it is not held while counting, writing, or calling the budget.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
 	budget *budget // nil without one
 	clock  clock.Clock
 	period time.Duration
-	kick   chan struct{}
+	wake   chan struct{} // run's: due changed
 
 	mu      sync.Mutex
+	live    bool // Lead started it: the caches have synced
 	evicted map[types.UID]int64
 	// inflight counts, per rule, the deletes under way that would count for it: their pods
 	// may have left the cache before the delete has returned and been counted.
 	inflight map[types.UID]int
+	due      map[string]time.Time // rule name -> when to write its condition
+	counted  map[string]counted   // rule name -> its condition, counted when it changed
+	// written is the condition last written to each rule (by name), with the time in its
+	// lastTransitionTime: what the rule's status is, while the informer's cache has not yet
+	// seen the write.
+	written map[string]counted
+}
+
+// counted is a rule's condition as counted when the rule changed, before the engine heard
+// of it; run writes it, if the rule is still that one.
+type counted struct {
+	uid        types.UID
+	generation int64
+	condition  metav1.Condition
+}
+
+// blamed is a rule an eviction counts for.
+type blamed struct {
+	name string
+	uid  types.UID
+}
+
+func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) *ruleStatus {
+	return &ruleStatus{client: client, src: src, clock: clk, period: period, wake: make(chan struct{}, 1),
+		evicted: map[types.UID]int64{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
 }
 
 // counting returns d, counting each pod it removes for the rules that blame returned just
 // before the delete: after it, the pod may be gone from the cache already (its watch event
-// can come before the DELETE's answer), and its tolerations with it.
+// can come before the DELETE's answer), and its tolerations with it. A removal makes each
+// rule's status due a period later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
 		r.mu.Lock()
-		for _, uid := range rules {
-			r.inflight = putCount(r.inflight, uid, 1)
+		for _, b := range rules {
+			r.inflight = putCount(r.inflight, b.uid, 1)
 		}
 		r.mu.Unlock()
 		err := d.Delete(ctx, pod)
+		later := r.clock.Now().Add(r.period)
 		r.mu.Lock()
-		for _, uid := range rules {
-			r.inflight = putCount(r.inflight, uid, -1)
+		for _, b := range rules {
+			r.inflight = putCount(r.inflight, b.uid, -1)
 			if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
-				r.evicted[uid]++
+				r.evicted[b.uid]++
+				r.scheduleLocked(b.name, later)
 			}
 		}
 		r.mu.Unlock()
@@ -152,96 +196,233 @@ func putCount(m map[types.UID]int, uid types.UID, n int) map[types.UID]int {
 	return m
 }
 
-// blame returns the rules a removal of pod counts for: the NoExecute rules that taint the
-// device it is evicted for with a taint it does not tolerate forever there, as kube counts
-// the rules among the eviction's reasons. A pod not in the cache counts for every such
-// rule.
-func (r *ruleStatus) blame(pod eviction.PodRef) []types.UID {
-	var tols []v1.Toleration
-	known := false
+// blame returns the rules a removal of pod counts for: as kube counts the rules among the
+// eviction's reasons, the NoExecute rules that taint any device the pod is bound to with a
+// taint it does not tolerate forever there. A pod not in the cache counts for every such
+// rule of the device it is evicted for.
+func (r *ruleStatus) blame(pod eviction.PodRef) []blamed {
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
-		var d engine.Target
-		r.src.Describe(p, &d)
+		return r.rulesOf(p)
+	}
+	var out []blamed
+	for _, rule := range r.src.ruleList() {
+		if rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute && ruleMatches(rule, pod.Holder) {
+			out = append(out, blamed{rule.Name, rule.UID})
+		}
+	}
+	return out
+}
+
+// rulesOf returns the NoExecute rules that taint a device pod is bound to with a taint it
+// does not tolerate forever there: those whose pending pods it counts among.
+func (r *ruleStatus) rulesOf(pod *v1.Pod) []blamed {
+	var d engine.Target
+	r.src.Describe(pod, &d)
+	if len(d.Bindings) == 0 {
+		return nil
+	}
+	now := r.clock.Now()
+	var out []blamed
+	for _, rule := range r.src.ruleList() {
+		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute {
+			continue
+		}
+		taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
 		for _, b := range d.Bindings {
-			if b.Holder == pod.Holder {
-				tols, known = b.Tolerations, true
+			if ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay {
+				out = append(out, blamed{rule.Name, rule.UID})
 				break
 			}
 		}
 	}
-	now := r.clock.Now()
-	var blamed []types.UID
-	for _, rule := range r.src.ruleList() {
-		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || !ruleMatches(rule, pod.Holder) {
-			continue
-		}
-		if known && tolerations.Deadline(tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint}), tols, now, now, deviceRules).Verdict == tolerations.Stay {
-			continue
-		}
-		blamed = append(blamed, rule.UID)
-	}
-	return blamed
+	return out
 }
 
-// forget drops the counts of the rules that are gone, as kube does.
-func (r *ruleStatus) forget(present map[types.UID]bool) {
+// start counts every rule's condition and makes it due at once; Lead calls it once the
+// caches have synced, before the engine runs. Until then, changes schedule nothing.
+func (r *ruleStatus) start() {
+	r.mu.Lock()
+	r.live = true // first: a rule that comes while the others are counted is counted too
+	r.mu.Unlock()
+	now := r.clock.Now()
+	for _, rule := range r.src.ruleList() {
+		r.count(rule, now)
+	}
+	r.poke()
+}
+
+// ruleChanged is the Source's news, before the engine hears it, that the rule name changed
+// in the store: its condition is counted now and due at once; a rule that is gone is
+// forgotten, with its counts.
+func (r *ruleStatus) ruleChanged(name string) {
+	r.mu.Lock()
+	live := r.live
+	r.mu.Unlock()
+	if !live {
+		return
+	}
+	rule, ok := get[*resourcev1.DeviceTaintRule](r.src.rules, name)
+	if !ok {
+		present := map[types.UID]bool{}
+		for _, rl := range r.src.ruleList() {
+			present[rl.UID] = true
+		}
+		r.mu.Lock()
+		delete(r.due, name)
+		delete(r.counted, name)
+		delete(r.written, name)
+		for uid := range r.evicted {
+			if !present[uid] {
+				delete(r.evicted, uid)
+			}
+		}
+		r.mu.Unlock()
+		return
+	}
+	r.count(rule, r.clock.Now())
+	r.poke()
+}
+
+// count counts rule's condition now, keeps it for run, and makes it due at once.
+func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
+	c, settled := r.condition(rule, now)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for uid := range r.evicted {
-		if !present[uid] {
-			delete(r.evicted, uid)
-		}
+	if settled {
+		r.counted[rule.Name] = counted{uid: rule.UID, generation: rule.Generation, condition: c}
+	} else {
+		delete(r.counted, rule.Name)
 	}
+	r.due[rule.Name] = now
 }
 
-// changed asks for an update of the rules at once.
-func (r *ruleStatus) changed() {
+// touched is the Source's news that pod, or one of its claims, changed: the status of each
+// rule whose taint makes it due is due a period later, as kube's handlePod makes it.
+func (r *ruleStatus) touched(pod *v1.Pod) {
+	r.mu.Lock()
+	live := r.live
+	r.mu.Unlock()
+	if !live {
+		return
+	}
+	rules := r.rulesOf(pod)
+	if len(rules) == 0 {
+		return
+	}
+	later := r.clock.Now().Add(r.period)
+	r.mu.Lock()
+	for _, b := range rules {
+		r.scheduleLocked(b.name, later)
+	}
+	r.mu.Unlock()
+}
+
+// dueNow makes rule name's status due at once: the budget paused or resumed it.
+func (r *ruleStatus) dueNow(name string) {
+	r.mu.Lock()
+	if r.live {
+		r.scheduleLocked(name, r.clock.Now())
+	}
+	r.mu.Unlock()
+}
+
+// scheduleLocked makes rule name's status due at, unless it is due earlier; under mu.
+func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
+	if d, ok := r.due[name]; ok && !at.Before(d) {
+		return
+	}
+	r.due[name] = at
+	r.poke()
+}
+
+func (r *ruleStatus) poke() {
 	select {
-	case r.kick <- struct{}{}:
+	case r.wake <- struct{}{}:
 	default:
 	}
 }
 
-// run updates the rules' status until ctx is done: at once, then at each kick and each
-// period. It rechecks the paused scopes of the budget first.
+// run writes the rules' status when it is due, until ctx is done.
 func (r *ruleStatus) run(ctx context.Context) {
 	for {
-		next := r.clock.NewTimer(r.period)
-		if r.budget != nil {
-			r.budget.recheck()
-		}
-		present := map[types.UID]bool{}
-		for _, o := range r.src.rules.List() {
-			if rule, ok := o.(*resourcev1.DeviceTaintRule); ok {
-				present[rule.UID] = true
-				if err := r.update(ctx, rule); err != nil {
-					klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", rule.Name, "err", err)
-				}
+		now := r.clock.Now()
+		var ready []string
+		var next time.Time
+		r.mu.Lock()
+		for name, at := range r.due {
+			switch {
+			case !at.After(now):
+				ready = append(ready, name)
+				delete(r.due, name)
+			case next.IsZero() || at.Before(next):
+				next = at
 			}
 		}
-		r.forget(present)
+		r.mu.Unlock()
+		slices.Sort(ready)
+		for _, name := range ready {
+			if err := r.update(ctx, name, now); err != nil {
+				klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
+				r.mu.Lock()
+				r.scheduleLocked(name, now.Add(r.period))
+				r.mu.Unlock()
+			}
+		}
+		if len(ready) > 0 {
+			continue // due may have changed meanwhile
+		}
+		var timer clock.Timer
+		var tc <-chan time.Time
+		if !next.IsZero() {
+			timer = r.clock.NewTimer(next.Sub(now))
+			tc = timer.C()
+		}
 		select {
 		case <-ctx.Done():
-			next.Stop()
+		case <-r.wake:
+		case <-tc:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
 			return
-		case <-r.kick:
-			next.Stop()
-		case <-next.C():
 		}
 	}
 }
 
-// update writes rule's condition when it is due and differs from the one it has.
-func (r *ruleStatus) update(ctx context.Context, rule *resourcev1.DeviceTaintRule) error {
-	now := r.clock.Now()
-	old := meta.FindStatusCondition(rule.Status.Conditions, resourcev1.DeviceTaintConditionEvictionInProgress)
-	// Kube writes None and other effects once per generation, NoExecute every period.
-	if old != nil && old.ObservedGeneration == rule.Generation && (rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || now.Sub(old.LastTransitionTime.Time) < r.period) {
+// update writes rule name's condition, when it differs from the one it has: the one counted
+// when the rule changed, if it is still that rule, or one counted now. A write within a
+// period of the last one of the same generation waits until the period has passed, as in
+// kube.
+func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
+	r.mu.Lock()
+	snap, haveSnap := r.counted[name]
+	last, wrote := r.written[name]
+	delete(r.counted, name)
+	r.mu.Unlock()
+	rule, ok := get[*resourcev1.DeviceTaintRule](r.src.rules, name)
+	if !ok {
 		return nil
 	}
-	c, settled := r.condition(rule, now)
-	if !settled {
-		return nil // the next period writes it
+	old := meta.FindStatusCondition(rule.Status.Conditions, resourcev1.DeviceTaintConditionEvictionInProgress)
+	if wrote && last.uid == rule.UID && (old == nil || old.LastTransitionTime.Before(&last.condition.LastTransitionTime)) {
+		old = &last.condition // the cache has not seen our last write yet
+	}
+	if old != nil && old.ObservedGeneration == rule.Generation {
+		if since := now.Sub(old.LastTransitionTime.Time); since < r.period {
+			r.mu.Lock()
+			r.scheduleLocked(name, old.LastTransitionTime.Add(r.period))
+			r.mu.Unlock()
+			return nil
+		}
+	}
+	c := snap.condition
+	if !haveSnap || snap.uid != rule.UID || snap.generation != rule.Generation {
+		var settled bool
+		if c, settled = r.condition(rule, now); !settled {
+			return nil // the deletes under way make it due again when they end
+		}
 	}
 	if old != nil && c.Status == old.Status && c.Reason == old.Reason && c.Message == old.Message && c.ObservedGeneration == old.ObservedGeneration {
 		return nil
@@ -254,6 +435,10 @@ func (r *ruleStatus) update(ctx context.Context, rule *resourcev1.DeviceTaintRul
 	if err != nil {
 		return fmt.Errorf("device: status of DeviceTaintRule %s: %w", rule.Name, err)
 	}
+	c.LastTransitionTime = ltt
+	r.mu.Lock()
+	r.written[name] = counted{uid: rule.UID, generation: rule.Generation, condition: c}
+	r.mu.Unlock()
 	return nil
 }
 

@@ -11,53 +11,68 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// holderTaints holds the NoExecute taints of the holders the Engine knows, as each holder
-// carries them and as the countdowns use them (see startTaints). It is safe for concurrent
-// use; the zero value is empty and ready. The slices it holds and returns must not be
-// modified.
-type holderTaints struct {
+// holderTable is what the Engine knows of each holder it was told about
+// ([Engine.HolderUpdated]) or read from the Source: its group, and its NoExecute taints as
+// the holder carries them and as the countdowns use them (see startTaints). A holder that
+// carries none is known too, so that a target on it is decided without a lookup. Its lock
+// guards the map, and is taken under a stripe lock or alone, never with another; the
+// slices it holds and returns are never modified. The zero value is empty and ready.
+type holderTable struct {
 	mu sync.RWMutex
-	m  map[string]knownTaints
+	m  map[string]knownHolder
 }
 
-// knownTaints are one holder's NoExecute taints: given as the holder carries them, started
-// with TimeAdded set to the time each countdown starts. started is given itself when no
-// taint needed a change, the common case.
-type knownTaints struct {
+// knownHolder is one holder's entry: its group, and its NoExecute taints, given as the
+// holder carries them and started with TimeAdded set to the time each countdown starts.
+// started is given itself when no taint needed a change, the common case.
+type knownHolder struct {
+	group          string
 	given, started []v1.Taint
+	// learned: read from the Source, the Engine not told of it; read again at each
+	// decision, its taints started against what was read before.
+	learned bool
 }
 
-// get returns the started NoExecute taints of holder, nil for a holder without any.
-func (h *holderTaints) get(holder string) []v1.Taint {
+// get returns what is known of the holder name.
+func (h *holderTable) get(name string) (knownHolder, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.m[holder].started
+	k, ok := h.m[name]
+	return k, ok
 }
 
-// set stores taints, the NoExecute taints holder has at now, and reports whether it had
-// taints before. No taints forgets the holder.
-func (h *holderTaints) set(holder string, taints []v1.Taint, now time.Time) (had bool) {
+// set records the holder name in group with taints, its NoExecute taints at now, and
+// reports whether it had NoExecute taints before. learned says it was read from the Source
+// rather than told.
+func (h *holderTable) set(name, group string, taints []v1.Taint, now time.Time, learned bool) (had bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	prev, had := h.m[holder]
-	if len(taints) == 0 {
-		delete(h.m, holder)
-		return had
-	}
+	prev, known := h.m[name]
 	if h.m == nil {
-		h.m = make(map[string]knownTaints)
+		h.m = make(map[string]knownHolder)
 	}
-	h.m[holder] = knownTaints{given: taints, started: startTaints(taints, prev, now)}
-	return had
+	k := knownHolder{group: group, learned: learned}
+	if len(taints) > 0 {
+		k.given, k.started = taints, startTaints(taints, prev, now)
+	}
+	h.m[name] = k
+	return known && len(prev.given) > 0
 }
 
-// start returns taints, which holder carries at now (the NoExecute ones and others),
-// reduced to the NoExecute ones and started against the taints known for it, without
-// storing them.
-func (h *holderTaints) start(holder string, taints []v1.Taint, now time.Time) []v1.Taint {
-	h.mu.RLock()
-	prev := h.m[holder]
-	h.mu.RUnlock()
+// remove forgets the holder name, and reports whether it had NoExecute taints.
+func (h *holderTable) remove(name string) (had bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	prev, known := h.m[name]
+	delete(h.m, name)
+	return known && len(prev.given) > 0
+}
+
+// start returns taints, which the holder name carries at now (the NoExecute ones and
+// others), reduced to the NoExecute ones and started against what is known of it, without
+// storing them: the recheck's view of a holder read from the Source.
+func (h *holderTable) start(name string, taints []v1.Taint, now time.Time) []v1.Taint {
+	prev, _ := h.get(name)
 	if !TaintsChanged(prev.given, taints) {
 		// The common case, the holder's update processed already: no copy of its
 		// NoExecute taints per recheck (a node has NoSchedule twins of them).
@@ -77,7 +92,7 @@ func (h *holderTaints) start(holder string, taints []v1.Taint, now time.Time) []
 // counts from first sight and stays pinned there: its deadline does not slide with the
 // clock. It copies taints only when it has to change one, so the result may share memory
 // with taints and must not be modified (like the informer objects it comes from).
-func startTaints(taints []v1.Taint, prev knownTaints, now time.Time) []v1.Taint {
+func startTaints(taints []v1.Taint, prev knownHolder, now time.Time) []v1.Taint {
 	var out []v1.Taint
 	for i := range taints {
 		t := &taints[i]

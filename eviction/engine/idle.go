@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/taintevict/taintevict/eviction/engine/internal/intake"
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
@@ -20,6 +21,9 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // token is not due until the token's time, and one the brake or the Pauser holds not until
 // it is released (then it is due at once, and waited for).
 //
+// Once idle, it also gives back at once the storage that evictions gone in a burst left,
+// which the Engine otherwise gives back a few seconds after the burst.
+//
 // It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
 // the clock, call WaitIdle again. When it returns, the schedule's timer is armed for
 // the next deadline, so a fake clock stepped right after it fires exactly what is due by
@@ -32,48 +36,34 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // Actuator of this Engine, whose work it would wait for.
 func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	for {
-		before, err := e.waitShards(ctx)
+		before, err := e.intake.WaitIdle(ctx)
 		if err != nil {
-			return err
+			return idleErr(err)
 		}
-		if err = queueIdle(ctx, e.queue.WaitIdle, e.retries.queue.WaitIdle); err != nil {
-			return err
+		if err = e.queue.WaitIdle(ctx); err != nil {
+			return idleErr(err)
 		}
-		after, err := e.waitShards(ctx)
+		after, err := e.intake.WaitIdle(ctx)
 		if err != nil {
-			return err
+			return idleErr(err)
 		}
 		if after == before {
-			return nil // no update came while the evictions ran: nothing new can be due
+			// No update came while the evictions ran: nothing new can be due. What a burst
+			// of drops left to compact goes now rather than compactAfter later, so that
+			// memory measured when idle is that of the evictions kept.
+			for _, stripe := range e.thinned.take() {
+				e.store.Compact(int(stripe))
+			}
+			return nil
 		}
 	}
 }
 
-// waitShards waits until every event worker has been idle once, and returns how many
-// updates had been put by then, in all.
-func (e *Engine[T]) waitShards(ctx context.Context) (uint64, error) {
-	var puts uint64
-	for _, s := range e.shards {
-		n, err := s.waitIdle(ctx)
-		if err != nil {
-			return 0, err
-		}
-		puts += n
+// idleErr returns ErrStopped for the stop of the intake or the schedule, and any other
+// error as it is.
+func idleErr(err error) error {
+	if errors.Is(err, intake.ErrStopped) || errors.Is(err, timedqueue.ErrStopped) {
+		return ErrStopped
 	}
-	return puts, nil
-}
-
-// queueIdle waits for each of the queues' WaitIdle in turn, and returns ErrStopped for
-// theirs.
-func queueIdle(ctx context.Context, waits ...func(context.Context) error) error {
-	for _, wait := range waits {
-		err := wait(ctx)
-		if errors.Is(err, timedqueue.ErrStopped) {
-			return ErrStopped
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }

@@ -94,8 +94,8 @@ type Source[T any] interface {
 	// ordered after: usually its first binding's, "" for none. It is called for every
 	// [Engine.TargetUpdated], so it must be cheap.
 	Locate(t T) (key types.NamespacedName, holder string)
-	// Describe fills d with what the Engine reads of t. It must append t's bindings to
-	// d.Bindings[:0] (the Engine reuses that storage from call to call) and must not keep d
-	// or its slice.
+	// Describe fills d with what the Engine reads of t. d arrives reset: its fields zero,
+	// and d.Bindings empty, with room the Engine reuses from call to call: append t's
+	// bindings to it. Describe must not keep d or its slice.
 	Describe(t T, d *Target)
 }

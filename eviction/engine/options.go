@@ -29,6 +29,17 @@ const (
 	FromObservation
 )
 
+// The bounds of the act workers when their number follows the Actuator
+// (Options.ActWorkers 0).
+const (
+	// MinActWorkers is where the number of act workers starts, and the least it goes down
+	// to.
+	MinActWorkers = 8
+	// DefaultMaxActWorkers is the most act workers that run when Options.MaxActWorkers is
+	// 0.
+	DefaultMaxActWorkers = 128
+)
+
 // DefaultActTimeout bounds one Actuator call when Options.ActTimeout is zero.
 const DefaultActTimeout = 30 * time.Second
 
@@ -38,7 +49,11 @@ const DefaultActTimeout = 30 * time.Second
 // with the default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations,
 // no observer, real actions, and no rate limit or brake.
 type Options struct {
-	// Clock tells the time and runs the timers. nil means the real clock.
+	// Clock tells the time and runs the timers. nil means the real clock. Deadlines count
+	// from the taints' TimeAdded on this clock's time line: on a fake clock, give taints
+	// TimeAdded values of the fake clock's time, since a TimeAdded of the real time, on a
+	// fake clock set later than it, is long past and evicts at once (and, on a fake clock
+	// set earlier, counts from first sight instead).
 	Clock clock.Clock
 	// Workers is how many goroutines process holder and target updates. Holders are hashed
 	// onto them by name, and targets by the holder [Source.Locate] gives, so that one
@@ -46,11 +61,11 @@ type Options struct {
 	// 8; negative is an error.
 	Workers int
 	// ActWorkers is how many Actuator calls may run at once. 0 means that it follows the
-	// actuator: it starts at MinActWorkers and moves between that and MaxActWorkers as TCP
-	// Vegas moves a congestion window, from each call's latency against the least latency
-	// seen lately, so that whatever limits the calls (a client's rate limiter, at any QPS,
-	// or the API server) always has a few waiting and never many. A positive value pins
-	// it; negative is an error. [Engine.ActWorkers] tells the current number.
+	// Actuator's latency, between MinActWorkers and MaxActWorkers: more while calls are
+	// answered as fast as ever, fewer when they queue up, so that whatever limits them (a
+	// client's rate limiter at any QPS, or the API server) is kept busy and not flooded. A
+	// positive value pins it; negative is an error. [Engine.ActWorkers] tells the current
+	// number.
 	ActWorkers int
 	// MaxActWorkers caps ActWorkers when it follows the actuator, for memory and fairness.
 	// 0 means DefaultMaxActWorkers; negative is an error. It is ignored when ActWorkers is
@@ -70,9 +85,9 @@ type Options struct {
 	// retried after the Backoff like any other, and also at once (once per attempt the
 	// Backoff allows) when the caller calls [Engine.RetryUnreachable] on seeing the backend
 	// answer again: after an outage of a minute, the retries need not wait out a backoff
-	// that grew to a minute. It is called after each failed attempt, under the Engine's locks: it must
-	// be safe for concurrent use, return quickly, and never call the Engine. nil keeps no
-	// such evictions.
+	// that grew to a minute. It is called after each failed attempt, under the Engine's
+	// locks: it must be safe for concurrent use, return quickly, and never call the Engine.
+	// nil keeps no such evictions.
 	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision; see [Observer].
 	Observer Observer

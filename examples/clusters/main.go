@@ -71,8 +71,9 @@ var (
 	}
 )
 
-// run simulates the script and writes its timeline to w.
-func run(w io.Writer) error {
+// run simulates the script and writes its timeline to w; also tells the engine's reports
+// (tests check them).
+func run(w io.Writer, also ...engine.Observer) error {
 	clk := testclock.NewFakeClock(start)
 	f := &fleet{workloads: map[types.NamespacedName]*workload{}}
 	for _, r := range regions {
@@ -94,7 +95,7 @@ func run(w io.Writer) error {
 		defer mu.Unlock()
 		moves = append(moves, line{orderOf[w], 1, fmt.Sprintf("%-9s  %-13s  %s -> %s", "moved", w, from, to)})
 	}}
-	e, err := engine.New(m, f, engine.Options{Clock: clk, Observer: obs})
+	e, err := engine.New(m, f, engine.Options{Clock: clk, Observer: append(engine.Observers{obs}, also...)})
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
 // TestClustersGolden compares the whole output with testdata/output.golden, so that a
@@ -45,5 +48,23 @@ func TestClustersOutcomes(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "moved      shop/db"); n != 0 {
 		t.Errorf("shop/db moved %d times, want never: its cluster recovered before its 300 s ran out", n)
+	}
+}
+
+// TestClustersObserverContract runs the engine's Observer contract
+// (evictiontest.CheckContract) over this instantiation's reports.
+func TestClustersObserverContract(t *testing.T) {
+	all := &evictiontest.Observer{}
+	if err := run(io.Discard, all); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	events := all.Events()
+	if len(all.Of(evictiontest.Succeeded)) == 0 {
+		t.Fatalf("no workload moved: reports %v", events)
+	}
+	for _, key := range evictiontest.Targets(events) {
+		if _, err := evictiontest.CheckContract(evictiontest.EventsOf(events, key), false); err != nil {
+			t.Errorf("%s: %v; reports %v", key, err, evictiontest.EventsOf(events, key))
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"os/exec"
@@ -16,14 +17,20 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
+// buildTimeout bounds a build of the command in a test: a cold one on a busy two-core
+// machine takes minutes, and go test's own timeout must not be what stops it.
+const buildTimeout = 25 * time.Minute
+
 // buildBinary builds the command into a temporary folder and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH to build the binary")
 	bin := filepath.Join(t.TempDir(), "controller")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build (bounded by %v): %s", buildTimeout, out)
 	return bin
 }
 

@@ -21,6 +21,7 @@ const (
 type deviceFlags struct {
 	controllers []string // of controllerNode and controllerDevice, each once
 	budget      device.Budget
+	podGroups   device.PodGroupMode
 }
 
 func (d *deviceFlags) define(fs *flag.FlagSet) {
@@ -41,6 +42,17 @@ func (d *deviceFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&d.budget.Fraction, "device-budget-fraction", 0, "pause a DeviceTaintRule, or a pool's taints, that would evict more than this fraction of the pods that use devices: in (0, 1] (0: off)")
 	fs.Float64Var(&d.budget.NamespaceFraction, "device-budget-namespace-fraction", 0, "the same within each namespace: more than this fraction of its pods that use devices (0: off)")
 	fs.IntVar(&d.budget.MinPods, "device-budget-min-pods", 0, "with a device budget: a rule or pool that would evict fewer pods never pauses (0: 1)")
+	fs.Func("device-pod-groups", "whether a ResourceClaim reserved for a PodGroup binds the group's pods that use it, as kube's DRAWorkloadResourceClaims gate does: auto (when the API server serves PodGroups), on or off (default auto)", func(s string) error {
+		switch m := device.PodGroupMode(s); m {
+		case device.PodGroupsOn, device.PodGroupsOff:
+			d.podGroups = m
+		case "auto":
+			d.podGroups = device.PodGroupsAuto
+		default:
+			return fmt.Errorf("unknown mode %q: want auto, on or off", s)
+		}
+		return nil
+	})
 }
 
 func (d deviceFlags) validate() error {
@@ -57,6 +69,8 @@ func (d deviceFlags) validate() error {
 		return fmt.Errorf("-device-budget-min-pods must not be negative, got %d", d.budget.MinPods)
 	case (d.budget.Fraction != 0 || d.budget.NamespaceFraction != 0 || d.budget.MinPods != 0) && !d.runs(controllerDevice):
 		return errors.New("the -device-budget flags need -controllers with device")
+	case d.podGroups != device.PodGroupsAuto && !d.runs(controllerDevice):
+		return errors.New("-device-pod-groups needs -controllers with device")
 	}
 	return nil
 }

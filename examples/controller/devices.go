@@ -31,9 +31,9 @@ type controllerSet struct {
 
 // newControllers makes the controllers cfg names: the node Controller, with the device
 // side's Lead alongside it under its Lease when both run; or the device Controller alone,
-// under the same Lease. Both tell obs every decision and write their Events through
-// events (nil: through client); the node side's metrics go to reg. Each side's attempts are
-// kept for /debug/pending.
+// under the same Lease. Both tell obs every decision, write their Events through events
+// (nil: through client) and report to cfg.reach; the node side's metrics go to reg. Each
+// side's attempts are kept for /debug/pending.
 func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (*controllerSet, error) {
 	factory := clientgo.NewFactory(client)
 	set := &controllerSet{}
@@ -42,6 +42,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 		dopts := deviceOptions(cfg, obs)
 		dopts.EventClient = events
 		dopts.Observers = append(dopts.Observers, tried)
+		dopts.Reachability = cfg.reach // the node Controller's too: one serves both
 		if cfg.device.runs(controllerNode) {
 			dopts.LeaderElection = nil // the node Controller's Lease
 		}
@@ -79,7 +80,7 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	node := cfg.controllerOptions()
 	m := node.Manager
 	return device.Options{
-		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection,
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection, PodGroups: cfg.device.podGroups,
 		// The same act workers as the node side: -delete-workers pins them, 0 follows
 		// the client's budget, up to -max-delete-workers.
 		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.ActWorkers, MaxActWorkers: m.MaxActWorkers,

@@ -303,6 +303,9 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 8, dopts.Engine.Workers)
 	assert.Equal(t, 0, dopts.Engine.ActWorkers, "the device side's act workers follow the budget, as the node side's")
 	assert.Equal(t, 64, dopts.Engine.MaxActWorkers)
+	assert.Equal(t, device.PodGroupsAuto, dopts.PodGroups, "PodGroups followed when served, by default")
+	assert.Equal(t, device.PodGroupsOff, deviceOptions(flagsOf(t, "-kubeconfig=x", "-controllers=device", "-device-pod-groups=off"), &lineObserver{}).PodGroups)
+	assert.Equal(t, device.PodGroupsOn, deviceOptions(flagsOf(t, "-kubeconfig=x", "-controllers=device", "-device-pod-groups=on"), &lineObserver{}).PodGroups)
 
 	var usage bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &usage)
@@ -355,6 +358,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-namespace-fraction=-0.5"}, "-device-budget-namespace-fraction must be in (0, 1]"},
 		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-min-pods=-1"}, "-device-budget-min-pods must not be negative"},
 		{[]string{"-kubeconfig=x", "-device-budget-fraction=0.5"}, "the -device-budget flags need -controllers with device"},
+		{[]string{"-kubeconfig=x", "-controllers=device", "-device-pod-groups=yes"}, `unknown mode "yes": want auto, on or off`},
+		{[]string{"-kubeconfig=x", "-device-pod-groups=on"}, "-device-pod-groups needs -controllers with device"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

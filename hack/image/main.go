@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,6 +96,9 @@ func sourceTime(root string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
+// buildTimeout bounds one build of the command.
+const buildTimeout = 25 * time.Minute
+
 // buildBinary builds the command in dir as a static linux binary, the same bytes for the
 // same source: no cgo, no file paths, no VCS stamp, no build ID.
 func buildBinary(dir, arch string) ([]byte, error) {
@@ -104,10 +108,17 @@ func buildBinary(dir, arch string) ([]byte, error) {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "controller")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", bin, ".")
+	// A cold build on a busy two-core machine takes minutes; it is bounded here, not by
+	// whoever runs this (go test's default timeout of 10 minutes killed it once).
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", bin, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("go build in %s: not done after %v: %w", dir, buildTimeout, ctx.Err())
+		}
 		return nil, fmt.Errorf("go build in %s: %w: %s", dir, err, strings.TrimSpace(string(out)))
 	}
 	return os.ReadFile(bin)

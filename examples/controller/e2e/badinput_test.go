@@ -440,6 +440,10 @@ func TestBadInputDeviceRuleEmptySelector(t *testing.T) {
 		pod, _ := s.waitDeleted(p)
 		s.assertDeviceEvicted(pod)
 	}
+	// The rule's status says Completed a period after the evictions, or after the paused
+	// controller's last write of it, whichever is later, as kube writes it: the controller
+	// has that to do before it is quiet.
+	s.ruleCondition("all", func(c metav1.Condition) bool { return c.Reason == "Completed" })
 	c.quiet(t)
 	s.assertKept("no-device")
 	c.assertRequests(t, s.ns, "p0", "p1")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -113,29 +114,50 @@ func (p *process) waitReadyz(t *testing.T, what string, within time.Duration, ok
 	}
 }
 
-// Fault 1, the API server down mid-outage: 200 pods on 4 nodes, half untolerating, half
-// tolerating 10 s, and 10 tolerating forever. kube-apiserver is killed (SIGKILL) 2 s after the taints, and started
-// again on the same etcd 20 s later. The controller, without leader election, does not
-// exit; its /readyz fails while the server is gone and succeeds once it is back; every
-// eviction due while the server was gone is done within 5 s of its return, the 10 s pods
-// not before TimeAdded + 10 s; none is lost, wrong (the forever pods) or doubled (audit
-// log).
+// Fault 1, the API server down mid-outage: 200 pods, half untolerating, half tolerating
+// 10 s, and 10 tolerating forever; on 4 tainted nodes (the node side), or each using a device
+// of its own that a DeviceTaintRule taints (the device side, -controllers=device).
+// kube-apiserver is killed (SIGKILL) 2 s after the taints, and started again on the same
+// etcd 20 s later. The controller, without leader election, does not exit; its /readyz
+// fails while the server is gone and succeeds once it is back; every eviction due while the
+// server was gone is done within 5 s of its return, the 10 s pods not before TimeAdded +
+// 10 s; none is lost, wrong (the forever pods) or doubled (audit log).
 func TestAPIServerDown(t *testing.T) {
 	needSlow(t)
-	fp := startFaultPlane(t)
-	fp.use(t)
-	s := newScene(t)
-	nodes, pods := s.faultPods(4, 50, func(i int) *int64 {
+	tol := func(i int) *int64 {
 		if i%2 == 0 {
 			return nil
 		}
 		return ptr.To[int64](10)
+	}
+	t.Run("node", func(t *testing.T) {
+		fp := startFaultPlane(t)
+		fp.use(t)
+		s := newScene(t)
+		nodes, pods := s.faultPods(4, 50, tol)
+		kept := s.keptPods(nodes[0], 10)
+		c := startController(t, "controller")
+		apiServerDown(t, fp, c, s.ns, pods, kept, func() time.Time { return s.taintAll(nodes) })
 	})
-	kept := s.keptPods(nodes[0], 10)
-	c := startController(t, "controller")
+	t.Run("device", func(t *testing.T) {
+		fp := startFaultPlane(t)
+		fp.use(t)
+		s := newDeviceScene(t, "unused")
+		pods := s.faultDevicePods(200, tol)
+		kept := s.keptDevicePods(10)
+		c := startController(t, "controller", deviceArgs...)
+		apiServerDown(t, fp, c, s.ns, pods, kept, func() time.Time {
+			return s.rule("outage", outageKey, resourcev1.DeviceTaintEffectNoExecute, nil)
+		})
+	})
+}
 
+// apiServerDown plays fault 1 on fp with the controller c running: taint taints what pods
+// (each with its toleration in seconds, nil: none) and kept (tolerating forever) are on, in
+// namespace ns, and returns its TimeAdded.
+func apiServerDown(t *testing.T, fp *faultPlane, c *process, ns string, pods map[string]*int64, kept []string, taint func() time.Time) {
 	start := time.Now()
-	added := s.taintAll(nodes)
+	added := taint()
 	sleepUntil(start.Add(2 * time.Second))
 	killed := fp.killAPIServer()
 	down := c.waitReadyz(t, "the server killed", 10*time.Second, func(code int) bool { return code != http.StatusOK })
@@ -150,7 +172,7 @@ func TestAPIServerDown(t *testing.T) {
 		back.Sub(killed).Round(time.Millisecond), ready.Sub(back).Round(time.Millisecond))
 
 	due := sortedKeys(pods)
-	tl := waitEvictions(t, c, s.ns, due, kept, 3*time.Second)
+	tl := waitEvictions(t, c, ns, due, kept, 3*time.Second)
 	tl.log(t, "API server down")
 	tl.check(t)
 	select {
@@ -185,7 +207,7 @@ func TestAPIServerDown(t *testing.T) {
 		}
 	}
 	failed := 0
-	for _, f := range c.failedAttempts(s.ns) {
+	for _, f := range c.failedAttempts(ns) {
 		failed += len(f)
 	}
 	t.Logf("API server down: %d evicted before the kill; %d attempts failed during the outage; the last eviction %s after the server's return; each at most %s after the later of its deadline and the return (bound %s); %d late",

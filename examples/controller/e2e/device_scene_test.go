@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -141,13 +142,25 @@ type alloc struct {
 // pod's UID), as the scheduler would.
 func (s *deviceScene) claimFor(name string, pod *v1.Pod, allocs ...alloc) {
 	s.t.Helper()
+	require.NoError(s.t, s.allocate(name, pod, allocs...))
+}
+
+// allocate is claimFor for any goroutine: it returns its failure.
+func (s *deviceScene) allocate(name string, pod *v1.Pod, allocs ...alloc) error {
+	return s.allocateFor(name, resourcev1.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID}, allocs...)
+}
+
+// allocateFor creates the claim name, allocated the devices and reserved for consumer.
+func (s *deviceScene) allocateFor(name string, consumer resourcev1.ResourceClaimConsumerReference, allocs ...alloc) error {
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name}}
 	for i := range allocs {
 		claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourcev1.DeviceRequest{
 			Name: fmt.Sprint("r", i), Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "e2e"}})
 	}
 	claim, err := admin.ResourceV1().ResourceClaims(s.ns).Create(s.ctx, claim, metav1.CreateOptions{})
-	require.NoError(s.t, err, "creating claim %s", name)
+	if err != nil {
+		return fmt.Errorf("creating claim %s: %w", name, err)
+	}
 	claim.Status.Allocation = &resourcev1.AllocationResult{}
 	for i, a := range allocs {
 		r := resourcev1.DeviceRequestAllocationResult{Request: fmt.Sprint("r", i), Driver: s.driver, Pool: "pool", Device: a.device}
@@ -156,9 +169,11 @@ func (s *deviceScene) claimFor(name string, pod *v1.Pod, allocs ...alloc) {
 		}
 		claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, r)
 	}
-	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
-	_, err = admin.ResourceV1().ResourceClaims(s.ns).UpdateStatus(s.ctx, claim, metav1.UpdateOptions{})
-	require.NoError(s.t, err, "allocating claim %s", name)
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{consumer}
+	if _, err = admin.ResourceV1().ResourceClaims(s.ns).UpdateStatus(s.ctx, claim, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("allocating claim %s: %w", name, err)
+	}
+	return nil
 }
 
 // devicePod creates the pod name on a node (no kubelet runs), using the claims by name.
@@ -241,3 +256,56 @@ func (s *deviceScene) ruleCondition(name string, cond func(metav1.Condition) boo
 
 // deviceArgs are the device controller's arguments.
 var deviceArgs = []string{"-controllers=device"}
+
+// outageKey is the key of the device taint of the control plane's fault scenarios.
+const outageKey = "outage"
+
+// faultDevicePods creates n pods named p-I, each using a claim of its own allocated the
+// device d-I (in no slice: a rule taints it), tolerating outageKey for tol(i) seconds (nil:
+// not at all). It returns the pods by name with their toleration.
+func (s *deviceScene) faultDevicePods(n int, tol func(i int) *int64) map[string]*int64 {
+	s.t.Helper()
+	pods := map[string]*int64{}
+	var g errgroup.Group
+	g.SetLimit(20)
+	for i := range n {
+		name := fmt.Sprintf("p-%03d", i)
+		seconds := tol(i)
+		pods[name] = seconds
+		a := alloc{device: fmt.Sprint("d-", i)}
+		if seconds != nil {
+			a.key, a.seconds = outageKey, seconds
+		}
+		g.Go(func() error { return s.createPodOnDevices(name, a) })
+	}
+	if err := g.Wait(); err != nil {
+		s.t.Fatalf("creating the pods: %v", err)
+	}
+	return pods
+}
+
+// keptDevicePods creates n pods named forever-I, each using the device f-I and tolerating
+// outageKey forever, and returns their names: no fault may get them evicted.
+func (s *deviceScene) keptDevicePods(n int) []string {
+	s.t.Helper()
+	var names []string
+	for i := range n {
+		name := fmt.Sprint("forever-", i)
+		if err := s.createPodOnDevices(name, alloc{device: fmt.Sprint("f-", i), key: outageKey}); err != nil {
+			s.t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// createPodOnDevices is podOnDevices for any goroutine: it returns its failure.
+func (s *deviceScene) createPodOnDevices(name string, allocs ...alloc) error {
+	p := newPod(s.ns, name, s.prefix+"-node")
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "c", ResourceClaimName: ptr.To(name + "-claim")}}
+	pod, err := admin.CoreV1().Pods(s.ns).Create(s.ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating pod %s: %w", name, err)
+	}
+	return s.allocate(name+"-claim", pod, allocs...)
+}

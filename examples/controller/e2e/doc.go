@@ -27,7 +27,8 @@
 //     server's priority level workload-high, as each response's header says);
 //   - issue 20, faults: TestKilledMidDelete (SIGKILL between the status patch and the DELETE),
 //     and behind -e2e.slow TestAPIServerDown, TestEtcdStall and TestWatchCompacted (on a
-//     control plane of their own, faultplane_test.go, which they kill, pause and compact) and
+//     control plane of their own, faultplane_test.go, which they kill, pause and compact; the
+//     first with -controllers=device too) and
 //     TestLoadWhileFailing (a proxy refuses 30% of the pod writes); each is tallied from the
 //     audit log: evictions lost, wrong and doubled;
 //   - issue 20, the metrics port: TestMetricsSecure (HTTPS; 401 without a token, 403 without
@@ -55,8 +56,12 @@
 // EvictionInProgress status, a pod on two devices at the earlier deadline and a claim
 // reserved for another pod, a restart that keeps the deadline, and the budget that pauses a
 // rule selecting every device; TestLeastPrivilege runs two of them with
-// -controllers=node,device as the service account of deploy/ and deploy/device/. The API
-// server needs no flag for them: in v1.37 resource.k8s.io/v1 serves ResourceSlices,
+// -controllers=node,device as the service account of deploy/ and deploy/device/.
+// TestDevicePodGroup (issue 28): a claim reserved for a PodGroup evicts the group's pods that
+// use it and a None rule counts them, on a control plane of its own whose kube-apiserver
+// serves PodGroups (GenericWorkload, DRAWorkloadResourceClaims,
+// --runtime-config=scheduling.k8s.io/v1beta1=true); the suite's server drops a pod's
+// spec.schedulingGroup. The API server needs no flag for the others: in v1.37 resource.k8s.io/v1 serves ResourceSlices,
 // ResourceClaims and DeviceTaintRules, and the DRADeviceTaints and DRADeviceTaintRules
 // gates are on by default. No scheduler or driver runs: the tests write each claim's
 // status.allocation and status.reservedFor themselves.

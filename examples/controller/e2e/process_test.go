@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -37,12 +38,18 @@ func buildController() error {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command("go", append(args, "..")...)
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append(args, "..")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the controller command: %v\n%s", err, out)
+		return fmt.Errorf("building the controller command (bounded by %v): %v\n%s", buildTimeout, err, out)
 	}
 	return nil
 }
+
+// buildTimeout bounds a build of the command: a cold one on a busy two-core machine takes
+// minutes, and go test's own timeout must not be what stops it.
+const buildTimeout = 25 * time.Minute
 
 var (
 	plainOnce sync.Once
@@ -56,7 +63,9 @@ func plainController(t *testing.T) string {
 	t.Helper()
 	plainOnce.Do(func() {
 		plainBin = filepath.Join(binDir, "controller-plain")
-		out, err := exec.Command("go", "build", "-o", plainBin, "..").CombinedOutput()
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", plainBin, "..").CombinedOutput()
 		if err != nil {
 			plainErr = fmt.Errorf("building the controller command: %v\n%s", err, out)
 		}

@@ -1,0 +1,602 @@
+package engine
+
+import (
+	"math"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
+	"github.com/taintevict/taintevict/eviction/engine/internal/store"
+)
+
+// An eviction is one target's eviction, from the first time it is scheduled until the
+// Source shows it done or it is closed, and everything the Engine keeps about it: its
+// state, its deadline, its calls and failures, its hold at the budgets, the report owed
+// when it is closed while a call runs, whether RetryUnreachable may send it back, and the
+// lookups of its target that wait to be retried. It lives in the store (one entry per
+// target key), and changes only through the transitions below, each under the target's
+// stripe lock, each making its report to the Observer here and nowhere else.
+//
+// The states, and the transitions between them (the test of this file checks the code
+// against this table):
+//
+//	transition    from                          to          report
+//	open          idle                          scheduled   Scheduled
+//	move          scheduled, held, retrying     scheduled   Scheduled
+//	moveRunning   running, closing              running     Scheduled
+//	hold          scheduled, held, retrying     held        Delayed (when the reason changes)
+//	start         scheduled, held, retrying     running     Started
+//	dryRun        scheduled, held, retrying     idle        Succeeded (dry run)
+//	failRecheck   scheduled, held, retrying     retrying    Failed (Call 0)
+//	fail          running                       retrying    Failed
+//	failMoved     running                       scheduled   Failed
+//	succeed       running, closing              acted       Succeeded
+//	close         scheduled, held, retrying     idle        Cancelled or Skipped
+//	closeRunning  running                       closing     (owed: the call's end reports it)
+//	finish        closing                       idle        Cancelled or Skipped (the one owed)
+//	forget        acted                         idle        (none: the Source caught up)
+//
+// idle: no eviction is open; the entry stays only while a lookup of the target waits to
+// be retried, and is dropped otherwise. scheduled: it waits for its deadline, or is due
+// and waits for an act worker. held: it is due and waits at a budget. running: the
+// Actuator is being called. retrying: a call, or the recheck before one, failed, and the
+// retry waits for its backoff. closing: it was closed while a call ran. acted: the
+// Actuator did its work; the entry stays until the Source shows the target gone or
+// bound elsewhere, so that a lagging Source never has it acted on twice.
+//
+// Within a state, admit (the budgets let it go), forward (RetryUnreachable sends its retry
+// back) and lookupFailed and lookupSucceeded (a lookup of the target for an update) change
+// what it keeps, here too.
+type eviction struct {
+	uid    types.UID
+	holder string // the holder whose taint decides the deadline; acted: the one acted on
+	due    int64  // unix nanoseconds of the deadline, as Scheduled last reported it
+	calls  int32  // Actuator calls made, from 1
+	state  state
+	flags  flags
+	x      *extra // the state only some evictions have; nil for most
+}
+
+// state is where an eviction stands; see the table above.
+type state uint8
+
+const (
+	idle state = iota
+	scheduled
+	held
+	running
+	retrying
+	closing
+	acted
+	nStates
+)
+
+var stateNames = [nStates]string{"idle", "scheduled", "held", "running", "retrying", "closing", "acted"}
+
+func (s state) String() string { return stateNames[s] }
+
+// open reports whether an eviction in s is open: between its first Scheduled and its
+// closing report, that report not yet owed.
+func (s state) open() bool { return s >= scheduled && s <= retrying }
+
+// flags are an eviction's yes-or-no state.
+type flags uint8
+
+const (
+	// admitted: it has passed the budgets; its retries do not ask them again.
+	admitted flags = 1 << iota
+	// unreachable: its last call failed for want of an answer, and RetryUnreachable may
+	// send its retry back at once (see Options.Unreachable).
+	unreachable
+	// forwarded: RetryUnreachable sent it back; the call that follows is that retry, and a
+	// failure of it waits its backoff.
+	forwarded
+)
+
+// extra is the state only some evictions have, kept beside the entry so that the entry of
+// one that is simply scheduled stays small.
+type extra struct {
+	since   int64        // FromObservation: unix nanoseconds its countdown started
+	hold    *budget.Hold // held, or retrying after a failed recheck while held
+	until   int64        // held: when to ask the budgets again; 0 for when woken
+	fails   int          // consecutive failures since it was last scheduled
+	retryAt int64        // retrying: when the retry goes
+	owed    closeKind    // closing: the report owed
+	reason  Reason       // closing: its reason
+	// unreachable: the count of RetryUnreachable calls when it failed; a later call sends
+	// its retry back.
+	returnsAt uint64
+	// A lookup of the target, for an update, that failed: retried at lookupAt.
+	lookups  int
+	lookupAt int64
+	loggedAt int64 // the last time a failed lookup of it was logged as an error
+}
+
+// closeKind is the closing report an eviction gets other than Succeeded.
+type closeKind uint8
+
+const (
+	closeCancelled closeKind = iota + 1
+	closeSkipped
+)
+
+// transitions is the table above, as the code applies it: the states each transition
+// leaves from, and the state it goes to. The test of this file compares the two.
+var transitions = map[string]struct {
+	from []state
+	to   state
+}{
+	"open":         {[]state{idle}, scheduled},
+	"move":         {[]state{scheduled, held, retrying}, scheduled},
+	"moveRunning":  {[]state{running, closing}, running},
+	"hold":         {[]state{scheduled, held, retrying}, held},
+	"start":        {[]state{scheduled, held, retrying}, running},
+	"dryRun":       {[]state{scheduled, held, retrying}, idle},
+	"failRecheck":  {[]state{scheduled, held, retrying}, retrying},
+	"fail":         {[]state{running}, retrying},
+	"failMoved":    {[]state{running}, scheduled},
+	"succeed":      {[]state{running, closing}, acted},
+	"close":        {[]state{scheduled, held, retrying}, idle},
+	"closeRunning": {[]state{running}, closing},
+	"finish":       {[]state{closing}, idle},
+	"forget":       {[]state{acted}, idle},
+}
+
+// checkTransition, when set (by tests), is told every transition made, with the state it
+// left from; it fails the test if the table does not allow it.
+var checkTransition func(name string, from, to state)
+
+// cursor is one target's entry as a decision holds it: the stripe lock of its key, the
+// entry (nil for none) and its ID. The transitions are its methods.
+type cursor[T any] struct {
+	e  *Engine[T]
+	k  store.Locked[eviction, scratch]
+	ev *eviction
+	id store.ID
+}
+
+// ref returns the Ref of the eviction.
+func (c *cursor[T]) ref() Ref {
+	key := c.k.Key()
+	return Ref{Namespace: key.Namespace, Name: key.Name, UID: c.ev.uid, Holder: c.ev.holder}
+}
+
+// to moves the eviction to state s by the transition name.
+func (c *cursor[T]) to(name string, s state) {
+	if checkTransition != nil {
+		checkTransition(name, c.ev.state, s)
+	}
+	c.e.stats.moved(c.ev.state, s)
+	c.ev.state = s
+}
+
+// more returns the eviction's extra, making it.
+func (c *cursor[T]) more() *extra {
+	if c.ev.x == nil {
+		c.ev.x = &extra{}
+	}
+	return c.ev.x
+}
+
+// dueTime returns the eviction's deadline in the clock's location.
+func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
+
+// open opens an eviction of the target uid, due at at on holder: or moves the open one
+// there. since is FromObservation's countdown start (0 otherwise).
+func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since int64) {
+	if c.ev == nil {
+		c.ev, c.id = c.k.Put()
+	}
+	s := c.ev.state
+	c.releaseHold()
+	if s == idle || c.ev.uid != uid {
+		c.ev.calls, c.ev.flags = 0, 0 // a new eviction
+	}
+	c.ev.uid, c.ev.holder, c.ev.due = uid, holder, dueNanos(at)
+	if c.ev.flags&unreachable != 0 {
+		c.ev.flags &^= unreachable
+		c.e.unreach.forget(c.id)
+	}
+	if x := c.ev.x; x != nil {
+		x.fails, x.retryAt, x.owed, x.reason = 0, 0, 0, ""
+	}
+	if since != 0 || c.ev.x != nil {
+		c.more().since = since
+	}
+	switch {
+	case s == idle:
+		c.to("open", scheduled)
+	case s == running || s == closing:
+		c.to("moveRunning", running) // the call goes on; a failure of it retries from here
+	default:
+		c.to("move", scheduled)
+	}
+	c.e.obs.Scheduled(c.ref(), at)
+}
+
+// hold keeps the due eviction waiting at the budgets with h, until until (0: until woken),
+// and reports Delayed when report says the reason changed.
+func (c *cursor[T]) hold(h *budget.Hold, until int64, report string) {
+	x := c.more()
+	x.hold, x.until = h, until
+	c.to("hold", held)
+	if report != "" {
+		c.e.obs.Delayed(c.ref(), Reason(report))
+	}
+}
+
+// admit records that the eviction passed the budgets: its hold is gone, and its retries do
+// not ask them again.
+func (c *cursor[T]) admit() {
+	c.ev.flags |= admitted
+	if c.ev.x != nil {
+		c.ev.x.hold, c.ev.x.until = nil, 0
+	}
+}
+
+// start begins a call: Started, and the call's Attempt.
+func (c *cursor[T]) start(now time.Time) Attempt {
+	c.ev.calls++
+	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
+	c.to("start", running)
+	c.e.obs.Started(c.ref(), a)
+	return a
+}
+
+// dryRun closes the due eviction as dry-run mode does: Succeeded, with no call.
+func (c *cursor[T]) dryRun() {
+	ref, a := c.ref(), Attempt{Due: c.dueTime()}
+	c.releaseHold()
+	c.clearMarks()
+	c.to("dryRun", idle)
+	c.e.obs.Succeeded(ref, a, true)
+}
+
+// failRecheck records that the lookups of the recheck before a call failed with err: the
+// retry waits its backoff. A hold at the budgets stays, so that the retry goes when its
+// slot has come, with no second Delayed.
+func (c *cursor[T]) failRecheck(err error, now time.Time) {
+	x := c.more()
+	x.fails = min(x.fails+1, math.MaxInt32)
+	x.retryAt = now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano()
+	c.to("failRecheck", retrying)
+	c.e.obs.Failed(c.ref(), Attempt{Due: c.dueTime()}, err)
+}
+
+// fail records that the call cl failed with err: the retry waits its backoff, unless the
+// eviction was moved while the call ran to a later deadline than the retry, which then
+// stands. unreach says the failure was for want of an answer: RetryUnreachable may then
+// send the retry back at once, or, when it was called while the call ran (returned), the
+// retry goes at once, its backoff kept; but not for a call that was itself sent back.
+func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bool) {
+	x := c.more()
+	x.fails = min(x.fails+1, math.MaxInt32)
+	retryAt := now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano() // once: jitter draws anew
+	wasForwarded := c.ev.flags&forwarded != 0
+	c.ev.flags &^= unreachable | forwarded
+	retryNow := unreach && returned && !wasForwarded
+	if retryNow {
+		retryAt = now.UnixNano() // its backoff kept: the next failure waits the longer one
+	}
+	moved := c.ev.due != dueNanos(cl.a.Due) || c.ev.holder != cl.ref.Holder
+	if moved && c.ev.due > retryAt {
+		c.to("failMoved", scheduled) // moved later while it ran: the move stands
+	} else {
+		x.retryAt = retryAt
+		switch {
+		case retryNow:
+			c.ev.flags |= forwarded
+		case unreach && !wasForwarded:
+			c.ev.flags |= unreachable
+			x.returnsAt = c.e.unreach.returns.Load()
+			c.e.unreach.add(c.id)
+		}
+		c.to("fail", retrying)
+	}
+	c.e.obs.Failed(cl.ref, cl.a, err)
+}
+
+// succeed records that the call cl did its work (or found the target gone): Succeeded, and
+// the entry stays as acted on the holder it was acted on for, until the Source shows the
+// effect. It reports whether the eviction had been closed while the call ran (the target
+// deleted or replaced meanwhile), so that the caller decides again from the Source.
+func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
+	wasClosed = c.ev.state == closing
+	c.ev.holder = cl.ref.Holder
+	admittedBefore := c.ev.flags & admitted
+	c.clearMarks()
+	c.ev.flags |= admittedBefore // it counts for the budgets until the Source shows it gone
+	c.to("succeed", acted)
+	c.e.obs.Succeeded(cl.ref, cl.a, false)
+	return wasClosed
+}
+
+// close closes the open eviction with kind and reason: at once, or, while a call runs,
+// when that call ends (it reports Succeeded instead if it succeeds).
+func (c *cursor[T]) close(kind closeKind, reason Reason) {
+	if c.ev.state == running {
+		x := c.more()
+		x.owed, x.reason = kind, reason
+		c.to("closeRunning", closing)
+		return
+	}
+	ref := c.ref()
+	c.releaseHold()
+	c.clearMarks()
+	c.to("close", idle)
+	c.report(kind, ref, reason)
+}
+
+// finish closes the eviction that was closed while its call ran, now that the call has
+// ended without success, with the report owed.
+func (c *cursor[T]) finish() {
+	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
+	c.clearMarks()
+	c.to("finish", idle)
+	c.report(owed, ref, reason)
+}
+
+// forget lets go of an eviction acted on: the Source shows its effect.
+func (c *cursor[T]) forget() {
+	c.clearMarks()
+	c.to("forget", idle)
+}
+
+func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
+	if kind == closeSkipped {
+		c.e.obs.Skipped(ref, reason)
+	} else {
+		c.e.obs.Cancelled(ref, reason)
+	}
+}
+
+// releaseHold gives back what the eviction holds at the budgets, if anything.
+func (c *cursor[T]) releaseHold() {
+	if x := c.ev.x; x != nil && x.hold != nil {
+		c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano())
+		x.hold, x.until = nil, 0
+	}
+}
+
+// clearMarks forgets what an eviction that ends keeps for its retries, and tells the
+// budgets that one they let go has ended.
+func (c *cursor[T]) clearMarks() {
+	if c.ev.flags&unreachable != 0 {
+		c.e.unreach.forget(c.id)
+	}
+	if c.ev.flags&admitted != 0 && c.e.gate != nil {
+		c.e.wake(c.e.gate.Ended(uint64(c.id), c.e.clock.Now().UnixNano()))
+	}
+	c.ev.flags &^= admitted | unreachable | forwarded
+	if x := c.ev.x; x != nil {
+		x.fails, x.retryAt, x.owed = 0, 0, 0
+	}
+}
+
+// lookupFailed records that a lookup of the target for an update failed at now: it is
+// retried after the backoff of that many failures in a row. It returns whether the failure
+// is to be logged as an error: the first, and then one a minute while it keeps failing.
+func (c *cursor[T]) lookupFailed(now time.Time) (logIt bool) {
+	if c.ev == nil {
+		c.ev, c.id = c.k.Put()
+	}
+	x := c.more()
+	x.lookups = min(x.lookups+1, math.MaxInt32)
+	x.lookupAt = now.Add(c.e.opts.Backoff.Delay(x.lookups)).UnixNano()
+	if x.lookups == 1 || now.UnixNano()-x.loggedAt >= int64(sourceErrorInterval) {
+		x.loggedAt = now.UnixNano()
+		return true
+	}
+	return false
+}
+
+// lookupSucceeded forgets the failed lookups of the target.
+func (c *cursor[T]) lookupSucceeded() {
+	if c.ev != nil && c.ev.x != nil {
+		c.ev.x.lookups, c.ev.x.lookupAt, c.ev.x.loggedAt = 0, 0, 0
+	}
+}
+
+// wantsWorker reports whether an act worker taking the eviction at now has work to do: a
+// lookup to retry, or an eviction due, at the budgets, or whose retry has come.
+func (c *cursor[T]) wantsWorker(now int64) bool {
+	if c.ev == nil {
+		return false
+	}
+	switch c.ev.state {
+	case scheduled:
+		return c.ev.due <= now
+	case held:
+		return true // it asks the budgets again, which say how long it still waits
+	case retrying:
+		return c.ev.x.retryAt <= now || c.ev.flags&forwarded != 0 ||
+			c.ev.flags&unreachable != 0 && c.e.unreach.returns.Load() != c.ev.x.returnsAt
+	}
+	return false
+}
+
+// forward marks the retry as sent back by RetryUnreachable before its backoff is over: a
+// failure of it waits its backoff, and only a failure of a later call can have it sent
+// back again. It changes no state.
+func (c *cursor[T]) forward() {
+	if c.ev.flags&unreachable != 0 {
+		c.ev.flags &^= unreachable
+		c.e.unreach.forget(c.id)
+	}
+	c.ev.flags |= forwarded
+}
+
+// lookupDue reports whether a failed lookup of the target is to be retried at now.
+func (c *cursor[T]) lookupDue(now int64) bool {
+	return c.ev != nil && c.ev.x != nil && c.ev.x.lookups > 0 && c.ev.x.lookupAt <= now
+}
+
+// arm puts in the schedule the time at which the entry next wants a worker, or takes it
+// out; and drops the entry when it keeps nothing. Every decision ends with it. A held or
+// retrying eviction may have been woken meanwhile without its lock (Wake of the budgets,
+// RetryUnreachable): arm never moves such a wake later, nor takes it out; a wake that
+// finds nothing to do costs a look.
+func (c *cursor[T]) arm() {
+	if c.ev == nil {
+		return
+	}
+	at, earlierOnly, ok := c.ev.wakeAt()
+	switch {
+	case ok && earlierOnly:
+		c.e.queue.ScheduleEarlier(c.id, struct{}{}, time.Unix(0, at))
+	case ok:
+		c.e.queue.Schedule(c.id, struct{}{}, time.Unix(0, at))
+	case earlierOnly:
+	case c.ev.state == idle:
+		c.e.queue.Cancel(c.id) // its slot in the schedule goes now, not at its old time
+		c.k.Drop(c.id)
+		c.ev, c.id = nil, 0
+	case c.ev.state == scheduled || c.ev.state == held:
+		c.e.queue.Cancel(c.id)
+	}
+	// Running, closing or acted: what the schedule may still hold for it is due now or past
+	// (it was taken to start the call), and finds nothing to do; taking it out would cost
+	// two more holds of the schedule's lock per eviction.
+}
+
+// wakeAt returns when the eviction next wants a worker (ok false: not by itself), and
+// whether a wake asked for without its lock may stand earlier than that.
+func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
+	at = math.MaxInt64
+	switch ev.state {
+	case scheduled:
+		at = ev.due
+	case held:
+		if ev.x.until != 0 {
+			at = ev.x.until
+		}
+		earlierOnly = true
+	case retrying:
+		at, earlierOnly = ev.x.retryAt, true
+	}
+	if x := ev.x; x != nil && x.lookups > 0 {
+		at = min(at, x.lookupAt)
+	}
+	return at, earlierOnly, at != math.MaxInt64
+}
+
+// movable reports whether the store may move the eviction to another slot (another ID):
+// nothing names its ID but the schedule, which Moved updates. The budgets' holds and
+// trackers, RetryUnreachable's index and a call under way name it too.
+func (e *Engine[T]) movable(ev *eviction) bool {
+	switch {
+	case ev.state != idle && ev.state != scheduled && ev.state != retrying && ev.state != acted,
+		ev.flags&(unreachable|forwarded) != 0,
+		ev.x != nil && ev.x.hold != nil,
+		ev.flags&admitted != 0 && e.gate != nil && e.gate.Tracks():
+		return false
+	}
+	return true
+}
+
+// storeMover is the store's [store.Mover]: a stripe that has thinned out is compacted by
+// an act worker a while later (compactAfter), and the evictions it moves take their wakes
+// in the schedule with them.
+type storeMover[T any] struct{ e *Engine[T] }
+
+// compactAfter is how long after a stripe has thinned out it is compacted: long enough for
+// a burst of drops (the removals of an outage's evicted pods) to be over.
+const compactAfter = 10 * time.Second
+
+func (m storeMover[T]) Thinned(stripe int) {
+	m.e.thinned.Store(int32(stripe), true)
+	m.e.queue.ScheduleEarlier(store.StripeID(stripe), struct{}{}, m.e.clock.Now().Add(compactAfter))
+}
+
+// compact compacts the stripe, which has thinned out (see storeMover).
+func (e *Engine[T]) compact(stripe int) {
+	e.thinned.Store(int32(stripe), false)
+	e.store.Compact(stripe)
+}
+
+func (m storeMover[T]) CanMove(ev *eviction) bool { return m.e.movable(ev) }
+
+func (m storeMover[T]) Moved(from, to store.ID, ev *eviction) {
+	m.e.queue.Cancel(from)
+	if at, _, ok := ev.wakeAt(); ok {
+		m.e.queue.Schedule(to, struct{}{}, time.Unix(0, at))
+	}
+}
+
+// settle brings the target's eviction in line with the target as v shows it at now: it
+// opens, moves, keeps or closes it, with the reports that go with each. An update and the
+// recheck right before acting both come here, so the same state gets the same decision and
+// the same report, whichever path sees it first.
+func (c *cursor[T]) settle(v *view, now time.Time) {
+	if c.ev != nil && c.ev.state == acted {
+		if v.exists && v.target.UID == c.ev.uid && v.boundTo(c.ev.holder) {
+			return // acted on already; the Source has not caught up with the action
+		}
+		c.forget() // the action took effect, or another target took the key
+	}
+	open := c.ev != nil && c.ev.state.open()
+	if open && !v.exists {
+		c.close(closeCancelled, ReasonTargetDeleted)
+		return
+	}
+	if c.ev != nil && c.ev.state != idle && v.exists && c.ev.uid != v.target.UID {
+		if c.ev.state == running || c.ev.state == closing {
+			if open {
+				c.close(closeCancelled, ReasonReplaced)
+			}
+			return // the new target is decided when the call on the old one has ended
+		}
+		c.close(closeCancelled, ReasonReplaced)
+		open = false
+	}
+	openOn, since := "", now
+	if c.ev != nil && c.ev.state != idle {
+		openOn = c.ev.holder
+		if x := c.ev.x; x != nil && x.since != 0 {
+			since = time.Unix(0, x.since)
+		}
+	}
+	d := c.e.rules.decide(v, openOn, since, now)
+	if d.Stay {
+		if open {
+			kind := closeCancelled
+			if d.Skip {
+				kind = closeSkipped
+			}
+			c.close(kind, d.Reason)
+		}
+		return
+	}
+	var start int64
+	if c.e.opts.DeadlineSource == FromObservation {
+		start = since.UnixNano()
+	}
+	if c.ev != nil && c.ev.state != idle && c.keepsPlace(v.target.UID, d, start, now) {
+		return
+	}
+	c.schedule(v.target.UID, d.Holder, d.At, start)
+}
+
+// keepsPlace reports whether the eviction, which is to be due as d says, keeps the place it
+// has: it is scheduled for the same target, holder and time, or it is due and already waits
+// for a worker, a retry or the budgets, or runs. Scheduling it anew would report a move
+// that did not happen, reset the backoff of a failing eviction, and give up the token a
+// waiting one holds. A closed one being closed keeps nothing: it is reopened.
+func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.Time) bool {
+	var was int64
+	if c.ev.x != nil {
+		was = c.ev.x.since
+	}
+	if c.ev.uid != uid || c.ev.holder != d.Holder || was != since || !c.ev.state.open() {
+		return false
+	}
+	due := !d.At.After(now)
+	switch c.ev.state {
+	case running:
+		return due && c.ev.due <= now.UnixNano() // the running call acts as a new one would
+	case scheduled:
+		return c.ev.due == dueNanos(d.At) || due && c.ev.due <= now.UnixNano()
+	}
+	return due // held or retrying
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Stats counts an Engine's evictions by where they stand, as [Engine.Stats] reports them:
+// what metrics read, at a cost that does not grow with the evictions.
+type Stats struct {
+	// Scheduled evictions wait for their deadline, or are due and wait for an act worker.
+	Scheduled int
+	// Delayed evictions are due and wait at a budget, by the reason reported to
+	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused]).
+	Delayed map[Reason]int
+	// Retrying evictions wait for the retry of a failed call.
+	Retrying int
+	// Running evictions are in an Actuator call (or being closed while one runs).
+	Running int
+	// Acted are the targets acted on whose removal (or move) the Source has not shown yet.
+	Acted int
+	// SourceErrors counts the lookups of the Source that failed, since New.
+	SourceErrors uint64
+}
+
+// Pending returns the open evictions that wait: scheduled, delayed or retrying, as
+// [Engine.Pending] lists them.
+func (s Stats) Pending() int {
+	n := s.Scheduled + s.Retrying
+	for _, d := range s.Delayed {
+		n += d
+	}
+	return n
+}
+
+// kept returns the evictions the Engine keeps: open, being closed, and acted on.
+func (s Stats) kept() int { return s.Pending() + s.Running + s.Acted }
+
+// Stats returns the Engine's counts. It reads counters, O(1) in the evictions (and O(the
+// reasons) for Delayed), so that a metrics scrape costs the same at a million evictions as
+// at none. It is safe for concurrent use; counts read while evictions move between states
+// may be one off each other.
+func (e *Engine[T]) Stats() Stats {
+	s := Stats{
+		Scheduled:    int(e.stats.n[scheduled].Load()),
+		Retrying:     int(e.stats.n[retrying].Load()),
+		Running:      int(e.stats.n[running].Load() + e.stats.n[closing].Load()),
+		Acted:        int(e.stats.n[acted].Load()),
+		SourceErrors: e.stats.sourceErrors.Load(),
+		Delayed:      map[Reason]int{},
+	}
+	if e.gate != nil {
+		for r, n := range e.gate.Delayed() {
+			s.Delayed[Reason(r)] = n
+		}
+	}
+	return s
+}
+
+// counters count the evictions in each state; the lifecycle's transitions move them.
+type counters struct {
+	n            [nStates]atomic.Int64
+	sourceErrors atomic.Uint64
+}
+
+// moved counts an eviction that went from state from to state to.
+func (c *counters) moved(from, to state) {
+	if from != to {
+		c.n[from].Add(-1)
+		c.n[to].Add(1)
+	}
+}
+
+// Pending is one open eviction that waits, as [Engine.Pending] reports it.
+type Pending struct {
+	Target Ref
+	// At is when the target is due; at or before now for an eviction that is due, waits to
+	// retry, or waits at a budget (then it is when the Engine found it due). An eviction
+	// whose Actuator call is running is not pending, and not listed.
+	At time.Time
+	// Delayed is why an eviction that is due waits at a budget: [ReasonRateLimited] or
+	// [ReasonPaused]; empty when it does not.
+	Delayed Reason
+}
+
+// Pending returns the open evictions that wait, earliest first (ties by key): what will be
+// acted on, and when, in the location of the clock's time. It looks at every eviction,
+// under its stripe's lock, O(n): it is meant for previews, debugging and simulations;
+// metrics read [Engine.Stats].
+func (e *Engine[T]) Pending() []Pending {
+	loc := e.clock.Now().Location()
+	var out []Pending
+	for key, ev := range e.store.All() {
+		if ev.state != scheduled && ev.state != held && ev.state != retrying {
+			continue
+		}
+		p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
+		if ev.state == held || ev.x != nil && ev.x.hold != nil {
+			due, reason := e.gate.Waiting(ev.x.hold)
+			p.At, p.Delayed = nanosTime(due, loc), Reason(reason)
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Pending) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Target.Namespace, b.Target.Namespace), cmp.Compare(a.Target.Name, b.Target.Name))
+	})
+	return out
+}
