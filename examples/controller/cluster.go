@@ -71,6 +71,13 @@ func serveWith(ctx context.Context, client, events, reviews kubernetes.Interface
 			return err
 		}
 	}
+	var certs *certReloader
+	if cfg.admission.addr != "" {
+		var err error
+		if certs, err = newCertReloader(cfg.admission.certFile, cfg.admission.keyFile); err != nil {
+			return err
+		}
+	}
 	if err := preflight(ctx, client, host, cfg, stderr); err != nil {
 		return err
 	}
@@ -81,13 +88,20 @@ func serveWith(ctx context.Context, client, events, reviews kubernetes.Interface
 		return err
 	}
 	if cfg.metricsAddr != "" {
-		h := c.Handler(reg)
+		h := withDebug(c.Handler(reg), c.sides)
 		if tc != nil {
 			if h, err = guard(h, reviews); err != nil {
 				return err
 			}
 		}
-		stop, err := listen(ctx, cfg.metricsAddr, h, tc)
+		stop, err := listen(ctx, "metrics-addr", cfg.metricsAddr, h, tc)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if certs != nil {
+		stop, err := listenAdmission(ctx, cfg, c, certs)
 		if err != nil {
 			return err
 		}

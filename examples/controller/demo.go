@@ -137,7 +137,7 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 		return err
 	}
 	if opts.Config.metricsAddr != "" {
-		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(reg), nil)
+		stop, err := listen(ctx, "metrics-addr", opts.Config.metricsAddr, c.Handler(reg), nil)
 		if err != nil {
 			return err
 		}

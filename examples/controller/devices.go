@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
@@ -19,37 +20,58 @@ type controllers interface {
 	Handler(g prometheus.Gatherer) http.Handler
 }
 
+// controllerSet is what -controllers runs, and what the debug and admission handlers read
+// of it.
+type controllerSet struct {
+	controllers                      // to run: the node Controller (the device side's Lead alongside), or the device Controller alone
+	node        *clientgo.Controller // nil without the node side
+	dev         *device.Controller   // nil without the device side
+	sides       []pendingSide        // for /debug/pending
+}
+
 // newControllers makes the controllers cfg names: the node Controller, with the device
 // side's Lead alongside it under its Lease when both run; or the device Controller alone,
 // under the same Lease. Both tell obs every decision, write their Events through events
-// (nil: through client) and report to cfg.reach; the node side's metrics go to reg.
-func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (controllers, error) {
+// (nil: through client) and report to cfg.reach; the node side's metrics go to reg. Each
+// side's attempts are kept for /debug/pending.
+func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (*controllerSet, error) {
 	factory := clientgo.NewFactory(client)
-	var dev *device.Controller
+	set := &controllerSet{}
 	if cfg.device.runs(controllerDevice) {
+		tried := newAttempts(sideDevice, time.Now)
 		dopts := deviceOptions(cfg, obs)
 		dopts.EventClient = events
+		dopts.Observers = append(dopts.Observers, tried)
 		dopts.Reachability = cfg.reach // the node Controller's too: one serves both
 		if cfg.device.runs(controllerNode) {
 			dopts.LeaderElection = nil // the node Controller's Lease
 		}
 		var err error
-		if dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
+		if set.dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
 			return nil, err
 		}
+		set.controllers = set.dev
+		set.sides = append(set.sides, pendingSide{name: sideDevice, pending: set.dev.Engine().Pending, attempts: tried, budget: cfg.device.budgetText})
 		if !cfg.device.runs(controllerNode) {
-			return dev, nil
+			return set, nil
 		}
 	}
+	tried := newAttempts(sideNode, time.Now)
 	opts := cfg.controllerOptions()
 	opts.Metrics = reg
 	opts.EventClient = events
-	opts.Observers = []eviction.Observer{obs}
+	opts.Observers = []eviction.Observer{obs, tried}
 	opts.Reachability = cfg.reach
-	if dev != nil {
-		opts.Alongside = []func(context.Context) error{dev.Lead}
+	if set.dev != nil {
+		opts.Alongside = []func(context.Context) error{set.dev.Lead}
 	}
-	return clientgo.NewController(ctx, client, factory, opts)
+	c, err := clientgo.NewController(ctx, client, factory, opts)
+	if err != nil {
+		return nil, err
+	}
+	set.node, set.controllers = c, c
+	set.sides = append([]pendingSide{{name: sideNode, pending: c.Manager().Pending, attempts: tried, budget: cfg.budgets.budgetText}}, set.sides...)
+	return set, nil
 }
 
 // deviceOptions are the device Controller's options of cfg: the node side's mode,

@@ -40,6 +40,7 @@ type config struct {
 	leRetry          time.Duration
 	metricsAddr      string
 	serving          servingFlags
+	admission        admissionFlags
 	budgets          budgetFlags
 	manager          managerFlags
 	device           deviceFlags
@@ -111,6 +112,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", clientgo.DefaultRetryPeriod, "time between tries to take or renew the Lease")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none); over HTTPS with -kubeconfig, see -metrics-secure")
 	cfg.serving.define(fs)
+	cfg.admission.define(fs)
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
 	cfg.device.define(fs)
@@ -187,6 +189,9 @@ func (cfg config) validate() error {
 		}
 	}
 	if err := cfg.serving.validate(cfg.kubeconfig, cfg.metricsAddr); err != nil {
+		return err
+	}
+	if err := cfg.admission.validate(cfg.kubeconfig); err != nil {
 		return err
 	}
 	if cfg.leaderElect {

@@ -35,7 +35,17 @@
 //     the right, kube's metric names with it);
 //   - issue 20, bad input from the cluster: the TestBadInput tests (objects written into etcd
 //     as a server of another version would have left them, skewed TimeAdded, 1,000
-//     tolerations, 100 taints, a DeviceTaintRule with an empty selector).
+//     tolerations, 100 taints, a DeviceTaintRule with an empty selector);
+//   - issue 29, know before you taint: TestWhatIfPredicts (kubectl-taintevict what-if on
+//     the 100 × 20 cluster predicts, pod by pod and to the second, the deadlines the
+//     controller then holds, as its /debug/pending says, and the pods it deletes and
+//     leaves), TestExplainAgrees (explain of each kind of pod agrees with what happens; the
+//     controller's side asked at its port and through the API server's service proxy),
+//     TestWebhookWarns (the admission webhook's warning reaches a client-go WarningHandler,
+//     for a node taint and a DeviceTaintRule), TestWebhookDenies (the deny guard and its
+//     override annotation) and TestWebhookDownNeverBlocks (failurePolicy Ignore, measured
+//     with nothing listening and with a webhook that never answers), with deploy/webhook's
+//     configuration and deploy/explain.yaml's rules.
 //
 // README.md here tabulates the faults: what the controller promises, what the last run
 // measured.

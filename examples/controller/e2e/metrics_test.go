@@ -69,7 +69,14 @@ func readerRules(t *testing.T) ([]rbacv1.PolicyRule, error) {
 }
 
 func setUpScraper(rules []rbacv1.PolicyRule) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter) // shared by the tests after this one
+	return setUpAccount(scraperNamespace, scraperAccount, scraperRole, rules)
+}
+
+// setUpAccount makes the namespace ns, its service account, a ClusterRole role of rules
+// bound to it (each left as it is if it exists), and returns a token of the account. The
+// objects are shared by the tests after the first that calls it.
+func setUpAccount(ns, account, role string, rules []rbacv1.PolicyRule) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
 	exists := func(err error) error {
 		if apierrors.IsAlreadyExists(err) {
@@ -77,27 +84,27 @@ func setUpScraper(rules []rbacv1.PolicyRule) (string, error) {
 		}
 		return err
 	}
-	_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scraperNamespace}}, metav1.CreateOptions{})
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	_, err = admin.CoreV1().ServiceAccounts(scraperNamespace).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperAccount}}, metav1.CreateOptions{})
+	_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scraperRole}, Rules: rules}, metav1.CreateOptions{})
+	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
 	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: scraperRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scraperRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperAccount, Namespace: scraperNamespace}},
+		ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}},
 	}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	return accountToken(ctx, scraperNamespace, scraperAccount)
+	return accountToken(ctx, ns, account)
 }
 
 // accountToken returns a token of the service account ns/name, from the TokenRequest API.

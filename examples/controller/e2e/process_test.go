@@ -134,8 +134,14 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 func startBinary(t *testing.T, bin, name string, args ...string) *process {
 	t.Helper()
 	addr := freeAddr(t)
+	return startListening(t, bin, name, addr, addr, args...)
+}
+
+// startListening is startBinary with -metrics-addr=listen, which the tests reach at addr.
+func startListening(t *testing.T, bin, name, listen, addr string, args ...string) *process {
+	t.Helper()
 	p := &process{name: name, addr: addr, scheme: metricsScheme(args), out: newOutput(), done: make(chan struct{})}
-	args = append([]string{"-metrics-addr=" + addr}, args...)
+	args = append([]string{"-metrics-addr=" + listen}, args...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
