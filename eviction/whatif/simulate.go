@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -170,7 +169,7 @@ func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, 
 // step waits for the engine and steps the clock until no timer is armed, then collects the
 // timeline.
 func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until time.Time) (*Timeline, error) {
-	steps, early := 0, 0
+	steps := 0
 	for {
 		if err := e.WaitIdle(ctx); err != nil {
 			return nil, fmt.Errorf("whatif: waiting for the engine: %w", err)
@@ -181,12 +180,8 @@ func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until ti
 		next, ok := clk.next()
 		if !ok || !next.Before(until) {
 			pending := e.Pending()
-			if unarmed(pending, clk, until) && early < maxEarly {
-				// WaitIdle returned before the engine's schedule had started (Run had just
-				// been called) and armed its timer: let it start, and wait again.
-				early++
-				runtime.Gosched()
-				continue
+			if unarmed(pending, clk, until) {
+				return nil, fmt.Errorf("%w: evictions are pending before the horizon with no timer armed", ErrUnsettled)
 			}
 			// What waits now is due after the horizon, or waits for a change that will not
 			// come: the brake or a Pauser holds it.
@@ -203,14 +198,8 @@ func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until ti
 		clk.set(later(next, clk.Now()))
 		steps++
 	}
-	if early == maxEarly {
-		return nil, fmt.Errorf("%w: evictions are pending before the horizon with no timer armed", ErrUnsettled)
-	}
 	return &Timeline{End: clk.Now(), Fates: rec.result(), Steps: steps}, nil
 }
-
-// maxEarly bounds how many times step lets a just started engine arm its timer.
-const maxEarly = 100000
 
 // unarmed reports whether an eviction of pending waits for a time before until (its
 // deadline, or a rate limit's slot) while no timer is armed for it.
