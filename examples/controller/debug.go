@@ -127,20 +127,19 @@ type pendingAnswer struct {
 	Evictions []pendingEviction `json:"evictions"`
 }
 
-// pendingSide is one side's evictions, for /debug/pending: its engine's Pending list, the
+// pendingSide is one side's evictions, for /debug/pending: its engine's PendingOf, the
 // attempts its observer keeps, and how to name the budget of a delayed eviction.
 type pendingSide struct {
-	name     string
-	pending  func() []engine.Pending
+	name      string
+	pendingOf func(types.NamespacedName) (engine.Pending, bool)
 	attempts *attempts
 	budget   func(engine.Reason) string
 }
 
 // debugHandler serves GET /debug/pending?pod=NAMESPACE/NAME: the open evictions the
 // controller holds for that pod, on each side, with the attempts made and the last error,
-// as JSON; an empty list when it holds none. It reads each engine's Pending, which looks at
-// every open eviction: meant for a person asking, not for scraping. A request without a
-// valid pod gets 400.
+// as JSON; an empty list when it holds none. It looks at that pod alone (each engine's
+// PendingOf). A request without a valid pod gets 400.
 func debugHandler(sides []pendingSide) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -175,10 +174,7 @@ func withDebug(h http.Handler, sides []pendingSide) http.Handler {
 func (s pendingSide) of(key types.NamespacedName) []pendingEviction {
 	tried, hasTried := s.attempts.of(key)
 	var out []pendingEviction
-	for _, p := range s.pending() {
-		if p.Target.Key() != key {
-			continue
-		}
+	if p, ok := s.pendingOf(key); ok {
 		at := p.At
 		e := pendingEviction{Controller: s.name, Holder: p.Target.Holder, UID: p.Target.UID, At: &at, Delayed: p.Delayed}
 		if p.Delayed != "" {

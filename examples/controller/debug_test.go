@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/taintevict/taintevict/eviction/engine"
@@ -36,8 +37,13 @@ func TestDebugPending(t *testing.T) {
 
 	due := now.Add(time.Minute)
 	side := pendingSide{name: sideNode, attempts: tried,
-		pending: func() []engine.Pending {
-			return []engine.Pending{{Target: web, At: due, Delayed: engine.ReasonRateLimited}, {Target: engine.Ref{Namespace: "x", Name: "y"}, At: due}}
+		pendingOf: func(key types.NamespacedName) (engine.Pending, bool) {
+			for _, p := range []engine.Pending{{Target: web, At: due, Delayed: engine.ReasonRateLimited}, {Target: engine.Ref{Namespace: "x", Name: "y"}, At: due}} {
+				if p.Target.Key() == key {
+					return p, true
+				}
+			}
+			return engine.Pending{}, false
 		},
 		budget: budgetFlags{rate: 2}.budgetText}
 	h := debugHandler([]pendingSide{side})

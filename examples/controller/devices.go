@@ -51,7 +51,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 			return nil, err
 		}
 		set.controllers = set.dev
-		set.sides = append(set.sides, pendingSide{name: sideDevice, pending: set.dev.Engine().Pending, attempts: tried, budget: cfg.device.budgetText})
+		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.device.budgetText})
 		if !cfg.device.runs(controllerNode) {
 			return set, nil
 		}
@@ -70,7 +70,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 		return nil, err
 	}
 	set.node, set.controllers = c, c
-	set.sides = append([]pendingSide{{name: sideNode, pending: c.Manager().Pending, attempts: tried, budget: cfg.budgets.budgetText}}, set.sides...)
+	set.sides = append([]pendingSide{{name: sideNode, pendingOf: c.Manager().PendingOf, attempts: tried, budget: cfg.budgets.budgetText}}, set.sides...)
 	return set, nil
 }
 
