@@ -132,8 +132,8 @@ type pendingAnswer struct {
 type pendingSide struct {
 	name      string
 	pendingOf func(types.NamespacedName) (engine.Pending, bool)
-	attempts *attempts
-	budget   func(engine.Reason) string
+	attempts  *attempts
+	budget    func(engine.Reason) string
 }
 
 // debugHandler serves GET /debug/pending?pod=NAMESPACE/NAME: the open evictions the
