@@ -21,8 +21,8 @@ const (
 // DeleteObserver is told how a Deleter's call ended when it ended the eviction: the pod was
 // removed, or found gone already (gone true). It is called from the Deleter, before Delete
 // returns (so before the Manager's Observer hears Succeeded), from several goroutines at
-// once: implementations must be safe for concurrent use and return quickly. [Metrics]
-// implements it, to count evictions by method.
+// once: implementations must be safe for concurrent use and return quickly. Package
+// clientgo/metrics' Metrics implements it, to count evictions by method.
 type DeleteObserver interface {
 	Removed(pod eviction.PodRef, how Method, gone bool)
 }

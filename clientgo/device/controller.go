@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
@@ -54,9 +53,18 @@ type Options struct {
 	// controller's client. Give it a rate limiter of its own, so that the Events never take
 	// the tokens of an eviction's requests: see clientgo.EventWriter.
 	EventClient kubernetes.Interface
-	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
-	// status) only while it holds that Lease.
-	LeaderElection *clientgo.LeaderElection
+	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
+	// only while this replica leads: package clientgo/lease's Elector, on a
+	// coordination.k8s.io Lease. Leave it nil for a Controller whose Lead runs alongside a
+	// clientgo.Controller: that one's Elector decides.
+	Elector clientgo.Elector
+	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
+	// returns for the controller "device", with kube's device taint eviction controller's
+	// metric names ([KubeMetrics]), is told every decision after the Events and, as a
+	// clientgo.DeleteObserver, how each pod went. Package clientgo/metrics' Meter keeps
+	// them on a Prometheus registry, which the node side's may share. nil keeps no
+	// metrics.
+	Metrics clientgo.Meter
 	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
 	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
 	// server's discovery when the controller starts to lead, before it evicts anything,
@@ -95,7 +103,8 @@ type Controller struct {
 	events  *clientgo.EventWriter // nil in ModeDryRun
 	opts    Options
 	clock   clock.Clock
-	elect   *clientgo.Elector
+	elect   clientgo.Elector
+	metrics engine.Observer // nil without Options.Metrics
 
 	synced           chan struct{}
 	syncOnce         sync.Once
@@ -160,6 +169,15 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
 		obs = append(obs, EventObserver{Recorder: c.events})
 	}
+	if opts.Metrics != nil {
+		m, err := opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: clk,
+			Stats: func() engine.Stats { return c.eng.Stats() }, ActWorkers: func() int { return c.eng.ActWorkers() }})
+		if err != nil {
+			return nil, fmt.Errorf("device: %w", err)
+		}
+		c.metrics = m
+		obs = append(obs, m)
+	}
 	if opts.Engine.Observer != nil {
 		obs = append(obs, opts.Engine.Observer)
 	}
@@ -180,11 +198,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		}
 	}
 	c.src.touched = c.status.touched
-	if opts.LeaderElection != nil {
-		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
-			return nil, err
-		}
-	}
+	c.elect = opts.Elector
 	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
@@ -194,7 +208,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 // actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
 func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 	var obs clientgo.DeleteObservers
-	for _, o := range append([]engine.Observer{c.opts.Engine.Observer}, c.opts.Observers...) {
+	for _, o := range append([]engine.Observer{c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
 		if d, ok := o.(clientgo.DeleteObserver); ok {
 			obs = append(obs, d)
 		}
@@ -400,8 +414,8 @@ func (c *Controller) Healthy() error {
 	return nil
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (of g, when not nil);
-// see clientgo.ProbeHandler.
-func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
-	return clientgo.ProbeHandler(c.Healthy, c.Ready, g)
+// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics,
+// when not nil: package clientgo/metrics' Handler); see clientgo.ProbeHandler.
+func (c *Controller) Handler(metrics http.Handler) http.Handler {
+	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

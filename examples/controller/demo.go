@@ -22,9 +22,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/taintevict/taintevict/eviction"
-
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/metrics"
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // The in-memory demonstration: a fake clientset stands for the API server, and the
@@ -131,13 +131,18 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	copts.Observers = []eviction.Observer{&lineObserver{out: out}}
 	copts.WrapUpdater = func(u clientgo.Updater) clientgo.Updater { h = newHanded(u); return h }
 	reg := prometheus.NewRegistry()
-	copts.Metrics = reg
+	copts.Metrics = metrics.NewMeter(reg)
+	elector, err := opts.Config.elector(client)
+	if err != nil {
+		return err
+	}
+	copts.Elector = elector
 	c, err := clientgo.NewController(ctx, client, factory, copts)
 	if err != nil {
 		return err
 	}
 	if opts.Config.metricsAddr != "" {
-		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(reg), nil)
+		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(metrics.Handler(reg)), nil)
 		if err != nil {
 			return err
 		}
