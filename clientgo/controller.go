@@ -150,7 +150,8 @@ func (c *Controller) build(logger klog.Logger) error {
 			ec = c.client
 		}
 		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
-		obs = append(obs, EventObserver{Recorder: c.events})
+		ev := NewEventObserver(c.events, EventObserverOptions{})
+		obs, delObs = append(obs, ev), append(delObs, ev)
 	}
 	if c.opts.Metrics != nil {
 		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,

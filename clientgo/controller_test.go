@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -204,9 +203,10 @@ func TestControllerManagerOptions(t *testing.T) {
 	}
 	startController(t, c)
 	obs.until(t, "web-1 removed and lt-1 pending", func() bool {
-		return len(obs.list()) == 1 && len(c.Manager().Pending()) == 1
+		return len(obs.list()) == 2 && len(c.Manager().Pending()) == 1
 	})
-	if got, want := obs.list(), []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}; !reflect.DeepEqual(got, want) {
+	web1 := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")}
+	if got, want := obs.list(), []string{web1.String() + " found", web1.String() + " delete gone=false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	p := c.Manager().Pending()[0]

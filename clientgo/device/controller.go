@@ -84,7 +84,8 @@ type Options struct {
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
 // an [engine.Engine] through a [Source]; pods are removed by clientgo's PodDeleter or
-// EvictionDeleter with kube's device condition; an [EventObserver] records kube's Events;
+// EvictionDeleter with kube's device condition; a clientgo.EventObserver records kube's
+// Events ([Events]);
 // the DeviceTaintRules' status says what each rule evicts, as kube writes it; a [Budget]
 // may pause a rule that would evict too many pods.
 //
@@ -101,6 +102,7 @@ type Controller struct {
 	status  *ruleStatus
 	budget  *budget               // nil without one
 	events  *clientgo.EventWriter // nil in ModeDryRun
+	notes   engine.Observer       // the EventObserver; nil in ModeDryRun
 	opts    Options
 	clock   clock.Clock
 	elect   clientgo.Elector
@@ -167,7 +169,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 			ec = client
 		}
 		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
-		obs = append(obs, EventObserver{Recorder: c.events})
+		c.notes = clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events})
+		obs = append(obs, c.notes)
 	}
 	if opts.Metrics != nil {
 		m, err := opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: clk,
@@ -208,7 +211,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 // actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
 func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 	var obs clientgo.DeleteObservers
-	for _, o := range append([]engine.Observer{c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
+	for _, o := range append([]engine.Observer{c.notes, c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
 		if d, ok := o.(clientgo.DeleteObserver); ok {
 			obs = append(obs, d)
 		}

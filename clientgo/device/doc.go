@@ -29,7 +29,7 @@
 // The pieces: [NewInformers] (pods, ResourceClaims, ResourceSlices, DeviceTaintRules, with
 // the indexes [ClaimIndex], [DeviceIndex] and [PoolIndex], so that the pods on a device are
 // two index lookups away); [Source], the engine's view of them, whose AddHandlers feeds the
-// engine; [EventObserver], kube's Events; [Budget], the guard of kubernetes#141422; and
+// engine; [Events], kube's Events; [Budget], the guard of kubernetes#141422; and
 // [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
 // [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube

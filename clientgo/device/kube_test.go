@@ -779,9 +779,10 @@ func TestKubeCancelEviction(t *testing.T) {
 }
 
 // TestKubeParallelPodDeletion is kube's TestParallelPodDeletion: the pod is deleted right
-// before the controller's first request about it, which finds it gone; no DELETE follows.
-// (Kube's first request is a GET; this controller's, the status patch.) Which Events are
-// written then is issue 28's second phase: not checked here.
+// before the controller's first request about it, which finds it gone; no DELETE follows,
+// and no Event is written: "Marking for deletion" comes only once a request found the pod,
+// as kube writes it once its GET found it. (Kube's first request is a GET; this
+// controller's, the status patch.)
 func TestKubeParallelPodDeletion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var client *fake.Clientset
@@ -798,6 +799,9 @@ func TestKubeParallelPodDeletion(t *testing.T) {
 		k.sleepUntil(minute)
 		if got, want := k.podRequests(), []string{"patch/status " + myPod}; !slices.Equal(got, want) {
 			t.Errorf("got requests %q, want %q", got, want)
+		}
+		if got := k.events(); len(got) != 0 {
+			t.Errorf("got Events %q, want none", got)
 		}
 		k.checkMetrics() // not deleted by the controller: not counted, as in kube
 		if got, want := k.outcomes(), []string{"gone/delete 1"}; !slices.Equal(got, want) {

@@ -204,6 +204,9 @@ func (m *Metrics) Started(_ eviction.PodRef, a eviction.Attempt) {
 	}
 }
 
+// Found does nothing: the lateness is of the first call, found or not.
+func (m *Metrics) Found(eviction.PodRef) {}
+
 // Removed notes how the Deleter ended the eviction, for the Succeeded that follows.
 func (m *Metrics) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
 	m.mu.Lock()
