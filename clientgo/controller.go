@@ -39,8 +39,14 @@ type Options struct {
 	// as [eviction.Options] documents them, with three rules:
 	//   - Manager.DryRun must be false (NewController fails otherwise): Mode says it, so
 	//     that the Deleter, the Events and the Manager cannot disagree.
-	//   - Manager.Clock is the clock of the Deleters and of the metrics too: nil means the
-	//     real one.
+	//   - Manager.Clock is the Controller's one clock (nil means the real one): the
+	//     Manager's, the Deleters' (the condition's lastTransitionTime, PDBTimeout), the
+	//     Events', the metrics', and that of Reachability's probes, which has no clock of
+	//     its own. On a fake clock, the taints' TimeAdded must be of the fake clock's time
+	//     line: a TimeAdded of the real clock on a fake clock set after it counts as long
+	//     past, and evicts at once; one after the fake clock's now counts from when the
+	//     Manager first saw the taint. Leader election (package clientgo/lease) runs on
+	//     the real clock, as client-go's does.
 	//   - Manager.Observer, if not nil, is told every decision after the Events and the
 	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
 	//     how each pod went.
@@ -282,7 +288,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(ctx, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() }) })
+		wg.Go(func() {
+			_ = r.Run(ctx, c.opts.Manager.Clock, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() })
+		})
 	}
 	failed := make(chan error, 1)
 	if c.elect == nil {

@@ -27,6 +27,11 @@
 // coordination.k8s.io Lease (its Elector is the [Elector] of both). This package imports
 // neither Prometheus nor client-go's leader election.
 //
+// A Controller has one clock, Options.Manager.Clock (the device side's,
+// Options.Engine.Clock): the Manager's, the Deleters', the Events', the metrics' and that of
+// the Reachability's probes. On a fake clock, the taints' TimeAdded must be of the fake
+// clock's time line (see [Options]).
+//
 // The packages are the module github.com/taintevict/taintevict/clientgo, nested in the
 // library's repository, so that the library's own module never depends on client-go or
 // Prometheus, and so that this one depends on nothing that only the command, its manifests

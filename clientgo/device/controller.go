@@ -35,8 +35,12 @@ type Options struct {
 	PDBTimeout time.Duration
 	// Engine is the engine's options, with these rules: Tolerations.Rules is always
 	// tolerations.DeviceRules; DryRun must be false (Mode says it) and Pauser nil (Budget
-	// sets it); Observer, if not nil, is told every decision after the Events; Clock is
-	// also the clock of the deleters, the rules' status and the budget.
+	// sets it); Observer, if not nil, is told every decision after the Events and the
+	// metrics; Clock is the Controller's one clock (nil means the real one): the engine's,
+	// the deleters', the Events', the metrics', the rules' status's, the budget's, the
+	// discovery's retries and Reachability's probes. On a fake clock, the taints'
+	// TimeAdded must be of the fake clock's time line: one of the real clock on a fake
+	// clock set after it counts as long past, and evicts at once.
 	Engine engine.Options
 	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
 	// see [Budget]. The zero Budget pauses nothing.
@@ -270,7 +274,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
+		wg.Go(func() { _ = r.Run(lctx, c.clock, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
 	}
 	var err error
 	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
@@ -354,7 +358,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	failed := make(chan error, 1)
 	if r := c.opts.Reachability; r != nil && c.elect != nil {
 		// A standby's readiness: the server seen back by a probe, not only by its watches.
-		wg.Go(func() { _ = r.Run(ctx, clientgo.ReadyzProbe(c.client), nil) })
+		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
 	if c.elect == nil {
 		wg.Go(func() {
