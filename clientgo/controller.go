@@ -58,10 +58,10 @@ type Options struct {
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WrapUpdater, if not nil, wraps the Manager as the informers' event handlers feed it:
-	// a hook for a program or a test that needs to know which changes the Manager has been
-	// handed (before [eviction.Manager.WaitIdle], say). The wrapper must pass every call on.
-	WrapUpdater func(Updater) Updater
+	// WaitIdle, if true, makes [Controller.WaitIdle] available: the informers hand the
+	// Manager its updates through a [Handoff], which keeps a pointer to each node and pod it
+	// handed on. For tests and demonstrations.
+	WaitIdle bool
 	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
 	// returns for the controller "node", with kube's taint eviction controller's metric
 	// names ([NodeKubeMetrics]), is told every decision after the Events and, as a
@@ -97,6 +97,10 @@ type Options struct {
 	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
 	// an eviction's requests: see [EventWriter].
 	EventClient kubernetes.Interface
+
+	// wrapUpdater, if not nil, wraps what the informers' event handlers feed, for the
+	// package's tests.
+	wrapUpdater func(Updater) Updater
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
@@ -120,7 +124,8 @@ type Controller struct {
 	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
-	elect     Elector // nil without leader election
+	elect     Elector  // nil without leader election
+	handoff   *Handoff // nil without Options.WaitIdle
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
@@ -195,8 +200,12 @@ func (c *Controller) build(logger klog.Logger) error {
 	}
 	c.elect = c.opts.Elector
 	var u Updater = c.manager
-	if c.opts.WrapUpdater != nil {
-		u = c.opts.WrapUpdater(u)
+	if c.opts.WaitIdle {
+		c.handoff = NewHandoff(c.client, c.manager)
+		u = c.handoff
+	}
+	if c.opts.wrapUpdater != nil {
+		u = c.opts.wrapUpdater(u)
 	}
 	c.handled, err = c.informers.addHandlers(u, logger)
 	return err
@@ -234,6 +243,19 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
 
 func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
+
+// WaitIdle waits until the Manager has been handed every node and pod as the API server
+// holds them now, and is idle, with no change on the server meanwhile; or until ctx is
+// done (its error). It is [Handoff.WaitIdle]: the supported way for a test on a fake
+// clientset, and on a fake clock (Options.Manager.Clock), to wait until what it wrote has
+// reached the Manager and what is due has been done, without guessing. It needs
+// [Options.WaitIdle], and returns an error at once without it.
+func (c *Controller) WaitIdle(ctx context.Context) error {
+	if c.handoff == nil {
+		return errNoHandoff
+	}
+	return c.handoff.WaitIdle(ctx)
+}
 
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }

@@ -35,7 +35,7 @@ func StartsAtOnce(t *testing.T, elector Elector) {
 	})
 	handled := make(chan struct{})
 	c, err := NewController(t.Context(), client, NewFactory(client), Options{Elector: elector,
-		WrapUpdater: func(u Updater) Updater { return &noting{Updater: u, pod: handled} }})
+		wrapUpdater: func(u Updater) Updater { return &noting{Updater: u, pod: handled} }})
 	if err != nil {
 		t.Fatal(err)
 	}

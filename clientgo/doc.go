@@ -16,9 +16,10 @@
 //     one serves every controller of the client (the device side's too);
 //   - [Controller]: all of the above, with metrics ([Meter]) and leader election
 //     ([Elector]) if given, and [Controller.Handler] for /healthz, /readyz and /metrics;
-//     [Options.WrapUpdater] lets a test or a demo learn which changes the informers have
-//     handed the Manager, so that eviction.Manager.WaitIdle, which knows nothing of the
-//     informers, is enough after it.
+//   - [Handoff] ([Controller.WaitIdle] with [Options.WaitIdle]): for a test on a fake
+//     clientset and a fake clock, a wait until the Manager has been handed what the API
+//     server holds and has done what is due, which eviction.Manager.WaitIdle, knowing
+//     nothing of the informers, cannot tell alone.
 //
 // Metrics and leader election live in packages of their own, so that only the programs
 // that use them link them: github.com/taintevict/taintevict/clientgo/metrics keeps kube's
