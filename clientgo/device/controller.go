@@ -241,9 +241,6 @@ func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 // Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.
 func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
 
-// Source returns the controller's Source.
-func (c *Controller) Source() *Source { return c.src }
-
 // Informers returns the controller's informers.
 func (c *Controller) Informers() Informers { return c.inf }
 
