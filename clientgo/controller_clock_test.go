@@ -1,7 +1,6 @@
 package clientgo
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -46,9 +45,7 @@ func TestControllerOneClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx) }()
+		stop := startController(t, c)
 		<-c.Synced()
 		time.Sleep(time.Hour) // the bubble's clock: nothing is due on it
 		synctest.Wait()
@@ -85,8 +82,7 @@ func TestControllerOneClock(t *testing.T) {
 		if err := c.Ready(); err == nil || !strings.Contains(err.Error(), "for 3s (since 2030-01-01T10:01:00Z)") {
 			t.Errorf("Ready while the server does not answer: got %v, want it dated on the fake clock", err)
 		}
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})

@@ -59,17 +59,6 @@ func (w *waiter) until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func taintedNode(name string, added time.Time) *v1.Node {
-	at := metav1.NewTime(added)
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{Taints: []v1.Taint{
-		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
-}
-
-func tolerating(pod *v1.Pod, seconds *int64) *v1.Pod {
-	pod.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
-	return pod
-}
-
 // startController runs c until the test ends, and returns a function that stops it and
 // returns Run's error.
 func startController(t *testing.T, c *Controller) func() error {

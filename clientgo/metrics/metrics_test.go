@@ -20,29 +20,19 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/internal/fixtures"
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func podOn(namespace, name, node string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + namespace + "-" + name)}, Spec: v1.PodSpec{NodeName: node}}
-}
-
-func taintedNode(name string, added time.Time) *v1.Node {
-	at := metav1.NewTime(added)
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{Taints: []v1.Taint{
-		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
-}
-
-func tolerating(pod *v1.Pod, seconds *int64) *v1.Pod {
-	pod.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
-	return pod
-}
+var (
+	podOn       = fixtures.PodOn
+	taintedNode = fixtures.TaintedNode
+	tolerating  = fixtures.Tolerating
+)
 
 // node is what a clientgo.Controller tells its Meter, without the counts.
 func nodeSide(clk clock.PassiveClock) clientgo.Instrumented {
