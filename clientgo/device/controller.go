@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
@@ -36,8 +35,12 @@ type Options struct {
 	PDBTimeout time.Duration
 	// Engine is the engine's options, with these rules: Tolerations.Rules is always
 	// tolerations.DeviceRules; DryRun must be false (Mode says it) and Pauser nil (Budget
-	// sets it); Observer, if not nil, is told every decision after the Events; Clock is
-	// also the clock of the deleters, the rules' status and the budget.
+	// sets it); Observer, if not nil, is told every decision after the Events and the
+	// metrics; Clock is the Controller's one clock (nil means the real one): the engine's,
+	// the deleters', the Events', the metrics', the rules' status's, the budget's, the
+	// discovery's retries and Reachability's probes. On a fake clock, the taints'
+	// TimeAdded must be of the fake clock's time line: one of the real clock on a fake
+	// clock set after it counts as long past, and evicts at once.
 	Engine engine.Options
 	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
 	// see [Budget]. The zero Budget pauses nothing.
@@ -54,9 +57,18 @@ type Options struct {
 	// controller's client. Give it a rate limiter of its own, so that the Events never take
 	// the tokens of an eviction's requests: see clientgo.EventWriter.
 	EventClient kubernetes.Interface
-	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
-	// status) only while it holds that Lease.
-	LeaderElection *clientgo.LeaderElection
+	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
+	// only while this replica leads: package clientgo/lease's Elector, on a
+	// coordination.k8s.io Lease. Leave it nil for a Controller whose Lead runs alongside a
+	// clientgo.Controller: that one's Elector decides.
+	Elector clientgo.Elector
+	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
+	// returns for the controller "device", with kube's device taint eviction controller's
+	// metric names ([KubeMetrics]), is told every decision after the Events and, as a
+	// clientgo.DeleteObserver, how each pod went. Package clientgo/metrics' Meter keeps
+	// them on a Prometheus registry, which the node side's may share. nil keeps no
+	// metrics.
+	Metrics clientgo.Meter
 	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
 	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
 	// server's discovery when the controller starts to lead, before it evicts anything,
@@ -76,7 +88,8 @@ type Options struct {
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
 // an [engine.Engine] through a [Source]; pods are removed by clientgo's PodDeleter or
-// EvictionDeleter with kube's device condition; an [EventObserver] records kube's Events;
+// EvictionDeleter with kube's device condition; a clientgo.EventObserver records kube's
+// Events ([Events]);
 // the DeviceTaintRules' status says what each rule evicts, as kube writes it; a [Budget]
 // may pause a rule that would evict too many pods.
 //
@@ -93,9 +106,11 @@ type Controller struct {
 	status  *ruleStatus
 	budget  *budget               // nil without one
 	events  *clientgo.EventWriter // nil in ModeDryRun
+	notes   engine.Observer       // the EventObserver; nil in ModeDryRun
 	opts    Options
 	clock   clock.Clock
-	elect   *clientgo.Elector
+	elect   clientgo.Elector
+	metrics engine.Observer // nil without Options.Metrics
 
 	synced           chan struct{}
 	syncOnce         sync.Once
@@ -158,7 +173,17 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 			ec = client
 		}
 		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
-		obs = append(obs, EventObserver{Recorder: c.events})
+		c.notes = clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events})
+		obs = append(obs, c.notes)
+	}
+	if opts.Metrics != nil {
+		m, err := opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: clk,
+			Stats: func() engine.Stats { return c.eng.Stats() }, ActWorkers: func() int { return c.eng.ActWorkers() }})
+		if err != nil {
+			return nil, fmt.Errorf("device: %w", err)
+		}
+		c.metrics = m
+		obs = append(obs, m)
 	}
 	if opts.Engine.Observer != nil {
 		obs = append(obs, opts.Engine.Observer)
@@ -180,11 +205,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		}
 	}
 	c.src.touched = c.status.touched
-	if opts.LeaderElection != nil {
-		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
-			return nil, err
-		}
-	}
+	c.elect = opts.Elector
 	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
@@ -194,7 +215,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 // actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
 func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 	var obs clientgo.DeleteObservers
-	for _, o := range append([]engine.Observer{c.opts.Engine.Observer}, c.opts.Observers...) {
+	for _, o := range append([]engine.Observer{c.notes, c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
 		if d, ok := o.(clientgo.DeleteObserver); ok {
 			obs = append(obs, d)
 		}
@@ -219,9 +240,6 @@ func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 
 // Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.
 func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
-
-// Source returns the controller's Source.
-func (c *Controller) Source() *Source { return c.src }
 
 // Informers returns the controller's informers.
 func (c *Controller) Informers() Informers { return c.inf }
@@ -253,7 +271,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
+		wg.Go(func() { _ = r.Run(lctx, c.clock, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
 	}
 	var err error
 	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
@@ -337,7 +355,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	failed := make(chan error, 1)
 	if r := c.opts.Reachability; r != nil && c.elect != nil {
 		// A standby's readiness: the server seen back by a probe, not only by its watches.
-		wg.Go(func() { _ = r.Run(ctx, clientgo.ReadyzProbe(c.client), nil) })
+		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
 	if c.elect == nil {
 		wg.Go(func() {
@@ -400,8 +418,8 @@ func (c *Controller) Healthy() error {
 	return nil
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (of g, when not nil);
-// see clientgo.ProbeHandler.
-func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
-	return clientgo.ProbeHandler(c.Healthy, c.Ready, g)
+// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics,
+// when not nil: package clientgo/metrics' Handler); see clientgo.ProbeHandler.
+func (c *Controller) Handler(metrics http.Handler) http.Handler {
+	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

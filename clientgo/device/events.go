@@ -1,9 +1,7 @@
 package device
 
 import (
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
-
+	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -17,52 +15,24 @@ const (
 	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
 )
 
-// PausedMessage is the message of the Event [EventObserver] records when a [Budget] holds
-// a pod's eviction back.
+// PausedMessage is the message of the Event a [Controller] records when a [Budget] holds a
+// pod's eviction back.
 const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
 
-// EventObserver is the engine.Observer that records, on the pod, the Events kube's device
-// taint eviction controller records, with the same type, reason and messages: "Marking for
-// deletion" when the pod is first acted on, "Cancelling deletion" when a pending eviction
-// is cancelled (not when the pod is gone); and one of its own, [PausedMessage], when a
-// budget pauses the eviction (once per pause). Retries record nothing. The Events carry
-// the pod's UID.
+// Events are kube's device taint eviction controller's Events, which a [Controller]
+// records with a clientgo.EventObserver, at the moments that type says (Marking once the
+// Deleter's first request found the pod, as kube writes it once its GET found it):
 //
-// Its methods are safe for concurrent use and never block. The zero EventObserver records
-// nothing.
-type EventObserver struct {
-	engine.NopObserver
-	// Recorder records the Events; nil records none.
-	Recorder record.EventRecorder
-}
-
-var _ engine.Observer = EventObserver{}
-
-// Cancelled records "Cancelling deletion", except for a pod that is gone (deleted, or
-// replaced under its name), about which kube records nothing.
-func (o EventObserver) Cancelled(pod engine.Ref, reason engine.Reason) {
-	if reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced {
-		o.event(pod, "Cancelling deletion")
-	}
-}
-
-// Started records "Marking for deletion" before the first Deleter call.
-func (o EventObserver) Started(pod engine.Ref, a engine.Attempt) {
-	if a.First() {
-		o.event(pod, "Marking for deletion")
-	}
-}
-
-// Delayed records [PausedMessage] when the reason is engine.ReasonPaused.
-func (o EventObserver) Delayed(pod engine.Ref, reason engine.Reason) {
-	if reason == engine.ReasonPaused {
-		o.event(pod, PausedMessage)
-	}
-}
-
-func (o EventObserver) event(pod engine.Ref, msg string) {
-	if o.Recorder != nil {
-		ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-		o.Recorder.Event(ref, v1.EventTypeNormal, EventReason, msg)
-	}
+//   - "Marking for deletion";
+//   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
+//     deletion or replacement under its name, about which kube records nothing;
+//   - ours, [PausedMessage], when a [Budget] pauses the eviction.
+var Events = clientgo.Events{
+	Reason:     EventReason,
+	Marking:    func(engine.Ref) string { return "Marking for deletion" },
+	Cancelling: func(engine.Ref) string { return "Cancelling deletion" },
+	Pausing:    func(engine.Ref) string { return PausedMessage },
+	Cancels: func(reason engine.Reason) bool {
+		return reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced
+	},
 }

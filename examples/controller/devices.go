@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/taintevict/taintevict/clientgo"
@@ -17,7 +16,7 @@ import (
 // controllers is what -controllers runs, on one factory and under one Lease.
 type controllers interface {
 	Run(ctx context.Context) error
-	Handler(g prometheus.Gatherer) http.Handler
+	Handler(metrics http.Handler) http.Handler
 }
 
 // controllerSet is what -controllers runs, and what the debug and admission handlers read
@@ -32,10 +31,14 @@ type controllerSet struct {
 // newControllers makes the controllers cfg names: the node Controller, with the device
 // side's Lead alongside it under its Lease when both run; or the device Controller alone,
 // under the same Lease. Both tell obs every decision, write their Events through events
-// (nil: through client) and report to cfg.reach; the node side's metrics go to reg. Each
-// side's attempts are kept for /debug/pending.
-func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (*controllerSet, error) {
+// (nil: through client), report to cfg.reach, and keep their metrics with meter (one
+// registry, one /metrics, for both). Each side's attempts are kept for /debug/pending.
+func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, meter clientgo.Meter, obs *lineObserver) (*controllerSet, error) {
 	factory := clientgo.NewFactory(client)
+	elector, err := cfg.elector(client)
+	if err != nil {
+		return nil, err
+	}
 	set := &controllerSet{}
 	if cfg.device.runs(controllerDevice) {
 		tried := newAttempts(sideDevice, time.Now)
@@ -43,10 +46,10 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 		dopts.EventClient = events
 		dopts.Observers = append(dopts.Observers, tried)
 		dopts.Reachability = cfg.reach // the node Controller's too: one serves both
-		if cfg.device.runs(controllerNode) {
-			dopts.LeaderElection = nil // the node Controller's Lease
+		dopts.Metrics = meter
+		if !cfg.device.runs(controllerNode) {
+			dopts.Elector = elector // else the node Controller's, which runs its Lead
 		}
-		var err error
 		if set.dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
 			return nil, err
 		}
@@ -58,7 +61,8 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 	}
 	tried := newAttempts(sideNode, time.Now)
 	opts := cfg.controllerOptions()
-	opts.Metrics = reg
+	opts.Metrics = meter
+	opts.Elector = elector
 	opts.EventClient = events
 	opts.Observers = []eviction.Observer{obs, tried}
 	opts.Reachability = cfg.reach
@@ -75,12 +79,12 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 }
 
 // deviceOptions are the device Controller's options of cfg: the node side's mode,
-// workers, backoff, deadline source and Lease, and the device budget.
+// workers, backoff and deadline source, and the device budget.
 func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	node := cfg.controllerOptions()
 	m := node.Manager
 	return device.Options{
-		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, LeaderElection: node.LeaderElection, PodGroups: cfg.device.podGroups,
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, PodGroups: cfg.device.podGroups,
 		// The same act workers as the node side: -delete-workers pins them, 0 follows
 		// the client's budget, up to -max-delete-workers.
 		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.ActWorkers, MaxActWorkers: m.MaxActWorkers,

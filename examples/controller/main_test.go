@@ -284,9 +284,8 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 2, cfg.workers)
 	cfg = flagsOf(t, "-mode=evict", "-pdb-timeout=5m", "-leader-elect", "-leader-elect-namespace=ops")
 	assert.Equal(t, 5*time.Minute, cfg.pdbTimeout)
-	opts := cfg.controllerOptions()
-	require.NotNil(t, opts.LeaderElection)
-	assert.Equal(t, "ops", opts.LeaderElection.Namespace)
+	assert.True(t, cfg.leaderElect)
+	assert.Equal(t, "ops", cfg.leaseOptions().Namespace)
 
 	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
 	t.Setenv("KUBERNETES_SERVICE_PORT", "443")

@@ -32,7 +32,9 @@
 //     TestLoadWhileFailing (a proxy refuses 30% of the pod writes); each is tallied from the
 //     audit log: evictions lost, wrong and doubled;
 //   - issue 20, the metrics port: TestMetricsSecure (HTTPS; 401 without a token, 403 without
-//     the right, kube's metric names with it);
+//     the right, kube's metric names with it); issue 28: TestDeviceMetricsSecure (kube's
+//     device metric names and ours with controller="device" through the same port, alone
+//     and with -controllers=node,device);
 //   - issue 20, bad input from the cluster: the TestBadInput tests (objects written into etcd
 //     as a server of another version would have left them, skewed TimeAdded, 1,000
 //     tolerations, 100 taints, a DeviceTaintRule with an empty selector);

@@ -206,3 +206,45 @@ func TestMetricsSecure(t *testing.T) {
 	code, body := plain.scrape(t, "/metrics", "")
 	assert.Equal(t, http.StatusBadRequest, code, "plain HTTP: got %d %q", code, body)
 }
+
+// The device side's metrics, through the same secure port: with -controllers=device, kube's
+// device_taint_eviction_controller_* metrics count the eviction, taintevict's count it with
+// controller="device", behind the same TokenReview and SubjectAccessReview (401 without a
+// token), and the node side's are not there; with -controllers=node,device, both sides'
+// are on the one port.
+func TestDeviceMetricsSecure(t *testing.T) {
+	for name, controllers := range map[string]string{"device": "device", "both": "node,device"} {
+		t.Run(name, func(t *testing.T) {
+			s := newDeviceScene(t, "gpu-0")
+			s.podOnDevices("web", alloc{device: "gpu-0"})
+			c := startController(t, "controller", "-controllers="+controllers)
+			require.Equal(t, "https", c.scheme)
+			code, body := c.scrape(t, "/metrics", "")
+			assert.Equal(t, http.StatusUnauthorized, code, "/metrics without a token: %q", body)
+
+			s.taintDevice("gpu-0", "ecc")
+			s.waitDeleted("web")
+			const deletions = "device_taint_eviction_controller_pod_deletions_total"
+			err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, failAfter, true, func(context.Context) (bool, error) {
+				return c.metric(t, deletions) == 1, nil
+			})
+			require.NoError(t, err, "%s: got %v, want 1", deletions, c.metric(t, deletions))
+			assert.Equal(t, 1.0, c.metric(t, "device_taint_eviction_controller_pod_deletion_duration_seconds_count"))
+			assert.Equal(t, 1.0, c.metric(t, outcomesOf("device", "succeeded", "delete")))
+			assert.Equal(t, 1.0, c.metric(t, `taintevict_eviction_lateness_seconds_count{controller="device"}`))
+
+			code, body = c.scrape(t, "/metrics", scraperToken(t))
+			require.Equal(t, http.StatusOK, code)
+			assert.Contains(t, body, "# HELP "+deletions+" Total number of Pods deleted by DeviceTaintEvictionController since its start.")
+			assert.Contains(t, body, `device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="240"} 1`)
+			node := "# TYPE taint_eviction_controller_pod_deletions_total counter"
+			if controllers == "device" {
+				assert.NotContains(t, body, node, "the node side's metrics, with -controllers=device")
+				assert.NotContains(t, body, `controller="node"`)
+			} else {
+				assert.Contains(t, body, node)
+				assert.Contains(t, body, `taintevict_pending_evictions{controller="node"} 0`)
+			}
+		})
+	}
+}
