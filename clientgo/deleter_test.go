@@ -56,6 +56,12 @@ type removals struct {
 	got []string
 }
 
+func (r *removals) Found(pod eviction.PodRef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, pod.String()+" found")
+}
+
 func (r *removals) Removed(pod eviction.PodRef, how Method, gone bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -126,7 +132,7 @@ func TestPodDeleterTwoCalls(t *testing.T) {
 	if got, want := *del.GetDeleteOptions().Preconditions.UID, types.UID("uid-old"); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if got, want := obs.got, []string{"shop/web-1 delete gone=false"}; !reflect.DeepEqual(got, want) {
+	if got, want := obs.got, []string{"shop/web-1 found", "shop/web-1 delete gone=false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
@@ -292,14 +298,16 @@ func TestPodDeleterErrors(t *testing.T) {
 			if got, want := writes(client.Actions()), tc.writes; !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
+			// Found once the status patch answered with the pod, before its DELETE.
+			var want []string
+			if tc.verb == "delete" {
+				want = append(want, "shop/web-1 found")
+			}
 			if tc.gone {
-				if got, want := obs.got, []string{"shop/web-1 delete gone=true"}; !reflect.DeepEqual(got, want) {
-					t.Errorf("got %v, want %v", got, want)
-				}
-			} else {
-				if len(obs.got) != 0 {
-					t.Errorf("got %v, want none", obs.got)
-				}
+				want = append(want, "shop/web-1 delete gone=true")
+			}
+			if got := obs.got; !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
 			}
 		})
 	}

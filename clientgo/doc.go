@@ -11,18 +11,29 @@
 //   - [EventObserver]: kube's Events, and one of ours when the brake pauses an eviction;
 //     [EventWriter]: the recorder that writes them, in order, dropping none, through a
 //     client (and rate limiter) of its own if given one;
-//     [Metrics]: kube's two metrics and ours (among them, for the eviction budgets,
-//     taintevict_evictions_delayed_total and the gauge taintevict_delayed_evictions), on a
-//     Prometheus registry of the caller's;
 //   - [Reachability]: whether the API server answers, from the outcomes of the client's own
 //     requests, for a readiness probe and to retry the failed deletes when it answers again;
 //     one serves every controller of the client (the device side's too);
-//   - [Controller]: all of the above with leader election on a Lease, and
-//     [Controller.Handler] for /healthz, /readyz and /metrics; [Options.WrapUpdater] lets
-//     a test or a demo learn which changes the informers have handed the Manager, so that
-//     eviction.Manager.WaitIdle, which knows nothing of the informers, is enough after it.
+//   - [Controller]: all of the above, with metrics ([Meter]) and leader election
+//     ([Elector]) if given, and [Controller.Handler] for /healthz, /readyz and /metrics;
+//   - [Handoff] ([Controller.WaitIdle] with [Options.WaitIdle]): for a test on a fake
+//     clientset and a fake clock, a wait until the Manager has been handed what the API
+//     server holds and has done what is due, which eviction.Manager.WaitIdle, knowing
+//     nothing of the informers, cannot tell alone.
 //
-// The package is the module github.com/taintevict/taintevict/clientgo, nested in the
+// Metrics and leader election live in packages of their own, so that only the programs
+// that use them link them: github.com/taintevict/taintevict/clientgo/metrics keeps kube's
+// metrics and ours on a Prometheus registry (its Meter is the [Meter] of both
+// controllers), and github.com/taintevict/taintevict/clientgo/lease elects on a
+// coordination.k8s.io Lease (its Elector is the [Elector] of both). This package imports
+// neither Prometheus nor client-go's leader election.
+//
+// A Controller has one clock, Options.Manager.Clock (the device side's,
+// Options.Engine.Clock): the Manager's, the Deleters', the Events', the metrics' and that of
+// the Reachability's probes. On a fake clock, the taints' TimeAdded must be of the fake
+// clock's time line (see [Options]).
+//
+// The packages are the module github.com/taintevict/taintevict/clientgo, nested in the
 // library's repository, so that the library's own module never depends on client-go or
 // Prometheus, and so that this one depends on nothing that only the command, its manifests
 // or its end-to-end tests need. The command in examples/controller is a thin main on top of

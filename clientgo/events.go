@@ -1,7 +1,11 @@
 package clientgo
 
 import (
+	"sync"
+	"time"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -15,20 +19,81 @@ const Component = "taint-eviction-controller"
 // controller records; tools and people that filter on it see this controller's Events too.
 const EventReason = "TaintManagerEviction"
 
-// EventObserver is the [eviction.Observer] that records, on the pod, the two Events
-// kube-controller-manager's taint eviction controller records, with the same type, reason
-// and messages:
+// PausedMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
+// brake holds an eviction back.
+const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
+
+// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when
+// eviction.Options.Confirm holds an eviction back until an operator confirms its taint.
+const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
+
+// Events are the Events an [EventObserver] records: those of one of kube's controllers,
+// its reason and messages, and the cancellations it reports. [NodeEvents] are kube's taint
+// eviction controller's; package clientgo/device has its device taint eviction
+// controller's.
+type Events struct {
+	// Reason is the reason of every Event.
+	Reason string
+	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
+	// pod: when the pod is found, to be deleted; when its eviction is cancelled; when the
+	// brake (or a Pauser) pauses it; when Confirm holds it until an operator confirms the
+	// taint. A nil Confirming records no Event then.
+	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
+	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event:
+	// whether kube's controller records one then.
+	Cancels func(reason eviction.Reason) bool
+}
+
+// NodeEvents are kube's taint eviction controller's Events, the zero
+// [EventObserverOptions]' Events:
 //
-//   - "Marking for deletion Pod ns/name" when the Deleter is first called for the pod;
-//   - "Cancelling deletion of Pod ns/name" when a pending eviction is cancelled;
+//   - "Marking for deletion Pod ns/name";
+//   - "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason but the
+//     node's deletion (kube forgets a deleted node's taints and cancels nothing then) and
+//     a pod replaced under its name (kube goes on with the name's eviction);
+//   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage] when the brake
+//     pauses it, or [ConfirmMessage] when Confirm holds it.
+var NodeEvents = Events{
+	Reason:  EventReason,
+	Marking: func(pod eviction.PodRef) string { return "Marking for deletion Pod " + pod.Namespace + "/" + pod.Name },
+	Cancelling: func(pod eviction.PodRef) string {
+		return "Cancelling deletion of Pod " + pod.Namespace + "/" + pod.Name
+	},
+	Pausing: func(pod eviction.PodRef) string {
+		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + PausedMessage
+	},
+	Confirming: func(pod eviction.PodRef) string {
+		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + ConfirmMessage
+	},
+	Cancels: func(reason eviction.Reason) bool {
+		return reason != eviction.ReasonNodeDeleted && reason != eviction.ReasonPodReplaced
+	},
+}
+
+// EventObserverOptions configures an [EventObserver]. The zero value records
+// [NodeEvents].
+type EventObserverOptions struct {
+	// Events are the Events to record; the zero Events means NodeEvents.
+	Events Events
+}
+
+// EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records, on the pod,
+// the Events one of kube's controllers records, with the same type, reason and messages
+// ([Events]), at the same moments:
 //
-// and one of its own, which kube's controller has no cause for: "Pausing deletion of Pod
-// ns/name: " and [PausedMessage], when the brake (eviction.Options.Brake) holds a due
-// eviction back, or [ConfirmMessage], naming the annotation that confirms the taint, when
-// eviction.Options.Confirm holds it. The Manager reports a delay only when its reason
-// changes, so that is one Event per pause, not one per look; a wait for another budget (a
-// rate limit, evictions in flight, a window) records none (it is routine; the metrics
-// count it).
+//   - Marking, when the Deleter's request first finds the pod (its status patch, or its
+//     Eviction, answered for it: [DeleteObserver.Found]), once per eviction: not for a pod
+//     that the first answer shows gone (deleted, replaced, or being deleted already), as
+//     kube writes it only once its GET found the pod; nor again on a retry. The
+//     EventObserver must therefore be the Deleter's Observer too (a [Controller] makes it
+//     so);
+//   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
+//     cancels with an Event ([Events].Cancels);
+//   - Pausing, ours, when the brake (or a Pauser) holds a due eviction back, and
+//     Confirming, ours, naming the annotation that confirms the taint, when Confirm holds
+//     it: the engine reports a delay only when its reason changes, so that is one Event per
+//     pause. A wait for another budget (a rate limit, evictions in flight, a window)
+//     records none (it is routine; the metrics count it).
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
 // copies. The Events' object references carry the pod's UID, so that they belong to this
@@ -36,54 +101,93 @@ const EventReason = "TaintManagerEviction"
 //
 // Its methods are safe for concurrent use and never block: recording an Event only queues
 // it, and the recorder's broadcaster writes it to the API server from its own goroutine.
-// The zero EventObserver records nothing.
+// It keeps one entry per eviction whose pod was found and that has not ended yet: only for
+// the Deleter calls running or to be retried. The zero EventObserver is not usable: create
+// one with [NewEventObserver].
 type EventObserver struct {
-	eviction.NopObserver
-	// Recorder records the Events; nil records none.
-	Recorder record.EventRecorder
+	recorder record.EventRecorder
+	events   Events
+
+	mu     sync.Mutex
+	marked map[types.UID]struct{} // Marking recorded, the eviction not ended
 }
 
-var _ eviction.Observer = EventObserver{}
+var (
+	_ eviction.Observer = (*EventObserver)(nil)
+	_ DeleteObserver    = (*EventObserver)(nil)
+)
 
-// Cancelled records "Cancelling deletion of Pod ns/name".
-func (o EventObserver) Cancelled(pod eviction.PodRef, _ eviction.Reason) {
-	o.event(pod, "Cancelling deletion of Pod ", "")
+// NewEventObserver returns the EventObserver that records opts.Events through recorder
+// (nil records none).
+func NewEventObserver(recorder record.EventRecorder, opts EventObserverOptions) *EventObserver {
+	if opts.Events.Reason == "" {
+		opts.Events = NodeEvents
+	}
+	return &EventObserver{recorder: recorder, events: opts.Events, marked: map[types.UID]struct{}{}}
 }
 
-// PausedMessage ends the Event that [EventObserver] records when the brake holds an
-// eviction back.
-const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
-
-// ConfirmMessage ends the Event that [EventObserver] records when eviction.Options.Confirm
-// holds an eviction back until an operator confirms its taint.
-const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
-
-// Delayed records "Pausing deletion of Pod ns/name: " and [PausedMessage] when the reason is
-// eviction.ReasonPaused, or [ConfirmMessage] when it is eviction.ReasonUnconfirmed, and
-// nothing for another reason.
-func (o EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
-	switch reason {
-	case eviction.ReasonPaused:
-		o.event(pod, "Pausing deletion of Pod ", ": "+PausedMessage)
-	case eviction.ReasonUnconfirmed:
-		o.event(pod, "Pausing deletion of Pod ", ": "+ConfirmMessage)
+// Found records Marking, unless recorded already for this eviction.
+func (o *EventObserver) Found(pod eviction.PodRef) {
+	o.mu.Lock()
+	_, done := o.marked[pod.UID]
+	o.marked[pod.UID] = struct{}{}
+	o.mu.Unlock()
+	if !done {
+		o.event(pod, o.events.Marking(pod))
 	}
 }
 
-// Started records "Marking for deletion Pod ns/name" before the first Deleter call.
-func (o EventObserver) Started(pod eviction.PodRef, a eviction.Attempt) {
-	if a.First() {
-		o.event(pod, "Marking for deletion Pod ", "")
+// Removed ends the eviction: the Deleter removed the pod or found it gone.
+func (o *EventObserver) Removed(pod eviction.PodRef, _ Method, _ bool) { o.end(pod) }
+
+// Cancelled records Cancelling, if Events.Cancels says so for reason, and ends the
+// eviction.
+func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
+	o.end(pod)
+	if o.events.Cancels(reason) {
+		o.event(pod, o.events.Cancelling(pod))
 	}
 }
 
-// event records the message before + "ns/name" + after on pod. The message is put
-// together here rather than by the recorder's Eventf, which formats it with fmt at about
-// twice the cost, once per evicted pod.
-func (o EventObserver) event(pod eviction.PodRef, before, after string) {
-	if o.Recorder == nil {
+// Delayed records Pausing when the reason is eviction.ReasonPaused, Confirming when it is
+// eviction.ReasonUnconfirmed, and nothing for another reason.
+func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	switch {
+	case reason == eviction.ReasonPaused:
+		o.event(pod, o.events.Pausing(pod))
+	case reason == eviction.ReasonUnconfirmed && o.events.Confirming != nil:
+		o.event(pod, o.events.Confirming(pod))
+	}
+}
+
+// Succeeded ends the eviction.
+func (o *EventObserver) Succeeded(pod eviction.PodRef, _ eviction.Attempt, _ bool) { o.end(pod) }
+
+// Skipped ends the eviction.
+func (o *EventObserver) Skipped(pod eviction.PodRef, _ eviction.Reason) { o.end(pod) }
+
+// Scheduled records nothing.
+func (o *EventObserver) Scheduled(eviction.PodRef, time.Time) {}
+
+// Started records nothing: Marking waits for the Deleter's first answer (Found).
+func (o *EventObserver) Started(eviction.PodRef, eviction.Attempt) {}
+
+// Failed records nothing: a retry records no Event.
+func (o *EventObserver) Failed(eviction.PodRef, eviction.Attempt, error) {}
+
+// end forgets that the eviction's Marking was recorded. The common case, nothing to
+// forget, takes the lock but allocates nothing.
+func (o *EventObserver) end(pod eviction.PodRef) {
+	o.mu.Lock()
+	delete(o.marked, pod.UID)
+	o.mu.Unlock()
+}
+
+// event records msg on pod.
+func (o *EventObserver) event(pod eviction.PodRef, msg string) {
+	if o.recorder == nil {
 		return
 	}
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-	o.Recorder.Event(ref, v1.EventTypeNormal, EventReason, before+pod.Namespace+"/"+pod.Name+after)
+	o.recorder.Event(ref, v1.EventTypeNormal, o.events.Reason, msg)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -25,11 +24,14 @@ func drain(r *record.FakeRecorder) []string {
 	}
 }
 
-// TestEventObserver checks the Events kube records: one on the first attempt, one on a
-// cancel, ours when the brake pauses an eviction, none for the other decisions.
+// TestEventObserver checks the Events kube's taint eviction controller records: Marking
+// once the Deleter's first answer found the pod (not at a call whose request failed before
+// it, nor again on a retry), Cancelling for the cancellations kube reports, ours when the
+// brake pauses an eviction, none for the other decisions; and that it keeps nothing of an
+// eviction that ended.
 func TestEventObserver(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
-	o := EventObserver{Recorder: rec}
+	o := NewEventObserver(rec, EventObserverOptions{})
 	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "uid-1", Holder: "node-1"}
 
 	o.Scheduled(pod, testNow)
@@ -38,25 +40,43 @@ func TestEventObserver(t *testing.T) {
 	o.Delayed(pod, eviction.ReasonPaused)
 	o.Delayed(pod, eviction.ReasonUnconfirmed)
 	o.Started(pod, eviction.Attempt{Call: 1, Due: testNow})
-	o.Failed(pod, eviction.Attempt{Call: 1}, errTest)
-	o.Started(pod, eviction.Attempt{Call: 2, Due: testNow}) // a retry: no second Event
-	o.Succeeded(pod, eviction.Attempt{Call: 2, Due: testNow}, false)
+	o.Failed(pod, eviction.Attempt{Call: 1}, errTest) // before any answer: no Event
+	o.Started(pod, eviction.Attempt{Call: 2, Due: testNow})
+	o.Found(pod)
+	o.Failed(pod, eviction.Attempt{Call: 2}, errTest) // the DELETE failed
+	o.Started(pod, eviction.Attempt{Call: 3, Due: testNow})
+	o.Found(pod) // a retry: no second Event
+	o.Removed(pod, MethodDelete, false)
+	o.Succeeded(pod, eviction.Attempt{Call: 3, Due: testNow}, false)
 	o.Skipped(pod, eviction.ReasonPodFinished)
 	o.Cancelled(pod, eviction.ReasonNotTainted)
+	o.Cancelled(pod, eviction.ReasonNodeDeleted) // kube cancels nothing for a deleted node
+	o.Cancelled(pod, eviction.ReasonPodReplaced) // nor for a pod replaced under its name
+	o.Cancelled(pod, eviction.ReasonPodDeleted)  // but it does for a pod deleted
+	again := eviction.PodRef{Namespace: "shop", Name: "web-2", UID: "uid-2", Holder: "node-1"}
+	o.Found(again) // found, then cancelled while its DELETE ran
+	o.Cancelled(again, eviction.ReasonNotTainted)
 
 	if got, want := drain(rec), []string{
 		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + PausedMessage,
 		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + ConfirmMessage,
 		"Normal TaintManagerEviction Marking for deletion Pod shop/web-1",
 		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",
+		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",
+		"Normal TaintManagerEviction Marking for deletion Pod shop/web-2",
+		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-2",
 	}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
+	if len(o.marked) != 0 {
+		t.Errorf("kept of evictions that ended: got %v, want nothing", o.marked)
+	}
 
 	// Without a recorder, nothing happens, and nothing breaks.
-	EventObserver{}.Started(pod, eviction.Attempt{Call: 1, Due: testNow})
-	EventObserver{}.Cancelled(pod, eviction.ReasonPodDeleted)
-	EventObserver{}.Delayed(pod, eviction.ReasonPaused)
+	none := NewEventObserver(nil, EventObserverOptions{})
+	none.Found(pod)
+	none.Cancelled(pod, eviction.ReasonPodDeleted)
+	none.Delayed(pod, eviction.ReasonPaused)
 }
 
 // sinkRecorder formats Events as client-go's recorder does (Eventf with fmt.Sprintf) and
@@ -73,14 +93,15 @@ func (r sinkRecorder) AnnotatedEventf(_ runtime.Object, _ map[string]string, _, 
 }
 
 // BenchmarkEventObserver is the Event of one evicted pod ("Marking for deletion Pod
-// ns/name"), up to the recorder.
+// ns/name"), up to the recorder: its Deleter found it, then removed it.
 func BenchmarkEventObserver(b *testing.B) {
 	var msg string
-	o := EventObserver{Recorder: sinkRecorder{&msg}}
+	o := NewEventObserver(sinkRecorder{&msg}, EventObserverOptions{})
 	pod := eviction.PodRef{Namespace: "shop", Name: "web-1", UID: "2f6c8a4e-5d7b-4c1e-9a3f-8b0d6e2c4a17", Holder: "node-1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		o.Started(pod, eviction.Attempt{Call: 1, Due: time.Time{}})
+		o.Found(pod)
+		o.Removed(pod, MethodDelete, false)
 	}
 	if want := "Marking for deletion Pod shop/web-1"; msg != want {
 		b.Fatalf("message %q, want %q", msg, want)

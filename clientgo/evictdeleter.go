@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -91,7 +92,7 @@ func (d *EvictionDeleter) Delete(ctx context.Context, ref eviction.PodRef) error
 	var err error
 	if d.timedOut(ref.UID) {
 		how = MethodDeleteAfterPDBTimeout
-		err = d.fallback.markAndDelete(ctx, ref)
+		err = d.fallback.markAndDelete(ctx, ref, d.opts.Observer)
 	} else {
 		err = d.evict(ctx, ref)
 	}
@@ -110,6 +111,10 @@ func (d *EvictionDeleter) evict(ctx context.Context, ref eviction.PodRef) error 
 		ObjectMeta:    metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
 	})
+	if err == nil || budgetRefused(err) {
+		// The Eviction went through, or a budget refused it: the pod was there.
+		d.found(ref)
+	}
 	if apierrors.IsTooManyRequests(err) {
 		d.refusedNow(ref.UID)
 		return fmt.Errorf("clientgo: eviction of %s refused (a PodDisruptionBudget, or the API server is busy): %w", ref, err)
@@ -155,6 +160,28 @@ func (d *EvictionDeleter) sweep(now time.Time) {
 		}
 	}
 	d.swept = len(d.refused)
+}
+
+// budgetRefused reports whether err is the Eviction API's refusal for a
+// PodDisruptionBudget: a 429 with the DisruptionBudget cause, which only a pod that exists
+// gets (a 429 of the API server's own flow control has no such cause).
+func budgetRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsTooManyRequests(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == policyv1.DisruptionBudgetCause {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *EvictionDeleter) found(ref eviction.PodRef) {
+	if d.opts.Observer != nil {
+		d.opts.Observer.Found(ref)
+	}
 }
 
 func (d *EvictionDeleter) forget(uid types.UID) {

@@ -3,6 +3,7 @@ package clientgo
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -67,19 +69,26 @@ func TestEvictionDeleter(t *testing.T) {
 	if got, want := *ev.DeleteOptions.Preconditions.UID, types.UID("uid-old"); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if got, want := obs.got, []string{"shop/web-1 evict gone=false"}; !reflect.DeepEqual(got, want) {
+	if got, want := obs.got, []string{"shop/web-1 found", "shop/web-1 evict gone=false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
 
+// pdbRefusal is the Eviction API's 429 for a PodDisruptionBudget, with its cause.
+func pdbRefusal() error {
+	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: "The disruption budget web needs 1 healthy pods and has 1 currently"})
+	return err
+}
+
 // TestEvictionDeleterPDBTimeout: a budget refuses the eviction (429), which is an ordinary
-// failure, retried; once PDBTimeout has passed since the first refusal, the pod is deleted
-// as PodDeleter does. Without PDBTimeout it never is.
+// failure, retried, and says that the pod was found; once PDBTimeout has passed since the
+// first refusal, the pod is deleted as PodDeleter does. Without PDBTimeout it never is.
 func TestEvictionDeleterPDBTimeout(t *testing.T) {
 	for _, timeout := range []time.Duration{0, 5 * time.Minute} {
 		t.Run(timeout.String(), func(t *testing.T) {
 			client := fake.NewClientset(testPod("uid-old", 1))
-			refuse := error(apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10))
+			refuse := pdbRefusal()
 			evictions(client, &refuse)
 			clk := clocktesting.NewFakePassiveClock(testNow)
 			obs := &removals{}
@@ -110,8 +119,8 @@ func TestEvictionDeleterPDBTimeout(t *testing.T) {
 				if got, want := writes(client.Actions()), []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "create pods/eviction"}; !reflect.DeepEqual(got, want) {
 					t.Errorf("got %v, want %v", got, want)
 				}
-				if len(obs.got) != 0 {
-					t.Errorf("got %v, want none", obs.got)
+				if got, want := obs.got, slices.Repeat([]string{"shop/web-1 found"}, 4); !slices.Equal(got, want) {
+					t.Errorf("got %v, want %v", got, want)
 				}
 				return
 			}
@@ -121,7 +130,7 @@ func TestEvictionDeleterPDBTimeout(t *testing.T) {
 			if got, want := writes(client.Actions()), []string{"create pods/eviction", "create pods/eviction", "create pods/eviction", "patch pods/status", "delete pods"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
-			if got, want := obs.got, []string{"shop/web-1 delete-after-pdb-timeout gone=false"}; !reflect.DeepEqual(got, want) {
+			if got, want := obs.got, append(slices.Repeat([]string{"shop/web-1 found"}, 4), "shop/web-1 delete-after-pdb-timeout gone=false"); !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 			if len(d.refused) != 0 {
@@ -142,6 +151,7 @@ func TestEvictionDeleterErrors(t *testing.T) {
 		{"replaced", apierrors.NewConflict(podsResource, "web-1", errors.New("Precondition failed")), true, "UID precondition failed"},
 		{"forbidden", apierrors.NewForbidden(podsResource, "web-1", errors.New("RBAC")), false, "clientgo: forbidden: pods/eviction create (shop/web-1)"},
 		{"server error", apierrors.NewInternalError(errors.New("etcd is down")), false, "clientgo: create pods/eviction shop/web-1"},
+		{"the server's flow control", apierrors.NewTooManyRequests("too many requests", 1), false, "refused"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,10 +175,12 @@ func TestEvictionDeleterErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.message) {
 				t.Errorf("got %q, want it to contain %q", err.Error(), tc.message)
 			}
+			var want []string // not found: no budget refused it
 			if tc.gone {
-				if got, want := obs.got, []string{"shop/web-1 evict gone=true"}; !reflect.DeepEqual(got, want) {
-					t.Errorf("got %v, want %v", got, want)
-				}
+				want = []string{"shop/web-1 evict gone=true"}
+			}
+			if got := obs.got; !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
 			}
 		})
 	}

@@ -65,11 +65,13 @@ type Informers struct {
 	Nodes cache.SharedIndexInformer
 }
 
-// NewInformers registers the pod and node informers in factory and adds the
-// spec.nodeName index to the pod informer. It must be called before factory.Start: an index
-// cannot be added to an informer that has started. Calling it twice on one factory returns
-// the same informers and adds the index once (a second AddIndexers of the same name fails,
-// so the index is only added when missing).
+// NewInformers registers the pod and node informers in factory, if they are not already,
+// and adds the spec.nodeName index to the pod informer if it has none. Call it before
+// factory.Start, which starts the informers registered by then, or call Start again after
+// it. The index may be added to a pod informer that runs already (client-go indexes the pods
+// it holds as it adds the index), but not to one that has stopped: NewInformers then
+// fails. Calling it twice on one factory returns the same informers and adds the index
+// once.
 func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 	inf := Informers{
 		Pods:  factory.Core().V1().Pods().Informer(),

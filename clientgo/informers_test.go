@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -198,5 +199,39 @@ func TestDropManagedFields(t *testing.T) {
 	}
 	if got, want := got, "not an object"; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestNewInformersOnARunningFactory: NewInformers may add the spec.nodeName index to a pod
+// informer that runs already (another part of the program registered it and started the
+// factory): the pods it holds are indexed. On an informer that has stopped, it fails.
+func TestNewInformersOnARunningFactory(t *testing.T) {
+	client := fake.NewClientset(podOn("shop", "web-1", "node-1"), podOn("shop", "web-2", "node-2"))
+	factory := NewFactory(client)
+	pods := factory.Core().V1().Pods().Informer()
+	ctx, cancel := context.WithCancel(t.Context())
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		t.Fatal("the pod informer did not sync")
+	}
+	inf, err := NewInformers(factory)
+	if err != nil {
+		t.Fatalf("NewInformers on a running factory: %v", err)
+	}
+	got, err := NewInformerCache(inf).PodsOnNode("node-1")
+	if err != nil || len(got) != 1 || got[0].Name != "web-1" {
+		t.Errorf("PodsOnNode(node-1) through the index added to the running informer: got %v, %v; want web-1", got, err)
+	}
+	cancel()
+	factory.Shutdown()
+
+	stopped := NewFactory(client)
+	stopped.Core().V1().Pods().Informer()
+	sctx, scancel := context.WithCancel(t.Context())
+	stopped.Start(sctx.Done())
+	scancel()
+	stopped.Shutdown()
+	if _, err := NewInformers(stopped); err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
+		t.Errorf("NewInformers on a stopped pod informer: got %v, want an error of clientgo", err)
 	}
 }

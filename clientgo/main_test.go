@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/taintevict/taintevict/clientgo/internal/fixtures"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: informers, event
@@ -25,11 +24,13 @@ var errTest = errors.New("clientgo: test error")
 // wait: the tests wait on channels and events.
 const failAfter = 30 * time.Second
 
-func podUID(namespace, name string) types.UID { return types.UID("uid-" + namespace + "-" + name) }
-
-func podOn(namespace, name, node string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: podUID(namespace, name)}, Spec: v1.PodSpec{NodeName: node}}
-}
+// The shared nodes and pods of the module's tests.
+var (
+	podUID      = fixtures.PodUID
+	podOn       = fixtures.PodOn
+	taintedNode = fixtures.TaintedNode
+	tolerating  = fixtures.Tolerating
+)
 
 // writes returns "verb resource/subresource" for each action that is not a read.
 func writes(actions []k8stesting.Action) []string {

@@ -18,17 +18,32 @@ const (
 	MethodDeleteAfterPDBTimeout Method = "delete-after-pdb-timeout"
 )
 
-// DeleteObserver is told how a Deleter's call ended when it ended the eviction: the pod was
-// removed, or found gone already (gone true). It is called from the Deleter, before Delete
-// returns (so before the Manager's Observer hears Succeeded), from several goroutines at
-// once: implementations must be safe for concurrent use and return quickly. [Metrics]
-// implements it, to count evictions by method.
+// DeleteObserver is told what a Deleter's calls find: that the pod is there to be removed
+// (Found), and how a call ended the eviction (Removed). It is called from the Deleter,
+// before Delete returns (so before the Manager's Observer hears how the call ended), from
+// several goroutines at once: implementations must be safe for concurrent use and return
+// quickly. [EventObserver] implements it, to record "Marking for deletion" once the pod is
+// found; package clientgo/metrics' Metrics, to count evictions by method.
 type DeleteObserver interface {
+	// Found: the call's first request found the pod, of the ref's UID and not being
+	// deleted (the status patch answered with it; the Eviction went through, or a
+	// PodDisruptionBudget refused it). Told at each call that finds it, before the call
+	// goes on.
+	Found(pod eviction.PodRef)
+	// Removed: the call ended the eviction: the pod was removed (how), or found gone
+	// already (gone true).
 	Removed(pod eviction.PodRef, how Method, gone bool)
 }
 
 // DeleteObservers tells each of its observers; a nil or empty DeleteObservers tells no one.
 type DeleteObservers []DeleteObserver
+
+// Found tells each observer.
+func (obs DeleteObservers) Found(pod eviction.PodRef) {
+	for _, o := range obs {
+		o.Found(pod)
+	}
+}
 
 // Removed tells each observer.
 func (obs DeleteObservers) Removed(pod eviction.PodRef, how Method, gone bool) {

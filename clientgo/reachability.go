@@ -19,13 +19,13 @@ import (
 // back, while it is unreachable, when ReachabilityOptions.ProbeInterval is zero.
 const DefaultProbeInterval = time.Second
 
-// ReachabilityOptions configures a [Reachability]. The zero value gives the real clock and
-// [DefaultProbeInterval].
+// ReachabilityOptions configures a [Reachability]. The zero value gives
+// [DefaultProbeInterval]. It has no clock: a Reachability tells the time with the clock
+// of the controller that runs it ([Reachability.Run]), so that a controller's clock is set
+// in one place.
 type ReachabilityOptions struct {
-	// Clock tells the time and runs the probe's ticker. nil means the real clock.
-	Clock clock.WithTicker
-	// ProbeInterval is how often Run probes while the server is unreachable. 0 means
-	// DefaultProbeInterval; negative is an error.
+	// ProbeInterval is how long Run waits, while the server is unreachable, before each
+	// probe. 0 means DefaultProbeInterval; negative is an error.
 	ProbeInterval time.Duration
 }
 
@@ -51,15 +51,17 @@ type ReachabilityOptions struct {
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
 type Reachability struct {
-	clock    clock.WithTicker
 	interval time.Duration
 
 	down atomic.Bool // read on every request; written under mu
 	mu   sync.Mutex
-	// since is when the server became unreachable, last the failure that made or kept it so;
-	// returns counts its comebacks; changed is closed, and replaced, at every change of down,
-	// to wake every Run; probing says that a Run probes. All under mu.
+	// since is when the server became unreachable, on the clock of the Run that saw it
+	// first (zero until a Run saw it), last the failure that made or kept it so; clock is
+	// the first Run's, the one since is read on; returns counts the comebacks; changed is
+	// closed, and replaced, at every change of down, to wake every Run; probing says that a
+	// Run probes. All under mu.
 	since   time.Time
+	clock   clock.PassiveClock
 	last    error
 	returns uint64
 	changed chan struct{}
@@ -72,25 +74,26 @@ func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 	if opts.ProbeInterval < 0 {
 		return nil, fmt.Errorf("clientgo: ReachabilityOptions.ProbeInterval must not be negative, got %v", opts.ProbeInterval)
 	}
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
 	if opts.ProbeInterval == 0 {
 		opts.ProbeInterval = DefaultProbeInterval
 	}
-	return &Reachability{clock: opts.Clock, interval: opts.ProbeInterval, changed: make(chan struct{})}, nil
+	return &Reachability{interval: opts.ProbeInterval, changed: make(chan struct{})}, nil
 }
 
-// Err returns nil while the API server is reachable, and otherwise an error that says since
-// when it has not answered, and why. It does not block.
+// Err returns nil while the API server is reachable, and otherwise an error that says why
+// and, once a Run has seen it (at once, with a Run running), since when it has not
+// answered, on that Run's clock. It does not block.
 func (r *Reachability) Err() error {
 	if !r.down.Load() {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.down.Load() {
+	switch {
+	case !r.down.Load():
 		return nil
+	case r.since.IsZero():
+		return fmt.Errorf("clientgo: the API server does not answer: %w", r.last)
 	}
 	return fmt.Errorf("clientgo: the API server has not answered for %s (since %s): %w",
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
@@ -163,7 +166,10 @@ func (r *Reachability) failed(err error) {
 	if r.down.Load() {
 		return
 	}
-	r.since = r.clock.Now()
+	r.since = time.Time{}
+	if r.clock != nil {
+		r.since = r.clock.Now()
+	}
 	r.down.Store(true)
 	r.poke()
 }
@@ -189,9 +195,11 @@ func (r *Reachability) poke() {
 	r.changed = make(chan struct{})
 }
 
-// Run watches the server's reachability until ctx is done, then returns ctx's error. While
-// the server is unreachable it calls probe every ProbeInterval, each call bounded by that
-// interval or 5 s, whichever is longer; a probe that returns nil makes the server reachable
+// Run watches the server's reachability until ctx is done, then returns ctx's error. clk
+// is the clock of the controller that runs it (nil: the real clock): it times the probes,
+// and tells since when the server has not answered (the first Run's). While the server is
+// unreachable Run calls probe every ProbeInterval (after the last probe ended), each call
+// bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the server reachable
 // (a probe through the wrapped transport is also counted as any request is). probe nil
 // probes nothing: the server is then seen back only when another request, or another Run's
 // probe, gets an answer. Each time the server comes back, Run calls returned, in its own
@@ -203,14 +211,17 @@ func (r *Reachability) poke() {
 // Reachability serves (the node side's and the device side's, say), each with what it
 // retries. Each is told every comeback while it runs; one at a time probes, and when it
 // returns while the server is unreachable, another that has a probe takes over.
-func (r *Reachability) Run(ctx context.Context, probe func(context.Context) error, returned func()) error {
+func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	var seen uint64 // comebacks told to returned
 	probing := false
-	var tick clock.Ticker
+	var timer clock.Timer
 	var tc <-chan time.Time
 	defer func() {
-		if tick != nil {
-			tick.Stop()
+		if timer != nil {
+			timer.Stop()
 		}
 		if probing {
 			r.mu.Lock()
@@ -222,6 +233,12 @@ func (r *Reachability) Run(ctx context.Context, probe func(context.Context) erro
 	for {
 		r.mu.Lock()
 		down, returns, wake := r.down.Load(), r.returns, r.changed
+		if r.clock == nil {
+			r.clock = clk
+		}
+		if down && r.since.IsZero() {
+			r.since = r.clock.Now() // it failed before any Run ran
+		}
 		switch {
 		case down && probe != nil && !probing && !r.probing:
 			r.probing, probing = true, true
@@ -236,30 +253,31 @@ func (r *Reachability) Run(ctx context.Context, probe func(context.Context) erro
 			}
 		}
 		switch {
-		case probing && tick == nil:
-			tick = r.clock.NewTicker(r.interval)
-			tc = tick.C()
-		case !probing && tick != nil:
-			tick.Stop()
-			tick, tc = nil, nil
+		case probing && timer == nil:
+			timer = clk.NewTimer(r.interval)
+			tc = timer.C()
+		case !probing && timer != nil:
+			timer.Stop()
+			timer, tc = nil, nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-wake:
 		case <-tc:
-			if r.probe(ctx, probe) == nil {
+			if r.probe(ctx, clk, probe) == nil {
 				r.answered()
 			}
+			timer.Reset(r.interval) // it fired: the next probe an interval after this one
 		}
 	}
 }
 
 // probe calls probe with a context that the clock cancels after the interval or 5 s,
 // whichever is longer, and waits for the timer's goroutine before it returns.
-func (r *Reachability) probe(ctx context.Context, probe func(context.Context) error) error {
+func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(context.Context) error) error {
 	pctx, cancel := context.WithCancel(ctx)
-	timer := r.clock.NewTimer(max(r.interval, 5*time.Second))
+	timer := clk.NewTimer(max(r.interval, 5*time.Second))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

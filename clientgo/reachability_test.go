@@ -54,9 +54,9 @@ func (b *brokenBody) Read(p []byte) (int, error) {
 
 func (b *brokenBody) Close() error { return nil }
 
-func newReachability(t *testing.T, clk *testclock.FakeClock) *clientgo.Reachability {
+func newReachability(t *testing.T) *clientgo.Reachability {
 	t.Helper()
-	r, err := clientgo.NewReachability(clientgo.ReachabilityOptions{Clock: clk})
+	r, err := clientgo.NewReachability(clientgo.ReachabilityOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestReachabilityOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newReachability(t, testclock.NewFakeClock(time.Now()))
+			r := newReachability(t)
 			down := r.Wrap(roundTripFunc(refused))
 			if tt.from {
 				req, _ := http.NewRequest("GET", "https://api/api/v1/pods", nil)
@@ -113,25 +113,49 @@ func TestReachabilityOutcomes(t *testing.T) {
 	}
 }
 
-// TestReachabilityErrSays: the readiness error says since when, for how long and why.
+// TestReachabilityErrSays: the readiness error says why and, once a Run has seen the
+// outage (on its clock), since when and for how long; a failure seen while a Run runs is
+// dated at once.
 func TestReachabilityErrSays(t *testing.T) {
-	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC))
-	r := newReachability(t, clk)
-	req, _ := http.NewRequest("GET", "https://api/version", nil)
-	_, _ = r.Wrap(roundTripFunc(refused)).RoundTrip(req)
-	clk.Step(7 * time.Second)
-	err := r.Err()
-	if err == nil {
-		t.Fatal("got nil, want an error")
-	}
-	for _, want := range []string{"clientgo: ", "for 7s", "since 2030-01-01T10:00:00Z", "connection refused"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("got %q, want it to contain %q", err, want)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+		clk := testclock.NewFakeClock(start)
+		r := newReachability(t)
+		req, _ := http.NewRequest("GET", "https://api/version", nil)
+		fail := r.Wrap(roundTripFunc(refused))
+		_, _ = fail.RoundTrip(req)
+		says := func(want ...string) {
+			t.Helper()
+			err := r.Err()
+			if err == nil {
+				t.Fatal("got nil, want an error")
+			}
+			for _, w := range want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got %q, want it to contain %q", err, w)
+				}
+			}
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Errorf("got %v, want it to wrap ECONNREFUSED", err)
+			}
 		}
-	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Errorf("got %v, want it to wrap ECONNREFUSED", err)
-	}
+		says("clientgo: the API server does not answer", "connection refused") // no Run yet
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx, clk, nil, nil) }()
+		synctest.Wait()
+		clk.Step(7 * time.Second)
+		says("clientgo: ", "for 7s", "since 2030-01-01T10:00:00Z", "connection refused")
+
+		_, _ = r.Wrap(roundTripFunc(answer(200, http.NoBody))).RoundTrip(req)
+		clk.Step(time.Minute)
+		_, _ = fail.RoundTrip(req)
+		clk.Step(2 * time.Second)
+		says("for 2s", "since 2030-01-01T10:01:07Z")
+		cancel()
+		<-done
+	})
 }
 
 // TestReachabilityRun: Run probes nothing while the server answers; once it does not, it
@@ -140,7 +164,7 @@ func TestReachabilityErrSays(t *testing.T) {
 func TestReachabilityRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(time.Now())
-		r := newReachability(t, clk)
+		r := newReachability(t)
 		var probes, returns atomic.Int32
 		var back atomic.Bool
 		probe := func(context.Context) error {
@@ -152,7 +176,7 @@ func TestReachabilityRun(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
-		go func() { done <- r.Run(ctx, probe, func() { returns.Add(1) }) }()
+		go func() { done <- r.Run(ctx, clk, probe, func() { returns.Add(1) }) }()
 		step := func(d time.Duration) {
 			synctest.Wait()
 			clk.Step(d)
@@ -206,7 +230,7 @@ func TestReachabilityRun(t *testing.T) {
 func TestReachabilityRunsForTwo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(time.Now())
-		r := newReachability(t, clk)
+		r := newReachability(t)
 		var back atomic.Bool
 		var probes, returns [2]atomic.Int32
 		var cancels [2]context.CancelFunc
@@ -221,7 +245,7 @@ func TestReachabilityRunsForTwo(t *testing.T) {
 				}
 				return errors.New("refused")
 			}
-			go func() { done[i] <- r.Run(ctx, probe, func() { returns[i].Add(1) }) }()
+			go func() { done[i] <- r.Run(ctx, clk, probe, func() { returns[i].Add(1) }) }()
 		}
 		step := func(d time.Duration) {
 			synctest.Wait()
@@ -314,7 +338,7 @@ func TestReachabilityWatchClosedByClient(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	r := newReachability(t, testclock.NewFakeClock(time.Unix(0, 0)))
+	r := newReachability(t)
 	c := &http.Client{Transport: r.Wrap(http.DefaultTransport)}
 	resp, err := c.Get(srv.URL + "/api/v1/pods?watch=true")
 	if err != nil {

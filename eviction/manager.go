@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/eviction/engine"
 )
@@ -70,6 +71,10 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	}
 	return &Manager{e: e, census: census}, nil
 }
+
+// PendingOf returns the open eviction of the pod key when it waits, as Pending lists it;
+// see [engine.Engine.PendingOf]. O(1).
+func (m *Manager) PendingOf(key types.NamespacedName) (Pending, bool) { return m.e.PendingOf(key) }
 
 // Stats returns the Manager's counts of evictions by where they stand; see
 // [engine.Engine.Stats]. It reads counters, O(1): what metrics read.

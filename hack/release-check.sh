@@ -3,12 +3,12 @@
 # repository, before it is tagged. hack/test.sh runs it, so CI does.
 #
 #  1. The version is the one clientgo/go.mod requires of the core (the modules are released
-#     together: core vX, clientgo/vX, examples/controller/vX). Every go.mod in the
+#     together: core vX, clientgo/vX, examples/controller/vX, examples/kubectl-taintevict/vX). Every go.mod in the
 #     repository that requires one of the library's modules must require that version, and
 #     so must every `go get` line of ours in a README.md (CHANGELOG.md keeps old ones).
 #  2. hack/release (a module of its own) writes a Go module proxy folder from the working
-#     tree at that version: the core, clientgo and examples/controller, as a tag of it
-#     would publish them.
+#     tree at that version: the core, clientgo, examples/controller and
+#     examples/kubectl-taintevict, as a tag of it would publish them.
 #  3. In a fresh module in a temporary folder outside the repository, with GOWORK=off,
 #     GOFLAGS=-mod=mod, that folder first in GOPROXY, and GONOSUMDB for the library's
 #     modules only (the checksum database is still asked about every other module), it runs
@@ -20,7 +20,8 @@
 #  4. `go mod graph` of the adapters module, resolved as a consumer resolves it, must name
 #     neither controller-runtime nor envtest.
 #  5. `go install github.com/taintevict/taintevict/examples/controller@VERSION`, which
-#     refuses a module with replace directives, builds the command, and it runs (-h).
+#     refuses a module with replace directives, builds the command, and it runs (-h); the
+#     same for the kubectl plugin, examples/kubectl-taintevict (--help).
 #
 # It fails if a module requires a version that cannot be resolved, if the README's lines or
 # snippets do not build, or if the test fails. Third-party modules come from the module
@@ -71,7 +72,7 @@ cleanup() {
 trap cleanup EXIT
 
 # 2. The proxy folder.
-(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/examples/controller")
+(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/examples/controller" "$root/examples/kubectl-taintevict")
 
 # 3. A consumer.
 cache_proxy="file://$(go env GOMODCACHE)/cache/download"
@@ -137,4 +138,10 @@ if ! help=$("$GOBIN/controller" -h 2>&1) || ! grep -q -- '-kubeconfig' <<<"$help
   exit 1
 fi
 echo "release-check: go install $core/examples/controller@$version: ok"
+CGO_ENABLED=0 go install "$core/examples/kubectl-taintevict@$version"
+if ! help=$("$GOBIN/kubectl-taintevict" what-if --help 2>&1) || ! grep -q -- '--kubeconfig' <<<"$help"; then
+  echo "release-check: $core/examples/kubectl-taintevict@$version installed, but its what-if --help names no --kubeconfig: $help" >&2
+  exit 1
+fi
+echo "release-check: go install $core/examples/kubectl-taintevict@$version: ok"
 echo "release-check: ok"

@@ -55,6 +55,12 @@ func (q *Queue[K, V]) WaitIdle(ctx context.Context) error {
 	}
 }
 
+// Started returns a channel that is closed once Run has started: from then on, WaitIdle
+// returns only when the dispatcher's timer is set for the earliest deadline still ahead.
+// A caller that runs the queue in a goroutine of its own waits on it before it relies on
+// that, since Run may not have started yet when the goroutine has been launched.
+func (q *Queue[K, V]) Started() <-chan struct{} { return q.running }
+
 // idleSince reports whether the queue is idle at the clock's current time, with a timer set
 // by a plan made after plan number since; or ErrStopped. q.mu must be held.
 func (q *Queue[K, V]) idleSince(since uint64) (bool, error) {

@@ -429,3 +429,24 @@ func TestArmingRace(t *testing.T) {
 		}
 	})
 }
+
+// TestStarted: Started's channel is closed once Run has started, and then WaitIdle returns
+// with the timer set for work due later, which a step of the clock fires.
+func TestStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{})
+		h.schedule("later", 1, at(time.Hour))
+		select {
+		case <-h.q.Started():
+			t.Fatal("Started closed before Run")
+		default:
+		}
+		h.start()
+		<-h.q.Started()
+		if err := h.q.WaitIdle(t.Context()); err != nil {
+			t.Fatalf("WaitIdle: %v", err)
+		}
+		h.step(time.Hour)
+		h.wantCalls("an hour later", "later=1@+1h0m0s")
+	})
+}

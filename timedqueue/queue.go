@@ -86,6 +86,7 @@ type Queue[K comparable, V any] struct {
 	sleepers      atomic.Int32  // workers waiting in cond; read without the lock too
 	lastClaim     int64         // the clock when a worker last claimed work
 	started       bool
+	running       chan struct{} // closed when Run starts
 	closed        bool
 
 	// The dispatcher's plan: each time it looks at the heap it makes a plan (counted in
@@ -129,6 +130,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 		workers:  workerSet{limit: workers, alive: make([]bool, workers)},
 		armed:    maxNanos,
 		seqLimit: math.MaxUint32,
+		running:  make(chan struct{}),
 	}
 	q.index = newIndex(&q.slots, 0)
 	q.cond.L = &q.mu

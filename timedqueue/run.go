@@ -27,6 +27,7 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 		return ErrRunTwice
 	}
 	q.started = true
+	close(q.running)
 	q.workers.ctx = ctx
 	q.startWorkers()
 	q.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/taintevict/taintevict/bench/apparatus"
 	"github.com/taintevict/taintevict/clientgo/device"
+	"github.com/taintevict/taintevict/clientgo/metrics"
 )
 
 // DeviceConfig is one device outage: a DRA driver taints every device it publishes at once,
@@ -339,7 +341,8 @@ func newDeviceSide(ctx context.Context, impl string, client kubernetes.Interface
 			Idle: func() bool { return kubeQueues.idle(device.Component) },
 		}, nil
 	case "taintevict":
-		c, err := device.NewController(ctx, client, factory, device.Options{})
+		// Its metrics on a registry of its own, since kube's controller always keeps its own.
+		c, err := device.NewController(ctx, client, factory, device.Options{Metrics: metrics.NewMeter(prometheus.NewRegistry())})
 		if err != nil {
 			return nil, fmt.Errorf("outage: device.NewController: %w", err)
 		}

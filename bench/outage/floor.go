@@ -44,7 +44,6 @@ const FloorWorkers = 8
 type floor struct {
 	pods    clientgo.InformerCache
 	deleter *clientgo.PodDeleter
-	events  clientgo.EventObserver
 	writer  *clientgo.EventWriter
 
 	mu      sync.Mutex
@@ -73,10 +72,12 @@ func newFloor(ctx context.Context, client kubernetes.Interface, factory informer
 	}
 	cache := clientgo.NewInformerCache(inf)
 	w := clientgo.NewEventWriter(client, clientgo.EventWriterOptions{})
+	// The Event is recorded as the Controller records it: once the Deleter's status patch
+	// has found the pod.
+	events := clientgo.NewEventObserver(w, clientgo.EventObserverOptions{})
 	f := &floor{
 		pods:    cache,
-		deleter: clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache}),
-		events:  clientgo.EventObserver{Recorder: w},
+		deleter: clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache, Observer: events}),
 		writer:  w,
 		wake:    make(chan struct{}, 1),
 	}
@@ -183,15 +184,14 @@ func (f *floor) run(ctx context.Context) error {
 	return nil
 }
 
-// work records the Event and deletes, as the Manager's delete workers do on a first
-// attempt, until ctx is done.
+// work deletes (the Deleter has the Event recorded), as the Manager's delete workers do on
+// a first attempt, until ctx is done.
 func (f *floor) work(ctx context.Context) {
 	for {
 		w, ok := f.next(ctx)
 		if !ok {
 			return
 		}
-		f.events.Started(w.ref, eviction.Attempt{Call: 1, Due: w.due})
 		if err := f.deleter.Delete(ctx, w.ref); err != nil && !engine.IsGone(err) {
 			f.failed.Add(1)
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/metrics"
 )
 
 // newTaintevict makes taintevict's drop-in controller (clientgo.Controller: the eviction
@@ -17,7 +18,7 @@ import (
 // in two calls, recording kube's Events) with its metrics on a registry of its own, since
 // kube's controller always keeps its metrics too.
 func newTaintevict(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*Side, error) {
-	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{Metrics: prometheus.NewRegistry()})
+	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{Metrics: metrics.NewMeter(prometheus.NewRegistry())})
 	if err != nil {
 		return nil, fmt.Errorf("outage: clientgo.NewController: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
@@ -36,10 +35,14 @@ type Options struct {
 	PDBTimeout time.Duration
 	// Engine is the engine's options, with these rules: Tolerations.Rules is always
 	// tolerations.DeviceRules; DryRun must be false (Mode says it); Observer, if not nil,
-	// is told every decision after the Events; Clock is also the clock of the deleters, the
-	// rules' status and the census; Confirm.Census must be nil: with Confirm.Fraction set,
-	// the controller counts what each DeviceTaintRule, and each pool's taints, would evict
-	// (see the package documentation, "Holding a rule until it is confirmed").
+	// is told every decision after the Events and the metrics; Clock is the Controller's
+	// one clock (nil means the real one): the engine's, the deleters', the Events', the
+	// metrics', the rules' status's, the census's, the discovery's retries and
+	// Reachability's probes. On a fake clock, the taints' TimeAdded must be of the fake
+	// clock's time line: one of the real clock on a fake clock set after it counts as long
+	// past, and evicts at once. Confirm.Census must be nil: with Confirm.Fraction set, the
+	// controller counts what each DeviceTaintRule, and each pool's taints, would evict (see
+	// the package documentation, "Holding a rule until it is confirmed").
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
 	// a pod that a rule makes due, the rule's status is written, and the shortest time
@@ -53,9 +56,18 @@ type Options struct {
 	// controller's client. Give it a rate limiter of its own, so that the Events never take
 	// the tokens of an eviction's requests: see clientgo.EventWriter.
 	EventClient kubernetes.Interface
-	// LeaderElection, if not nil, makes Run lead (evict, record Events, write the rules'
-	// status) only while it holds that Lease.
-	LeaderElection *clientgo.LeaderElection
+	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
+	// only while this replica leads: package clientgo/lease's Elector, on a
+	// coordination.k8s.io Lease. Leave it nil for a Controller whose Lead runs alongside a
+	// clientgo.Controller: that one's Elector decides.
+	Elector clientgo.Elector
+	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
+	// returns for the controller "device", with kube's device taint eviction controller's
+	// metric names ([KubeMetrics]), is told every decision after the Events and, as a
+	// clientgo.DeleteObserver, how each pod went. Package clientgo/metrics' Meter keeps
+	// them on a Prometheus registry, which the node side's may share. nil keeps no
+	// metrics.
+	Metrics clientgo.Meter
 	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
 	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
 	// server's discovery when the controller starts to lead, before it evicts anything,
@@ -75,10 +87,10 @@ type Options struct {
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
 // an [engine.Engine] through a [Source]; pods are removed by clientgo's PodDeleter or
-// EvictionDeleter with kube's device condition; an [EventObserver] records kube's Events;
-// the DeviceTaintRules' status says what each rule evicts, as kube writes it; the engine's
-// budgets may hold evictions back, among them Confirm, which holds a rule that would evict
-// too many pods until an operator confirms it.
+// EvictionDeleter with kube's device condition; a clientgo.EventObserver records kube's
+// Events ([Events]); the DeviceTaintRules' status says what each rule evicts, as kube
+// writes it; the engine's budgets may hold evictions back, among them Confirm, which holds
+// a rule that would evict too many pods until an operator confirms it.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a clientgo.Controller
 // of the same factory in clientgo.Options.Alongside, to run it under that one's Lease. Its
@@ -93,9 +105,11 @@ type Controller struct {
 	status  *ruleStatus
 	census  *census               // Engine.Confirm's; nil without it
 	events  *clientgo.EventWriter // nil in ModeDryRun
+	notes   engine.Observer       // the EventObserver; nil in ModeDryRun
 	opts    Options
 	clock   clock.Clock
-	elect   *clientgo.Elector
+	elect   clientgo.Elector
+	metrics engine.Observer // nil without Options.Metrics
 
 	synced           chan struct{}
 	syncOnce         sync.Once
@@ -155,7 +169,17 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 			ec = client
 		}
 		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
-		obs = append(obs, EventObserver{Recorder: c.events})
+		c.notes = clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events})
+		obs = append(obs, c.notes)
+	}
+	if opts.Metrics != nil {
+		m, err := opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: clk,
+			Stats: func() engine.Stats { return c.eng.Stats() }, ActWorkers: func() int { return c.eng.ActWorkers() }})
+		if err != nil {
+			return nil, fmt.Errorf("device: %w", err)
+		}
+		c.metrics = m
+		obs = append(obs, m)
 	}
 	if opts.Engine.Observer != nil {
 		obs = append(obs, opts.Engine.Observer)
@@ -177,11 +201,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		}
 	}
 	c.src.touched = c.status.touched
-	if opts.LeaderElection != nil {
-		if c.elect, err = clientgo.NewElector(client, *opts.LeaderElection); err != nil {
-			return nil, err
-		}
-	}
+	c.elect = opts.Elector
 	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
@@ -191,7 +211,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 // actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
 func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 	var obs clientgo.DeleteObservers
-	for _, o := range append([]engine.Observer{c.opts.Engine.Observer}, c.opts.Observers...) {
+	for _, o := range append([]engine.Observer{c.notes, c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
 		if d, ok := o.(clientgo.DeleteObserver); ok {
 			obs = append(obs, d)
 		}
@@ -216,9 +236,6 @@ func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
 
 // Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.
 func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
-
-// Source returns the controller's Source.
-func (c *Controller) Source() *Source { return c.src }
 
 // Informers returns the controller's informers.
 func (c *Controller) Informers() Informers { return c.inf }
@@ -250,7 +267,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		wg.Go(func() { _ = c.events.Run(lctx) })
 	}
 	if r := c.opts.Reachability; r != nil {
-		wg.Go(func() { _ = r.Run(lctx, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
+		wg.Go(func() { _ = r.Run(lctx, c.clock, clientgo.ReadyzProbe(c.client), func() { c.eng.RetryUnreachable() }) })
 	}
 	var err error
 	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
@@ -334,7 +351,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	failed := make(chan error, 1)
 	if r := c.opts.Reachability; r != nil && c.elect != nil {
 		// A standby's readiness: the server seen back by a probe, not only by its watches.
-		wg.Go(func() { _ = r.Run(ctx, clientgo.ReadyzProbe(c.client), nil) })
+		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
 	if c.elect == nil {
 		wg.Go(func() {
@@ -397,8 +414,8 @@ func (c *Controller) Healthy() error {
 	return nil
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (of g, when not nil);
-// see clientgo.ProbeHandler.
-func (c *Controller) Handler(g prometheus.Gatherer) http.Handler {
-	return clientgo.ProbeHandler(c.Healthy, c.Ready, g)
+// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics,
+// when not nil: package clientgo/metrics' Handler); see clientgo.ProbeHandler.
+func (c *Controller) Handler(metrics http.Handler) http.Handler {
+	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

@@ -29,13 +29,26 @@
 // The pieces: [NewInformers] (pods, ResourceClaims, ResourceSlices, DeviceTaintRules, with
 // the indexes [ClaimIndex], [DeviceIndex] and [PoolIndex], so that the pods on a device are
 // two index lookups away); [Source], the engine's view of them, whose AddHandlers feeds the
-// engine; [EventObserver], kube's Events; and
+// engine; [Events], kube's Events; the census of what each rule would evict, for the
+// engine's Confirm (the guard against kubernetes#141422, an empty selector that evicted
+// every pod on a device); and
 // [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
 // [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
-// writes it (see The rules' status), leader election, and a clientgo.Reachability (readiness while the API server
-// does not answer, the failed deletes retried at once when it does), which may be the node
-// side's too.
+// writes it (see The rules' status), metrics, leader election, and a clientgo.Reachability
+// (readiness while the API server does not answer, the failed deletes retried at once when
+// it does), which may be the node side's too.
+//
+// # Metrics
+//
+// With Options.Metrics (package clientgo/metrics' Meter), the controller keeps kube's two
+// metrics under kube's names, help texts and buckets ([KubeMetrics]):
+// device_taint_eviction_controller_pod_deletions_total and
+// device_taint_eviction_controller_pod_deletion_duration_seconds, from each pod's deadline to
+// its DELETE's answer (a pod found gone is not counted, as in kube); and taintevict's own
+// (outcomes, delays, pending evictions, lateness, delete workers) with the label
+// controller="device". The node side's Metrics may share the registry: the command's
+// -controllers=node,device serves both on one /metrics.
 //
 // # PodGroups
 //

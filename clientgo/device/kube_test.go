@@ -12,6 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +26,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/metrics"
 )
 
 // The scenarios of kube's own device taint eviction controller tests
@@ -46,10 +49,12 @@ import (
 // Where kube's expectations come from its harness, not from its controller, the port says
 // so: TestController does not run the rule informer, so kube's controller does not see the
 // status it wrote, and writes the same condition again a period later (a lastTransitionTime
-// of +10 s); TestDeviceTaintRule, which runs the informers, shows it does not. Metrics (kube
-// checks them in every test) are not checked here yet, nor when the "Marking for deletion"
-// Event is written for a pod that is gone already (TestParallelPodDeletion): issue 28's
-// second phase adds both.
+// of +10 s); TestDeviceTaintRule, which runs the informers, shows it does not. Kube's two
+// metrics are checked where kube's tests check them (TestEviction, TestDeviceTaintRule,
+// TestCancelEviction, TestParallelPodDeletion, TestRetry: kube's testPodDeletionsMetrics,
+// each deleted pod's latency from its deadline to its DELETE's answer), and in every case
+// of TestController too, which kube does not check: one deletion counted for each pod
+// deleted, each at its deadline.
 //
 // The differences that remain are intended, listed in the package documentation, and
 // pinned by TestKubeDifferences.
@@ -356,6 +361,7 @@ func (tc kubeCase) play(t *testing.T, order []int) {
 	if got := k.deletedAt(); !maps.Equal(got, orEmpty(tc.deleted)) {
 		t.Errorf("got pods deleted at %v, want %v", got, orEmpty(tc.deleted))
 	}
+	k.checkMetrics(make([]time.Duration, len(tc.deleted))...) // each at its deadline
 	if got, want := k.events(), slices.Sorted(slices.Values(tc.events)); !slices.Equal(got, want) {
 		t.Errorf("got Events %q, want %q", got, want)
 	}
@@ -374,6 +380,7 @@ type kubeRig struct {
 	t      *testing.T
 	client *fake.Clientset
 	c      *Controller
+	reg    *prometheus.Registry // the controller's metrics
 	start  time.Time
 
 	mu       sync.Mutex
@@ -383,10 +390,12 @@ type kubeRig struct {
 
 // newKubeRig starts a Controller with opts on a fake clientset holding objs; wrap, if not
 // nil, wraps the client the controller gets (and may add reactors: they run after the one
-// that notes the requests). It returns once the controller has synced and is idle.
+// that notes the requests). The controller keeps its metrics on k.reg. It returns once the
+// controller has synced and is idle.
 func newKubeRig(t *testing.T, opts Options, wrap func(kubernetes.Interface) kubernetes.Interface, objs ...runtime.Object) *kubeRig {
 	t.Helper()
-	k := &kubeRig{t: t, client: fake.NewClientset(objs...), start: time.Now(), deletes: map[string]time.Duration{}}
+	k := &kubeRig{t: t, client: fake.NewClientset(objs...), reg: prometheus.NewPedanticRegistry(), start: time.Now(), deletes: map[string]time.Duration{}}
+	opts.Metrics = metrics.NewMeter(k.reg)
 	var client kubernetes.Interface = k.client
 	if wrap != nil {
 		client = wrap(client)
@@ -485,6 +494,69 @@ func (k *kubeRig) events() []string {
 	return podEvents(k.t, k.client, "", func(e v1.Event) string { return e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name })
 }
 
+// kubeBuckets are the buckets of kube's device_taint_eviction_controller_pod_deletion_duration_seconds.
+var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240}
+
+// checkMetrics is kube's testPodDeletionsMetrics: kube's two metrics of the device side,
+// under kube's names and help texts, count one deletion for each of latencies, the time
+// from a pod's deadline to its DELETE's answer, in kube's buckets.
+func (k *kubeRig) checkMetrics(latencies ...time.Duration) {
+	k.t.Helper()
+	var sum time.Duration
+	for _, l := range latencies {
+		sum += l
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# HELP device_taint_eviction_controller_pod_deletion_duration_seconds %s\n", KubeMetrics.DurationHelp)
+	b.WriteString("# TYPE device_taint_eviction_controller_pod_deletion_duration_seconds histogram\n")
+	for _, le := range kubeBuckets {
+		n := 0
+		for _, l := range latencies {
+			if l.Seconds() <= le {
+				n++
+			}
+		}
+		fmt.Fprintf(&b, "device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le=\"%g\"} %d\n", le, n)
+	}
+	fmt.Fprintf(&b, "device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le=\"+Inf\"} %d\n", len(latencies))
+	fmt.Fprintf(&b, "device_taint_eviction_controller_pod_deletion_duration_seconds_sum %g\n", sum.Seconds())
+	fmt.Fprintf(&b, "device_taint_eviction_controller_pod_deletion_duration_seconds_count %d\n", len(latencies))
+	fmt.Fprintf(&b, "# HELP device_taint_eviction_controller_pod_deletions_total %s\n", KubeMetrics.DeletionsHelp)
+	b.WriteString("# TYPE device_taint_eviction_controller_pod_deletions_total counter\n")
+	fmt.Fprintf(&b, "device_taint_eviction_controller_pod_deletions_total %d\n", len(latencies))
+	if err := testutil.GatherAndCompare(k.reg, strings.NewReader(b.String()),
+		"device_taint_eviction_controller_pod_deletion_duration_seconds", "device_taint_eviction_controller_pod_deletions_total"); err != nil {
+		k.t.Errorf("kube's metrics: %v", err)
+	}
+}
+
+// outcomes returns taintevict_evictions_total of the device side, as "outcome/reason n".
+func (k *kubeRig) outcomes() []string {
+	k.t.Helper()
+	fams, err := k.reg.Gather()
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	var out []string
+	for _, f := range fams {
+		if f.GetName() != "taintevict_evictions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["controller"] != "device" {
+				k.t.Errorf("taintevict_evictions_total with the controller label %q, want device", l["controller"])
+			}
+			out = append(out, fmt.Sprintf("%s/%s %g", l["outcome"], l["reason"], m.GetCounter().GetValue()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // checkRule checks a rule's condition.
 func (k *kubeRig) checkRule(want ruleAt) {
 	k.t.Helper()
@@ -560,6 +632,10 @@ func TestKubeEviction(t *testing.T) {
 				}
 				if got, want := k.events(), []string{myPod + ": " + marking}; !slices.Equal(got, want) {
 					t.Errorf("got Events %q, want %q", got, want)
+				}
+				k.checkMetrics(0)
+				if got, want := k.outcomes(), []string{"succeeded/delete 1"}; !slices.Equal(got, want) {
+					t.Errorf("got outcomes %q, want %q", got, want)
 				}
 			})
 		})
@@ -656,6 +732,7 @@ func TestKubeDeviceTaintRule(t *testing.T) {
 				if got, want := k.events(), []string{myPod + ": " + marking}; !slices.Equal(got, want) {
 					t.Errorf("got Events %q, want %q", got, want)
 				}
+				k.checkMetrics(tc.slow) // the slow DELETE's 3 s show in the histogram, as in kube's
 			})
 		})
 	}
@@ -695,15 +772,17 @@ func TestKubeCancelEviction(t *testing.T) {
 				if got := k.events(); !slices.Equal(got, want) {
 					t.Errorf("got Events %q, want %q", got, want)
 				}
+				k.checkMetrics()
 			})
 		})
 	}
 }
 
 // TestKubeParallelPodDeletion is kube's TestParallelPodDeletion: the pod is deleted right
-// before the controller's first request about it, which finds it gone; no DELETE follows.
-// (Kube's first request is a GET; this controller's, the status patch.) Which Events are
-// written then is issue 28's second phase: not checked here.
+// before the controller's first request about it, which finds it gone; no DELETE follows,
+// and no Event is written: "Marking for deletion" comes only once a request found the pod,
+// as kube writes it once its GET found it. (Kube's first request is a GET; this
+// controller's, the status patch.)
 func TestKubeParallelPodDeletion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var client *fake.Clientset
@@ -720,6 +799,13 @@ func TestKubeParallelPodDeletion(t *testing.T) {
 		k.sleepUntil(minute)
 		if got, want := k.podRequests(), []string{"patch/status " + myPod}; !slices.Equal(got, want) {
 			t.Errorf("got requests %q, want %q", got, want)
+		}
+		if got := k.events(); len(got) != 0 {
+			t.Errorf("got Events %q, want none", got)
+		}
+		k.checkMetrics() // not deleted by the controller: not counted, as in kube
+		if got, want := k.outcomes(), []string{"gone/delete 1"}; !slices.Equal(got, want) {
+			t.Errorf("got outcomes %q, want %q", got, want)
 		}
 	})
 }
@@ -750,6 +836,10 @@ func TestKubeRetry(t *testing.T) {
 		}
 		if got, want := k.events(), []string{myPod + ": " + marking}; !slices.Equal(got, want) {
 			t.Errorf("got Events %q, want %q", got, want)
+		}
+		k.checkMetrics(k.deletedAt()[myPod]) // kube's 5 ms is its retry; this one's is the backoff
+		if got, want := k.outcomes(), []string{"failed/InternalError 1", "succeeded/delete 1"}; !slices.Equal(got, want) {
+			t.Errorf("got outcomes %q, want %q", got, want)
 		}
 	})
 }

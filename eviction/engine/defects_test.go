@@ -185,3 +185,27 @@ func TestHoldersReadFromTheSource(t *testing.T) {
 		}
 	})
 }
+
+// TestPendingOf: PendingOf finds one target's waiting eviction as Pending lists it, and
+// nothing for a target with none, or whose call runs.
+func TestPendingOf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, engine.Options{})
+		f.holder("n", taint("down", t0))
+		f.target("later", engine.Binding{Holder: "n", Tolerations: []v1.Toleration{tolFor("down", 60)}})
+		f.target("forever", engine.Binding{Holder: "n", Tolerations: []v1.Toleration{tolForever("down")}})
+		synctest.Wait()
+		all := f.e.Pending()
+		if len(all) != 1 {
+			t.Fatalf("Pending: %v, want later's alone", all)
+		}
+		if got, ok := f.e.PendingOf(types.NamespacedName{Namespace: "ns", Name: "later"}); !ok || got != all[0] {
+			t.Errorf("PendingOf(later) = %v, %v; want %v, true", got, ok, all[0])
+		}
+		for _, name := range []string{"forever", "unknown"} {
+			if got, ok := f.e.PendingOf(types.NamespacedName{Namespace: "ns", Name: name}); ok {
+				t.Errorf("PendingOf(%s) = %v, true; want false", name, got)
+			}
+		}
+	})
+}

@@ -29,12 +29,18 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // the next deadline, so a fake clock stepped right after it fires exactly what is due by
 // then. It works on the real clock too, where "due now" moves on while it waits.
 //
-// WaitIdle needs Run: called before Run, it waits for Run to start and do the work (give
-// it a ctx that ends if Run may never come); after Run has returned, it returns nil when
-// nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns keeps
+// WaitIdle needs Run: called before Run (or before Run has started its schedule, as when
+// the caller has just launched it in a goroutine), it waits for Run to start and do the
+// work (give it a ctx that ends if Run may never come); after Run has returned, it returns
+// nil when nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns keeps
 // it waiting. It is safe for concurrent use, but must not be called from an Observer or an
 // Actuator of this Engine, whose work it would wait for.
 func (e *Engine[T]) WaitIdle(ctx context.Context) error {
+	select {
+	case <-e.queue.Started():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	for {
 		before, err := e.intake.WaitIdle(ctx)
 		if err != nil {

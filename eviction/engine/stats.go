@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Stats counts an Engine's evictions by where they stand, as [Engine.Stats] reports them:
@@ -96,6 +98,32 @@ type Pending struct {
 	Delayed Reason
 }
 
+// PendingOf returns the open eviction of the target key, as Pending lists it, when it waits;
+// false when the target has none that waits (none open, or its call runs now). It looks at
+// that target alone, under its lock: O(1), for a person or a tool asking about one target.
+func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
+	k := e.store.Lock(key)
+	defer k.Unlock()
+	ev, _ := k.Get()
+	if ev == nil {
+		return Pending{}, false
+	}
+	return e.pendingOf(key, ev, e.clock.Now().Location())
+}
+
+// pendingOf returns the eviction ev of key as Pending lists it, if it waits.
+func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.Location) (Pending, bool) {
+	if ev.state != scheduled && ev.state != held && ev.state != retrying {
+		return Pending{}, false
+	}
+	p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
+	if ev.state == held || ev.x != nil && ev.x.hold != nil {
+		due, reason := e.gate.Waiting(ev.x.hold)
+		p.At, p.Delayed = nanosTime(due, loc), Reason(reason)
+	}
+	return p, true
+}
+
 // Pending returns the open evictions that wait, earliest first (ties by key): what will be
 // acted on, and when, in the location of the clock's time. It looks at every eviction,
 // under its stripe's lock, O(n): it is meant for previews, debugging and simulations;
@@ -104,15 +132,9 @@ func (e *Engine[T]) Pending() []Pending {
 	loc := e.clock.Now().Location()
 	var out []Pending
 	for key, ev := range e.store.All() {
-		if ev.state != scheduled && ev.state != held && ev.state != retrying {
-			continue
+		if p, ok := e.pendingOf(key, ev, loc); ok {
+			out = append(out, p)
 		}
-		p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
-		if ev.state == held || ev.x != nil && ev.x.hold != nil {
-			due, reason := e.gate.Waiting(ev.x.hold)
-			p.At, p.Delayed = nanosTime(due, loc), Reason(reason)
-		}
-		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b Pending) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Target.Namespace, b.Target.Namespace), cmp.Compare(a.Target.Name, b.Target.Name))

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/lease"
+	"github.com/taintevict/taintevict/clientgo/metrics"
 )
 
 // preflightTimeout bounds the checks made before the controller starts.
@@ -71,23 +73,37 @@ func serveWith(ctx context.Context, client, events, reviews kubernetes.Interface
 			return err
 		}
 	}
+	var certs *certReloader
+	if cfg.admission.addr != "" {
+		var err error
+		if certs, err = newCertReloader(cfg.admission.certFile, cfg.admission.keyFile); err != nil {
+			return err
+		}
+	}
 	if err := preflight(ctx, client, host, cfg, stderr); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry() // ours alone: never the global one
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	c, err := newControllers(ctx, client, events, cfg, reg, &lineObserver{out: out})
+	c, err := newControllers(ctx, client, events, cfg, metrics.NewMeter(reg), &lineObserver{out: out})
 	if err != nil {
 		return err
 	}
 	if cfg.metricsAddr != "" {
-		h := c.Handler(reg)
+		h := withDebug(c.Handler(metrics.Handler(reg)), c.sides)
 		if tc != nil {
 			if h, err = guard(h, reviews); err != nil {
 				return err
 			}
 		}
-		stop, err := listen(ctx, cfg.metricsAddr, h, tc)
+		stop, err := listen(ctx, "metrics-addr", cfg.metricsAddr, h, tc)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if certs != nil {
+		stop, err := listenAdmission(ctx, cfg, c, certs)
 		if err != nil {
 			return err
 		}
@@ -159,13 +175,13 @@ func needs(cfg config) []permission {
 	}
 	if cfg.leaderElect {
 		// Created once by any name; then read and renewed under its own name only.
-		lease := permission{group: "coordination.k8s.io", resource: "leases", namespace: cfg.leNamespace}
+		lp := permission{group: "coordination.k8s.io", resource: "leases", namespace: cfg.leNamespace}
 		for _, v := range []string{"get", "create", "update"} {
-			lease.verb, lease.name = v, clientgo.DefaultLeaseName
+			lp.verb, lp.name = v, lease.DefaultName
 			if v == "create" {
-				lease.name = ""
+				lp.name = ""
 			}
-			p = append(p, lease)
+			p = append(p, lp)
 		}
 	}
 	return p

@@ -286,16 +286,28 @@ func withClaim(p *v1.Pod, claim string) *v1.Pod {
 
 // TestWatchClusterControllers runs the cluster mode with each -controllers: node evicts
 // the pod on the tainted node only, device the pod on the tainted device only, node,device
-// both, under one Lease.
+// both, under one Lease, and with both sides' metrics on the one port: kube's names of
+// each side, and taintevict's labelled by controller.
 func TestWatchClusterControllers(t *testing.T) {
+	const (
+		nodeKube   = "taint_eviction_controller_pod_deletions_total 1"
+		deviceKube = "device_taint_eviction_controller_pod_deletions_total 1"
+		nodeOurs   = `taintevict_evictions_total{controller="node",outcome="succeeded",reason="delete"} 1`
+		deviceOurs = `taintevict_evictions_total{controller="device",outcome="succeeded",reason="delete"} 1`
+	)
 	for _, tc := range []struct {
 		controllers string
 		evicted     []string
 		kept        []string
+		series      []string // on /metrics, as lines
+		notSeries   []string // not on /metrics
 	}{
-		{"node", []string{"evicted    shop/web-1 from node-1"}, []string{"ml/train"}},
-		{"device", []string{"evicted    ml/train from gpu.example.com/node-1/gpu-0"}, []string{"shop/web-1"}},
-		{"node,device", []string{"evicted    shop/web-1 from node-1", "evicted    ml/train from gpu.example.com/node-1/gpu-0"}, nil},
+		{"node", []string{"evicted    shop/web-1 from node-1"}, []string{"ml/train"},
+			[]string{nodeKube, nodeOurs}, []string{"device_taint_eviction_controller", `controller="device"`}},
+		{"device", []string{"evicted    ml/train from gpu.example.com/node-1/gpu-0"}, []string{"shop/web-1"},
+			[]string{deviceKube, deviceOurs}, []string{"\ntaint_eviction_controller", `controller="node"`}},
+		{"node,device", []string{"evicted    shop/web-1 from node-1", "evicted    ml/train from gpu.example.com/node-1/gpu-0"}, nil,
+			[]string{nodeKube, deviceKube, nodeOurs, deviceOurs}, nil},
 	} {
 		t.Run(tc.controllers, func(t *testing.T) {
 			client := taintedCluster()
@@ -304,10 +316,19 @@ func TestWatchClusterControllers(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			stopped := make(chan error, 1)
-			cfg := flagsOf(t, "-kubeconfig=x", "-controllers="+tc.controllers, "-leader-elect", "-leader-elect-namespace=ops")
+			addr := freeAddr(t)
+			cfg := flagsOf(t, "-kubeconfig=x", "-controllers="+tc.controllers, "-leader-elect", "-leader-elect-namespace=ops",
+				"-metrics-addr="+addr, "-metrics-secure=false")
 			go func() { stopped <- serve(ctx, client, nil, "https://test", cfg, out, io.Discard) }()
 			for _, s := range tc.evicted {
 				out.waitFor(t, s)
+			}
+			_, body := get(t, "http://"+addr+"/metrics", "")
+			for _, s := range tc.series {
+				assert.Contains(t, body, "\n"+s+"\n")
+			}
+			for _, s := range tc.notSeries {
+				assert.NotContains(t, body, s)
 			}
 			cancel()
 			require.NoError(t, <-stopped)

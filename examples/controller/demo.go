@@ -22,9 +22,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/taintevict/taintevict/eviction"
-
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/metrics"
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // The in-memory demonstration: a fake clientset stands for the API server, and the
@@ -126,18 +126,22 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	if _, err := events.AddEventHandler(wakeHandler(eventWake)); err != nil {
 		return err
 	}
-	var h *handed
 	copts := opts.Config.controllerOptions()
 	copts.Observers = []eviction.Observer{&lineObserver{out: out}}
-	copts.WrapUpdater = func(u clientgo.Updater) clientgo.Updater { h = newHanded(u); return h }
+	copts.WaitIdle = true // the script waits with c.WaitIdle
 	reg := prometheus.NewRegistry()
-	copts.Metrics = reg
+	copts.Metrics = metrics.NewMeter(reg)
+	elector, err := opts.Config.elector(client)
+	if err != nil {
+		return err
+	}
+	copts.Elector = elector
 	c, err := clientgo.NewController(ctx, client, factory, copts)
 	if err != nil {
 		return err
 	}
 	if opts.Config.metricsAddr != "" {
-		stop, err := listen(ctx, opts.Config.metricsAddr, c.Handler(reg), nil)
+		stop, err := listen(ctx, "metrics-addr", opts.Config.metricsAddr, c.Handler(metrics.Handler(reg)), nil)
 		if err != nil {
 			return err
 		}
@@ -147,7 +151,7 @@ func RunDemo(ctx context.Context, client *fake.Clientset, out io.Writer, opts De
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(ctx) }()
 	d := &demo{
-		c: c, client: client, out: out, handed: h, eventWake: eventWake, opts: opts,
+		c: c, client: client, out: out, eventWake: eventWake, opts: opts,
 		pods:   corelisters.NewPodLister(c.Informers().Pods.GetIndexer()),
 		events: corelisters.NewEventLister(events.GetIndexer()),
 	}
@@ -168,7 +172,6 @@ type demo struct {
 	pods   corelisters.PodLister
 	events corelisters.EventLister
 
-	handed    *handed       // what the Manager was handed
 	eventWake chan struct{} // a change of the Event informer's cache
 	marked    []string      // the Events the Manager's decisions will record, in any order
 }
@@ -223,8 +226,16 @@ func (d *demo) script(ctx context.Context) error {
 	return nil
 }
 
+// settle waits until the Manager has been handed what the clientset holds and has done
+// what is due (Controller.WaitIdle), or returns errInterrupted when ctx is done first.
 func (d *demo) settle(ctx context.Context) error {
-	return settle(ctx, d.client, d.handed, d.c.Manager())
+	if err := d.c.WaitIdle(ctx); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	return nil
 }
 
 // evicted waits until none of pods is pending: evicted, reported in a dry run, or dropped

@@ -35,8 +35,8 @@ func manifests(t *testing.T) map[string][]any {
 func TestDeployManifests(t *testing.T) {
 	objs := manifests(t)
 	for kind, n := range map[string]int{
-		"*v1.Namespace": 1, "*v1.ServiceAccount": 1, "*v1.ClusterRole": 3, "*v1.ClusterRoleBinding": 3,
-		"*v1.Role": 1, "*v1.RoleBinding": 1, "*v1.Deployment": 1, "*v1.Service": 1,
+		"*v1.Namespace": 1, "*v1.ServiceAccount": 1, "*v1.ClusterRole": 4, "*v1.ClusterRoleBinding": 3,
+		"*v1.Role": 2, "*v1.RoleBinding": 1, "*v1.Deployment": 1, "*v1.Service": 1,
 	} {
 		assert.Len(t, objs[kind], n, kind)
 	}

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"net/http"
+	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/taintevict/taintevict/clientgo"
@@ -16,44 +16,70 @@ import (
 // controllers is what -controllers runs, on one factory and under one Lease.
 type controllers interface {
 	Run(ctx context.Context) error
-	Handler(g prometheus.Gatherer) http.Handler
+	Handler(metrics http.Handler) http.Handler
+}
+
+// controllerSet is what -controllers runs, and what the debug and admission handlers read
+// of it.
+type controllerSet struct {
+	controllers                      // to run: the node Controller (the device side's Lead alongside), or the device Controller alone
+	node        *clientgo.Controller // nil without the node side
+	dev         *device.Controller   // nil without the device side
+	sides       []pendingSide        // for /debug/pending
 }
 
 // newControllers makes the controllers cfg names: the node Controller, with the device
 // side's Lead alongside it under its Lease when both run; or the device Controller alone,
 // under the same Lease. Both tell obs every decision, write their Events through events
-// (nil: through client) and report to cfg.reach; the node side's metrics go to reg.
-func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, reg prometheus.Registerer, obs *lineObserver) (controllers, error) {
+// (nil: through client), report to cfg.reach, and keep their metrics with meter (one
+// registry, one /metrics, for both). Each side's attempts are kept for /debug/pending.
+func newControllers(ctx context.Context, client, events kubernetes.Interface, cfg config, meter clientgo.Meter, obs *lineObserver) (*controllerSet, error) {
 	factory := clientgo.NewFactory(client)
-	var dev *device.Controller
+	elector, err := cfg.elector(client)
+	if err != nil {
+		return nil, err
+	}
+	set := &controllerSet{}
 	if cfg.device.runs(controllerDevice) {
+		tried := newAttempts(sideDevice, time.Now)
 		dopts := deviceOptions(cfg, obs)
 		dopts.EventClient = events
+		dopts.Observers = append(dopts.Observers, tried)
 		dopts.Reachability = cfg.reach // the node Controller's too: one serves both
-		if cfg.device.runs(controllerNode) {
-			dopts.LeaderElection = nil // the node Controller's Lease
+		dopts.Metrics = meter
+		if !cfg.device.runs(controllerNode) {
+			dopts.Elector = elector // else the node Controller's, which runs its Lead
 		}
-		var err error
-		if dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
+		if set.dev, err = device.NewController(ctx, client, factory, dopts); err != nil {
 			return nil, err
 		}
+		set.controllers = set.dev
+		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.budgets.budgetText})
 		if !cfg.device.runs(controllerNode) {
-			return dev, nil
+			return set, nil
 		}
 	}
+	tried := newAttempts(sideNode, time.Now)
 	opts := cfg.controllerOptions()
-	opts.Metrics = reg
+	opts.Metrics = meter
+	opts.Elector = elector
 	opts.EventClient = events
-	opts.Observers = []eviction.Observer{obs}
+	opts.Observers = []eviction.Observer{obs, tried}
 	opts.Reachability = cfg.reach
-	if dev != nil {
-		opts.Alongside = []func(context.Context) error{dev.Lead}
+	if set.dev != nil {
+		opts.Alongside = []func(context.Context) error{set.dev.Lead}
 	}
-	return clientgo.NewController(ctx, client, factory, opts)
+	c, err := clientgo.NewController(ctx, client, factory, opts)
+	if err != nil {
+		return nil, err
+	}
+	set.node, set.controllers = c, c
+	set.sides = append([]pendingSide{{name: sideNode, pendingOf: c.Manager().PendingOf, attempts: tried, budget: cfg.budgets.budgetText}}, set.sides...)
+	return set, nil
 }
 
 // deviceOptions are the device Controller's options of cfg: the node side's mode,
-// workers, backoff, deadline source, Lease and budgets (each controller counts its own).
+// workers, backoff, deadline source and budgets (each controller counts its own).
 func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	node := cfg.controllerOptions()
 	m := node.Manager
@@ -63,7 +89,7 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	// client's budget, up to -max-delete-workers.
 	cfg.budgets.apply(&eo)
 	return device.Options{
-		Mode: node.Mode, PDBTimeout: node.PDBTimeout, LeaderElection: node.LeaderElection, PodGroups: cfg.device.podGroups,
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, PodGroups: cfg.device.podGroups,
 		Engine: eo, Observers: []engine.Observer{deviceObserver{Observer: obs, DeleteObserver: obs}},
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/lease"
 	"github.com/taintevict/taintevict/eviction"
 )
 
@@ -40,6 +42,7 @@ type config struct {
 	leRetry          time.Duration
 	metricsAddr      string
 	serving          servingFlags
+	admission        admissionFlags
 	budgets          budgetFlags
 	manager          managerFlags
 	device           deviceFlags
@@ -106,11 +109,12 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.burst, "kube-api-burst", 100, "burst of queries to the API server")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", inCluster(), "run the Manager only while holding a Lease (default true in a pod)")
 	fs.StringVar(&cfg.leNamespace, "leader-elect-namespace", podNamespace(), "namespace of the Lease (default: the pod's)")
-	fs.DurationVar(&cfg.leLease, "leader-elect-lease-duration", clientgo.DefaultLeaseDuration, "how long a standby waits after the leader's last renewal before it takes the Lease")
-	fs.DurationVar(&cfg.leRenew, "leader-elect-renew-deadline", clientgo.DefaultRenewDeadline, "how long the leader tries to renew before it gives up and exits")
-	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", clientgo.DefaultRetryPeriod, "time between tries to take or renew the Lease")
+	fs.DurationVar(&cfg.leLease, "leader-elect-lease-duration", lease.DefaultLeaseDuration, "how long a standby waits after the leader's last renewal before it takes the Lease")
+	fs.DurationVar(&cfg.leRenew, "leader-elect-renew-deadline", lease.DefaultRenewDeadline, "how long the leader tries to renew before it gives up and exits")
+	fs.DurationVar(&cfg.leRetry, "leader-elect-retry-period", lease.DefaultRetryPeriod, "time between tries to take or renew the Lease")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none); over HTTPS with -kubeconfig, see -metrics-secure")
 	cfg.serving.define(fs)
+	cfg.admission.define(fs)
 	cfg.budgets.define(fs)
 	cfg.manager.define(fs)
 	cfg.device.define(fs)
@@ -189,6 +193,9 @@ func (cfg config) validate() error {
 	if err := cfg.serving.validate(cfg.kubeconfig, cfg.metricsAddr); err != nil {
 		return err
 	}
+	if err := cfg.admission.validate(cfg.kubeconfig); err != nil {
+		return err
+	}
 	if cfg.leaderElect {
 		return cfg.validateLeaderElection()
 	}
@@ -210,8 +217,8 @@ func (cfg config) validateLeaderElection() error {
 	return nil
 }
 
-// controllerOptions are the Controller's options of cfg; the caller adds the observers
-// and the registry.
+// controllerOptions are the Controller's options of cfg; the caller adds the observers,
+// the Meter and the Elector.
 func (cfg config) controllerOptions() clientgo.Options {
 	opts := clientgo.Options{
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
@@ -219,10 +226,22 @@ func (cfg config) controllerOptions() clientgo.Options {
 	}
 	cfg.budgets.apply(&opts.Manager)
 	cfg.manager.apply(&opts.Manager)
-	if cfg.leaderElect {
-		opts.LeaderElection = &clientgo.LeaderElection{
-			Namespace: cfg.leNamespace, LeaseDuration: cfg.leLease, RenewDeadline: cfg.leRenew, RetryPeriod: cfg.leRetry,
-		}
-	}
 	return opts
+}
+
+// leaseOptions are the Lease's options of cfg.
+func (cfg config) leaseOptions() lease.Options {
+	return lease.Options{Namespace: cfg.leNamespace, LeaseDuration: cfg.leLease, RenewDeadline: cfg.leRenew, RetryPeriod: cfg.leRetry}
+}
+
+// elector returns the Elector of cfg's Lease through client, or nil without -leader-elect.
+func (cfg config) elector(client kubernetes.Interface) (clientgo.Elector, error) {
+	if !cfg.leaderElect {
+		return nil, nil
+	}
+	e, err := lease.New(client, cfg.leaseOptions())
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }

@@ -44,6 +44,10 @@ func (o *lineObserver) Started(pod eviction.PodRef, a eviction.Attempt) {
 	o.printf("evicting   %s from %s (attempt %d)", pod, pod.Holder, a.Call)
 }
 
+// Found writes nothing: "evicting" said the call started, and "removed" or "failed" will
+// say how it ended.
+func (o *lineObserver) Found(eviction.PodRef) {}
+
 func (o *lineObserver) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
 	if gone {
 		o.printf("gone       %s (found gone by %s)", pod, how)

@@ -15,8 +15,8 @@
 // The pieces live in the importable package
 // github.com/taintevict/taintevict/clientgo; this command is flags
 // (flags.go), the cluster mode (cluster.go), a line per decision on stdout (log.go) and
-// the in-memory scenario (demo.go), which waits with eviction.Manager.WaitIdle once the
-// informers have handed the Manager its changes (progress.go).
+// the in-memory scenario (demo.go), which waits with clientgo.Controller.WaitIdle until the
+// informers have handed the Manager its changes and it has done what is due.
 //
 // Exit codes: 0 after a clean stop (SIGTERM in cluster mode), 1 for a failure (a
 // kubeconfig that cannot be loaded, an API server that cannot be reached, missing RBAC,

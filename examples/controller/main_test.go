@@ -272,11 +272,12 @@ func TestParseFlags(t *testing.T) {
 	cfg := flagsOf(t)
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
-		manager: managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2, deleteTimeout: 30 * time.Second},
-		budgets: budgetFlags{loopBase: 10 * time.Second, loopCap: 10 * time.Minute},
-		device:  deviceFlags{controllers: []string{controllerNode}},
-		clients: clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
-		serving: servingFlags{secure: true}}, cfg,
+		manager:   managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2, deleteTimeout: 30 * time.Second},
+		budgets:   budgetFlags{loopBase: 10 * time.Second, loopCap: 10 * time.Minute},
+		device:    deviceFlags{controllers: []string{controllerNode}},
+		clients:   clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
+		serving:   servingFlags{secure: true},
+		admission: admissionFlags{horizon: 24 * time.Hour}}, cfg,
 		"no flags: the in-memory demo, no leader election outside a pod")
 
 	cfg = flagsOf(t, "-kubeconfig", "/tmp/kc", "-dry-run", "-mode=dry-run", "-workers=2", "-metrics-addr=:9090")
@@ -285,9 +286,8 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 2, cfg.workers)
 	cfg = flagsOf(t, "-mode=evict", "-pdb-timeout=5m", "-leader-elect", "-leader-elect-namespace=ops")
 	assert.Equal(t, 5*time.Minute, cfg.pdbTimeout)
-	opts := cfg.controllerOptions()
-	require.NotNil(t, opts.LeaderElection)
-	assert.Equal(t, "ops", opts.LeaderElection.Namespace)
+	assert.True(t, cfg.leaderElect)
+	assert.Equal(t, "ops", cfg.leaseOptions().Namespace)
 
 	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
 	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
@@ -342,6 +342,12 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-renew-deadline=2s"}, "must be more than 1.2 × -leader-elect-retry-period"},
 		{[]string{"-leader-elect", "-leader-elect-namespace=x", "-leader-elect-lease-duration=10s"}, "-leader-elect-lease-duration (10s) must be more than -leader-elect-renew-deadline (10s)"},
 		{[]string{"-metrics-addr=8080"}, "-metrics-addr \"8080\": want host:port"},
+		{[]string{"-admission-deny-fraction=0.5"}, "need -admission-addr"},
+		{[]string{"-admission-addr=9443"}, `-admission-addr "9443": want host:port`},
+		{[]string{"-admission-addr=:9443"}, "-admission-addr needs -kubeconfig"},
+		{[]string{"-kubeconfig=x", "-admission-addr=:9443"}, "-admission-addr needs -admission-tls-cert-file and -admission-tls-private-key-file"},
+		{[]string{"-kubeconfig=x", "-admission-addr=:9443", "-admission-tls-cert-file=c", "-admission-tls-private-key-file=k", "-admission-deny-fraction=1.5"}, "-admission-deny-fraction must be in (0, 1]"},
+		{[]string{"-kubeconfig=x", "-admission-addr=:9443", "-admission-tls-cert-file=c", "-admission-tls-private-key-file=k", "-admission-horizon=0s"}, "-admission-horizon must be positive"},
 		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-tls-cert-file=c.pem"}, "-tls-cert-file and -tls-private-key-file go together"},
 		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-tls-private-key-file=k.pem"}, "-tls-cert-file and -tls-private-key-file go together"},
 		{[]string{"-kubeconfig=x", "-metrics-addr=:8443", "-metrics-secure=false", "-tls-cert-file=c.pem", "-tls-private-key-file=k.pem"}, "-tls-cert-file contradicts -metrics-secure=false"},

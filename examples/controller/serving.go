@@ -42,6 +42,12 @@ const (
 // --authorization-always-allow-paths: the kubelet's probes carry no token.
 var openPaths = []string{"/healthz", "/readyz"}
 
+// tokenHeader carries a caller's bearer token when the API server's service proxy stands
+// between: the proxy takes the Authorization header for itself and does not forward it
+// (kubectl-taintevict explain puts the same token in both). It is reviewed exactly as an
+// Authorization header is, and only when there is none.
+const tokenHeader = "X-Taintevict-Authorization"
+
 // servingFlags are the command line's choices of how -metrics-addr is served.
 type servingFlags struct {
 	secure   bool
@@ -142,7 +148,9 @@ func reviewBackoff() *wait.Backoff {
 // are; any other request needs a bearer token that a TokenReview accepts (else 401
 // Unauthorized) for a user whom a SubjectAccessReview allows the request's verb on its
 // path as a non-resource URL, e.g. get /metrics (else 403 Forbidden; 500 when the review
-// fails). The answers are cached (tokenCacheTTL, allowCacheTTL, denyCacheTTL). The
+// fails). A request without an Authorization header may carry the token in tokenHeader
+// instead, as one that came through the API server's service proxy does. The answers are
+// cached (tokenCacheTTL, allowCacheTTL, denyCacheTTL). The
 // handler is safe for concurrent use; a request waits for its reviews reviewTimeout at
 // most. It starts no goroutine that outlives a request but the token cache's shared
 // lookup, which ends with its TokenReview (reviewTimeout, then the retries of
@@ -186,6 +194,13 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Header.Get("Authorization") == "" {
+		if auth := r.Header.Get(tokenHeader); auth != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", auth)
+		}
+	}
+	r.Header.Del(tokenHeader)
 	ctx, cancel := context.WithTimeout(r.Context(), reviewTimeout)
 	defer cancel()
 	logger := klog.FromContext(ctx)
@@ -223,23 +238,23 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // listen serves h on addr, over TLS when tc is not nil, until the returned stop is called,
-// which waits for the server.
-func listen(ctx context.Context, addr string, h http.Handler, tc *tls.Config) (stop func(), err error) {
+// which waits for the server. flag names addr in errors and logs ("metrics-addr").
+func listen(ctx context.Context, flag, addr string, h http.Handler, tc *tls.Config) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: %w", err)
+		return nil, fmt.Errorf("-%s: %w", flag, err)
 	}
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
 	}
 	srv := &http.Server{
 		Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc,
-		ErrorLog: log.New(serverLog{klog.FromContext(ctx)}, "", 0),
+		ErrorLog: log.New(serverLog{klog.FromContext(ctx).WithValues("flag", flag)}, "", 0),
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Serving metrics")
+			klog.FromContext(ctx).Error(err, "Serving", "flag", flag)
 		}
 	})
 	return func() {
@@ -258,9 +273,9 @@ type serverLog struct{ logger logr.Logger }
 func (l serverLog) Write(p []byte) (int, error) {
 	msg := strings.TrimSpace(string(p))
 	if strings.Contains(msg, "TLS handshake error") {
-		l.logger.V(4).Info("Serving metrics", "error", msg)
+		l.logger.V(4).Info("Serving", "error", msg)
 	} else {
-		l.logger.Info("Serving metrics", "error", msg)
+		l.logger.Info("Serving", "error", msg)
 	}
 	return len(p), nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,7 @@ const (
 	nosyToken   = "nosy-token"   // system:serviceaccount:default:nosy, may not
 	brokenToken = "broken-token" // the TokenReview fails
 	oopsToken   = "oops-token"   // user oops, whose SubjectAccessReview fails
+	askToken    = "ask-token"    // system:serviceaccount:default:explainer, may get /debug/pending
 )
 
 // fakeReviews is an API server that answers TokenReviews and SubjectAccessReviews, and
@@ -53,6 +55,7 @@ func reviewsServer(t *testing.T) (*fakeReviews, kubernetes.Interface) {
 		promToken: "system:serviceaccount:monitoring:prometheus",
 		nosyToken: "system:serviceaccount:default:nosy",
 		oopsToken: "oops",
+		askToken:  "system:serviceaccount:default:explainer",
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /apis/authentication.k8s.io/v1/tokenreviews", func(w http.ResponseWriter, req *http.Request) {
@@ -86,8 +89,9 @@ func reviewsServer(t *testing.T) (*fakeReviews, kubernetes.Interface) {
 			return
 		}
 		na := sar.Spec.NonResourceAttributes
-		sar.Status.Allowed = sar.Spec.User == users[promToken] && sar.Spec.ResourceAttributes == nil &&
-			na != nil && na.Path == "/metrics" && na.Verb == "get"
+		path := map[string]string{users[promToken]: "/metrics", users[askToken]: "/debug/pending"}[sar.Spec.User]
+		sar.Status.Allowed = path != "" && sar.Spec.ResourceAttributes == nil &&
+			na != nil && na.Path == path && na.Verb == "get"
 		writeJSON(w, http.StatusCreated, &sar)
 	})
 	srv := httptest.NewServer(mux)
@@ -139,6 +143,23 @@ var scraper = &http.Client{Transport: &http.Transport{
 	TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 }}
 
+// waitReadyz waits until base's /readyz answers 200: the port is served before the caches
+// have synced.
+func waitReadyz(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, _ := get(t, base+"/readyz", "")
+		if resp.StatusCode == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/readyz: %s after 10 s", base, resp.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // get sends GET url with token as the bearer token ("" for none), and returns the response
 // with its body read.
 func get(t *testing.T, url, token string) (*http.Response, string) {
@@ -158,8 +179,8 @@ func get(t *testing.T, url, token string) (*http.Response, string) {
 
 // serveUntilDone runs the cluster mode over client, with the scrapers reviewed through
 // reviews, with args until the test ends, and returns once the controller serves on its
-// -metrics-addr.
-func serveUntilDone(t *testing.T, client *fake.Clientset, reviews kubernetes.Interface, args ...string) {
+// -metrics-addr, with what the controller writes.
+func serveUntilDone(t *testing.T, client *fake.Clientset, reviews kubernetes.Interface, args ...string) *waitWriter {
 	t.Helper()
 	out := newWaitWriter()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -172,6 +193,7 @@ func serveUntilDone(t *testing.T, client *fake.Clientset, reviews kubernetes.Int
 		assert.NoError(t, <-stopped)
 	})
 	out.waitFor(t, "cluster https://test: ") // written once the port is served
+	return out
 }
 
 // TestServeMetricsSecure: by default the port serves HTTPS with a self-signed certificate
@@ -183,6 +205,7 @@ func TestServeMetricsSecure(t *testing.T) {
 	addr := freeAddr(t)
 	serveUntilDone(t, taintedCluster(), reviewClient, "-kubeconfig=x", "-metrics-addr="+addr)
 	base := "https://" + addr
+	waitReadyz(t, base)
 
 	tests := []struct {
 		name, path, token string

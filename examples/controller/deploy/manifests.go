@@ -21,11 +21,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-//go:embed *.yaml device/*.yaml
+//go:embed *.yaml device/*.yaml webhook/*.yaml
 var files embed.FS
 
 // Files returns the manifests' file names, in the order to apply them: the Namespace
-// first. Those of the device side (-controllers with device) are under device/.
+// first. Those of the device side (-controllers with device) are under device/. Those of
+// the admission webhook, under webhook/, are apart: see [Webhook].
 func Files() []string {
 	names, _ := fs.Glob(files, "*.yaml") // the pattern is valid
 	more, _ := fs.Glob(files, "device/*.yaml")
@@ -44,7 +45,7 @@ func order(name string) int {
 		return 1
 	case "rbac.yaml", "device/rbac.yaml":
 		return 2
-	case "flowschema.yaml", "metrics.yaml":
+	case "flowschema.yaml", "metrics.yaml", "explain.yaml":
 		return 3
 	}
 	return 4
@@ -75,6 +76,46 @@ func Objects() ([]runtime.Object, error) {
 		objs = append(objs, got...)
 	}
 	return objs, nil
+}
+
+// The admission webhook's files, under webhook/.
+const (
+	// WebhookFile holds the webhook's Service and ValidatingWebhookConfiguration.
+	WebhookFile = "webhook/webhook.yaml"
+	// WebhookPatchFile is the strategic merge patch that turns the webhook on in the
+	// Deployment.
+	WebhookPatchFile = "webhook/deployment-patch.yaml"
+	// CertManagerFile holds cert-manager's Issuer and Certificate of the webhook's serving
+	// certificate. Its kinds are cert-manager's: [Read] it, it does not decode here.
+	CertManagerFile = "webhook/cert-manager.yaml"
+)
+
+// Webhook decodes the webhook's Service and ValidatingWebhookConfiguration (WebhookFile),
+// and the Deployment of the patch (WebhookPatchFile, a partial Deployment).
+func Webhook() (objs []runtime.Object, patch runtime.Object, err error) {
+	for _, name := range []string{WebhookFile, WebhookPatchFile} {
+		b, err := Read(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if name == WebhookPatchFile {
+			// A patch has no apiVersion and kind: it is decoded as the Deployment it patches.
+			b = append([]byte("apiVersion: apps/v1\nkind: Deployment\n"), b...)
+		}
+		got, err := decode(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("deploy: %s: %w", name, err)
+		}
+		if name == WebhookPatchFile {
+			if len(got) != 1 {
+				return nil, nil, fmt.Errorf("deploy: %s: want one patch, got %d documents", name, len(got))
+			}
+			patch = got[0]
+			continue
+		}
+		objs = append(objs, got...)
+	}
+	return objs, patch, nil
 }
 
 // decode decodes the YAML documents of b.

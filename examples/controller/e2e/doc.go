@@ -32,10 +32,22 @@
 //     TestLoadWhileFailing (a proxy refuses 30% of the pod writes); each is tallied from the
 //     audit log: evictions lost, wrong and doubled;
 //   - issue 20, the metrics port: TestMetricsSecure (HTTPS; 401 without a token, 403 without
-//     the right, kube's metric names with it);
+//     the right, kube's metric names with it); issue 28: TestDeviceMetricsSecure (kube's
+//     device metric names and ours with controller="device" through the same port, alone
+//     and with -controllers=node,device);
 //   - issue 20, bad input from the cluster: the TestBadInput tests (objects written into etcd
 //     as a server of another version would have left them, skewed TimeAdded, 1,000
-//     tolerations, 100 taints, a DeviceTaintRule with an empty selector).
+//     tolerations, 100 taints, a DeviceTaintRule with an empty selector);
+//   - issue 29, know before you taint: TestWhatIfPredicts (kubectl-taintevict what-if on
+//     the 100 × 20 cluster predicts, pod by pod and to the second, the deadlines the
+//     controller then holds, as its /debug/pending says, and the pods it deletes and
+//     leaves), TestExplainAgrees (explain of each kind of pod agrees with what happens; the
+//     controller's side asked at its port and through the API server's service proxy),
+//     TestWebhookWarns (the admission webhook's warning reaches a client-go WarningHandler,
+//     for a node taint and a DeviceTaintRule), TestWebhookDenies (the deny guard and its
+//     override annotation) and TestWebhookDownNeverBlocks (failurePolicy Ignore, measured
+//     with nothing listening and with a webhook that never answers), with deploy/webhook's
+//     configuration and deploy/explain.yaml's rules.
 //
 // Issue 30, budgets against mass eviction, each tallied from the audit log:
 // TestZoneOutageCaps (a zone outage under -namespace-limit and -in-flight, with pods that

@@ -13,11 +13,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/taintevict/taintevict/examples/controller/deploy"
 )
 
 // deployDir holds the controller's manifests.
@@ -140,7 +143,25 @@ func TestManifestsPassServerValidation(t *testing.T) {
 			t.Errorf("dry-run create of %s: %v", describe(obj), err)
 		}
 	}
-	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "FlowSchema", "Service", "Deployment"} {
+	// deploy/webhook's Service and ValidatingWebhookConfiguration (its cert-manager objects
+	// are of kinds this server does not serve).
+	webhook, _, err := deploy.Webhook()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range webhook {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{Object: u}
+		obj.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+		kinds[obj.GetKind()]++
+		if err := a.create(t.Context(), obj, true); err != nil {
+			t.Errorf("dry-run create of %s: %v", describe(obj), err)
+		}
+	}
+	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "FlowSchema", "Service", "Deployment", "ValidatingWebhookConfiguration"} {
 		if kinds[kind] == 0 {
 			t.Errorf("deploy/ has no %s", kind)
 		}

@@ -69,7 +69,14 @@ func readerRules(t *testing.T) ([]rbacv1.PolicyRule, error) {
 }
 
 func setUpScraper(rules []rbacv1.PolicyRule) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter) // shared by the tests after this one
+	return setUpAccount(scraperNamespace, scraperAccount, scraperRole, rules)
+}
+
+// setUpAccount makes the namespace ns, its service account, a ClusterRole role of rules
+// bound to it (each left as it is if it exists), and returns a token of the account. The
+// objects are shared by the tests after the first that calls it.
+func setUpAccount(ns, account, role string, rules []rbacv1.PolicyRule) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
 	exists := func(err error) error {
 		if apierrors.IsAlreadyExists(err) {
@@ -77,27 +84,27 @@ func setUpScraper(rules []rbacv1.PolicyRule) (string, error) {
 		}
 		return err
 	}
-	_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scraperNamespace}}, metav1.CreateOptions{})
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	_, err = admin.CoreV1().ServiceAccounts(scraperNamespace).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperAccount}}, metav1.CreateOptions{})
+	_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scraperRole}, Rules: rules}, metav1.CreateOptions{})
+	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
 	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: scraperRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scraperRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperAccount, Namespace: scraperNamespace}},
+		ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}},
 	}, metav1.CreateOptions{})
 	if err = exists(err); err != nil {
 		return "", err
 	}
-	return accountToken(ctx, scraperNamespace, scraperAccount)
+	return accountToken(ctx, ns, account)
 }
 
 // accountToken returns a token of the service account ns/name, from the TokenRequest API.
@@ -198,4 +205,46 @@ func TestMetricsSecure(t *testing.T) {
 	plain := &process{name: c.name, addr: c.addr, scheme: "http"}
 	code, body := plain.scrape(t, "/metrics", "")
 	assert.Equal(t, http.StatusBadRequest, code, "plain HTTP: got %d %q", code, body)
+}
+
+// The device side's metrics, through the same secure port: with -controllers=device, kube's
+// device_taint_eviction_controller_* metrics count the eviction, taintevict's count it with
+// controller="device", behind the same TokenReview and SubjectAccessReview (401 without a
+// token), and the node side's are not there; with -controllers=node,device, both sides'
+// are on the one port.
+func TestDeviceMetricsSecure(t *testing.T) {
+	for name, controllers := range map[string]string{"device": "device", "both": "node,device"} {
+		t.Run(name, func(t *testing.T) {
+			s := newDeviceScene(t, "gpu-0")
+			s.podOnDevices("web", alloc{device: "gpu-0"})
+			c := startController(t, "controller", "-controllers="+controllers)
+			require.Equal(t, "https", c.scheme)
+			code, body := c.scrape(t, "/metrics", "")
+			assert.Equal(t, http.StatusUnauthorized, code, "/metrics without a token: %q", body)
+
+			s.taintDevice("gpu-0", "ecc")
+			s.waitDeleted("web")
+			const deletions = "device_taint_eviction_controller_pod_deletions_total"
+			err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, failAfter, true, func(context.Context) (bool, error) {
+				return c.metric(t, deletions) == 1, nil
+			})
+			require.NoError(t, err, "%s: got %v, want 1", deletions, c.metric(t, deletions))
+			assert.Equal(t, 1.0, c.metric(t, "device_taint_eviction_controller_pod_deletion_duration_seconds_count"))
+			assert.Equal(t, 1.0, c.metric(t, outcomesOf("device", "succeeded", "delete")))
+			assert.Equal(t, 1.0, c.metric(t, `taintevict_eviction_lateness_seconds_count{controller="device"}`))
+
+			code, body = c.scrape(t, "/metrics", scraperToken(t))
+			require.Equal(t, http.StatusOK, code)
+			assert.Contains(t, body, "# HELP "+deletions+" Total number of Pods deleted by DeviceTaintEvictionController since its start.")
+			assert.Contains(t, body, `device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="240"} 1`)
+			node := "# TYPE taint_eviction_controller_pod_deletions_total counter"
+			if controllers == "device" {
+				assert.NotContains(t, body, node, "the node side's metrics, with -controllers=device")
+				assert.NotContains(t, body, `controller="node"`)
+			} else {
+				assert.Contains(t, body, node)
+				assert.Contains(t, body, `taintevict_pending_evictions{controller="node"} 0`)
+			}
+		})
+	}
 }

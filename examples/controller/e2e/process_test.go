@@ -134,8 +134,14 @@ func startProcess(t *testing.T, name string, args ...string) *process {
 func startBinary(t *testing.T, bin, name string, args ...string) *process {
 	t.Helper()
 	addr := freeAddr(t)
+	return startListening(t, bin, name, addr, addr, args...)
+}
+
+// startListening is startBinary with -metrics-addr=listen, which the tests reach at addr.
+func startListening(t *testing.T, bin, name, listen, addr string, args ...string) *process {
+	t.Helper()
 	p := &process{name: name, addr: addr, scheme: metricsScheme(args), out: newOutput(), done: make(chan struct{})}
-	args = append([]string{"-metrics-addr=" + addr}, args...)
+	args = append([]string{"-metrics-addr=" + listen}, args...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
@@ -227,7 +233,8 @@ func (p *process) scrape(t *testing.T, path, token string) (int, string) {
 
 // metric returns the value of the series of the process's /metrics that is written as
 // series (a name and its labels in Prometheus's text format, e.g.
-// `taintevict_evictions_total{outcome="succeeded",reason="evict"}`), or 0 if there is none.
+// `taintevict_evictions_total{controller="node",outcome="succeeded",reason="evict"}`), or 0
+// if there is none.
 // Over HTTPS it scrapes as the suite's scraper (scraperToken), whom RBAC allows /metrics.
 func (p *process) metric(t *testing.T, series string) float64 {
 	t.Helper()
@@ -251,9 +258,13 @@ func (p *process) metric(t *testing.T, series string) float64 {
 	return 0
 }
 
-// outcomes is the series of taintevict_evictions_total with the given labels.
-func outcomes(outcome, reason string) string {
-	return fmt.Sprintf("taintevict_evictions_total{outcome=%q,reason=%q}", outcome, reason)
+// outcomes is the node side's series of taintevict_evictions_total with the given labels.
+func outcomes(outcome, reason string) string { return outcomesOf("node", outcome, reason) }
+
+// outcomesOf is the series of taintevict_evictions_total of the controller ("node",
+// "device") with the given labels.
+func outcomesOf(controller, outcome, reason string) string {
+	return fmt.Sprintf("taintevict_evictions_total{controller=%q,outcome=%q,reason=%q}", controller, outcome, reason)
 }
 
 // freeAddr returns a loopback address with a port that was free a moment ago.

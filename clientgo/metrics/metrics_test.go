@@ -1,4 +1,4 @@
-package clientgo
+package metrics
 
 import (
 	"context"
@@ -17,11 +17,27 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/clientgo/internal/fixtures"
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/evictiontest"
 )
+
+var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+var (
+	podOn       = fixtures.PodOn
+	taintedNode = fixtures.TaintedNode
+	tolerating  = fixtures.Tolerating
+)
+
+// node is what a clientgo.Controller tells its Meter, without the counts.
+func nodeSide(clk clock.PassiveClock) clientgo.Instrumented {
+	return clientgo.Instrumented{Controller: "node", Kube: clientgo.NodeKubeMetrics, Clock: clk}
+}
 
 // TestMetrics feeds a Metrics the decisions of several evictions on a fake clock and
 // checks every series it keeps.
@@ -29,7 +45,9 @@ func TestMetrics(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(testNow)
 	reg := prometheus.NewPedanticRegistry()
 	stats := eviction.Stats{Scheduled: 1, Retrying: 1, Delayed: map[eviction.Reason]int{eviction.ReasonPaused: 2, eviction.ReasonRateLimited: 1}}
-	m, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: func() eviction.Stats { return stats }})
+	in := nodeSide(clk)
+	in.Stats = func() eviction.Stats { return stats }
+	m, err := New(reg, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +66,7 @@ func TestMetrics(t *testing.T) {
 	m.Failed(ref("a"), eviction.Attempt{Call: 1}, fmt.Errorf("eviction: delete: %w", context.DeadlineExceeded))
 	clk.SetTime(testNow.Add(10 * time.Second))
 	m.Started(ref("a"), eviction.Attempt{Call: 2, Due: testNow}) // not a second lateness observation
-	m.Removed(ref("a"), MethodEvict, false)
+	m.Removed(ref("a"), clientgo.MethodEvict, false)
 	m.Succeeded(ref("a"), eviction.Attempt{Call: 2, Due: testNow}, false)
 	// b: found gone; c: a Deleter that tells nothing, due 5 s before a; d: dry run;
 	// e: skipped; f: cancelled.
@@ -56,7 +74,7 @@ func TestMetrics(t *testing.T) {
 		m.Scheduled(ref(p), testNow)
 	}
 	m.Started(ref("b"), eviction.Attempt{Call: 1, Due: testNow})
-	m.Removed(ref("b"), MethodDelete, true)
+	m.Removed(ref("b"), clientgo.MethodDelete, true)
 	m.Succeeded(ref("b"), eviction.Attempt{Call: 1, Due: testNow}, false)
 	m.Started(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)})
 	m.Succeeded(ref("c"), eviction.Attempt{Call: 1, Due: testNow.Add(-5 * time.Second)}, false)
@@ -65,7 +83,7 @@ func TestMetrics(t *testing.T) {
 	m.Cancelled(ref("f"), eviction.ReasonPodDeleted)
 	m.Failed(ref("g"), eviction.Attempt{Call: 1}, apierrors.NewTooManyRequests("pdb", 1))
 	m.Failed(ref("g"), eviction.Attempt{Call: 2}, &eviction.PanicError{Value: "boom"})
-	m.Removed(ref("g"), MethodDelete, false) // then fails: not kept
+	m.Removed(ref("g"), clientgo.MethodDelete, false) // then fails: not kept
 	m.Failed(ref("g"), eviction.Attempt{Call: 3}, errors.New("what"))
 
 	if len(m.removed) != 0 {
@@ -74,27 +92,27 @@ func TestMetrics(t *testing.T) {
 	want := `
 # HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
 # TYPE taintevict_evictions_total counter
-taintevict_evictions_total{outcome="cancelled",reason="TargetDeleted"} 1
-taintevict_evictions_total{outcome="failed",reason="Other"} 1
-taintevict_evictions_total{outcome="failed",reason="Panic"} 1
-taintevict_evictions_total{outcome="failed",reason="Timeout"} 1
-taintevict_evictions_total{outcome="failed",reason="TooManyRequests"} 1
-taintevict_evictions_total{outcome="gone",reason="delete"} 1
-taintevict_evictions_total{outcome="skipped",reason="PodTerminating"} 1
-taintevict_evictions_total{outcome="succeeded",reason="dry-run"} 1
-taintevict_evictions_total{outcome="succeeded",reason="evict"} 1
-taintevict_evictions_total{outcome="succeeded",reason="unknown"} 1
-# HELP taintevict_evictions_delayed_total Evictions that were due and waited, by reason: RateLimited (a rate limit) or Paused (the brake); counted when the reason changes.
+taintevict_evictions_total{controller="node",outcome="cancelled",reason="TargetDeleted"} 1
+taintevict_evictions_total{controller="node",outcome="failed",reason="Other"} 1
+taintevict_evictions_total{controller="node",outcome="failed",reason="Panic"} 1
+taintevict_evictions_total{controller="node",outcome="failed",reason="Timeout"} 1
+taintevict_evictions_total{controller="node",outcome="failed",reason="TooManyRequests"} 1
+taintevict_evictions_total{controller="node",outcome="gone",reason="delete"} 1
+taintevict_evictions_total{controller="node",outcome="skipped",reason="PodTerminating"} 1
+taintevict_evictions_total{controller="node",outcome="succeeded",reason="dry-run"} 1
+taintevict_evictions_total{controller="node",outcome="succeeded",reason="evict"} 1
+taintevict_evictions_total{controller="node",outcome="succeeded",reason="unknown"} 1
+# HELP taintevict_evictions_delayed_total Evictions that were due and waited, by reason: RateLimited (a rate limit) or Paused (the brake, or a budget); counted when the reason changes.
 # TYPE taintevict_evictions_delayed_total counter
-taintevict_evictions_delayed_total{reason="Paused"} 1
-taintevict_evictions_delayed_total{reason="RateLimited"} 2
-# HELP taintevict_pending_evictions Evictions scheduled and not running: due later, due and waiting for a worker, a retry, a rate limit or the brake.
+taintevict_evictions_delayed_total{controller="node",reason="Paused"} 1
+taintevict_evictions_delayed_total{controller="node",reason="RateLimited"} 2
+# HELP taintevict_pending_evictions Evictions scheduled and not running: due later, due and waiting for a worker, a retry, a rate limit or a budget.
 # TYPE taintevict_pending_evictions gauge
-taintevict_pending_evictions 5
-# HELP taintevict_delayed_evictions Pending evictions that are due and wait for a rate limit (RateLimited) or the brake (Paused), by reason.
+taintevict_pending_evictions{controller="node"} 5
+# HELP taintevict_delayed_evictions Pending evictions that are due and wait for a rate limit (RateLimited) or the brake or a budget (Paused), by reason.
 # TYPE taintevict_delayed_evictions gauge
-taintevict_delayed_evictions{reason="Paused"} 2
-taintevict_delayed_evictions{reason="RateLimited"} 1
+taintevict_delayed_evictions{controller="node",reason="Paused"} 2
+taintevict_delayed_evictions{controller="node",reason="RateLimited"} 1
 # HELP taint_eviction_controller_pod_deletions_total Total number of Pods deleted by TaintEvictionController since its start.
 # TYPE taint_eviction_controller_pod_deletions_total counter
 taint_eviction_controller_pod_deletions_total 2
@@ -147,7 +165,7 @@ func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
 func TestMetricsCancelledWhileDeleting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
-		m, err := NewMetrics(reg, MetricsOptions{})
+		m, err := New(reg, nodeSide(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +232,7 @@ func TestMetricsCancelledWhileDeleting(t *testing.T) {
 func TestMetricsFromManager(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(testNow)
-		m, err := NewMetrics(prometheus.NewPedanticRegistry(), MetricsOptions{Clock: clk})
+		m, err := New(prometheus.NewPedanticRegistry(), nodeSide(clk))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +316,9 @@ func TestMetricsScrapeCostsTheSameAtAnySize(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg := prometheus.NewPedanticRegistry()
-			if _, err := NewMetrics(reg, MetricsOptions{Clock: clk, Stats: mgr.Stats}); err != nil {
+			in := nodeSide(clk)
+			in.Stats = mgr.Stats
+			if _, err := New(reg, in); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(t.Context())
@@ -338,5 +358,65 @@ func TestMetricsScrapeCostsTheSameAtAnySize(t *testing.T) {
 	}
 	if large > 2*small+16<<10 {
 		t.Errorf("a scrape allocates %d bytes with 5,000 pending evictions and %d with 10: want the same cost", large, small)
+	}
+}
+
+// TestMetricsShareARegistry: the node side, the device side and a third instantiation
+// (kube has no metrics for it) keep their Metrics on one registry. Each of kube's
+// controllers has its two metrics under its own names; taintevict's carry the controller
+// label; the third has only taintevict's. A second Metrics of the same controller is
+// refused.
+func TestMetricsShareARegistry(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	device := clientgo.KubeMetrics{Subsystem: "device_taint_eviction_controller", DeletionsHelp: "d", DurationHelp: "dd"}
+	sides := map[string]*Metrics{}
+	for _, in := range []clientgo.Instrumented{
+		nodeSide(nil),
+		{Controller: "device", Kube: device},
+		{Controller: "clusters"},
+	} {
+		m, err := New(reg, in)
+		if err != nil {
+			t.Fatalf("%s: %v", in.Controller, err)
+		}
+		sides[in.Controller] = m
+	}
+	if _, err := New(reg, clientgo.Instrumented{Controller: "clusters"}); err == nil {
+		t.Error("a second Metrics of the controller clusters on one registry: got no error, want one")
+	}
+	for name, m := range sides {
+		pod := eviction.PodRef{Namespace: "ns", Name: name, UID: types.UID(name), Holder: "h"}
+		m.Removed(pod, clientgo.MethodDelete, false)
+		m.Succeeded(pod, eviction.Attempt{Call: 1, Due: testNow}, false)
+	}
+	want := `
+# HELP taint_eviction_controller_pod_deletions_total Total number of Pods deleted by TaintEvictionController since its start.
+# TYPE taint_eviction_controller_pod_deletions_total counter
+taint_eviction_controller_pod_deletions_total 1
+# HELP device_taint_eviction_controller_pod_deletions_total d
+# TYPE device_taint_eviction_controller_pod_deletions_total counter
+device_taint_eviction_controller_pod_deletions_total 1
+# HELP taintevict_evictions_total Evictions by outcome: succeeded, gone, failed (one per failed attempt), skipped and cancelled, with the method or reason.
+# TYPE taintevict_evictions_total counter
+taintevict_evictions_total{controller="clusters",outcome="succeeded",reason="delete"} 1
+taintevict_evictions_total{controller="device",outcome="succeeded",reason="delete"} 1
+taintevict_evictions_total{controller="node",outcome="succeeded",reason="delete"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"taint_eviction_controller_pod_deletions_total", "device_taint_eviction_controller_pod_deletions_total", "taintevict_evictions_total"); err != nil {
+		t.Error(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kube []string
+	for _, f := range fams {
+		if strings.HasSuffix(f.GetName(), "_pod_deletion_duration_seconds") || strings.HasSuffix(f.GetName(), "_pod_deletions_total") {
+			kube = append(kube, f.GetName())
+		}
+	}
+	if got, want := len(kube), 4; got != want {
+		t.Errorf("kube's metrics on the registry: got %q, want the node and the device side's two each", kube)
 	}
 }

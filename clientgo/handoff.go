@@ -1,0 +1,251 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/taintevict/taintevict/eviction"
+)
+
+// Handoff is the [Updater] between the informers' event handlers and an
+// [eviction.Manager] that remembers the last version of each node and pod it handed on,
+// so that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
+// holds: the supported way for a test (or a demonstration) on a fake clientset, and on a
+// fake clock, to wait without guessing. eviction.Manager.WaitIdle alone cannot know whether
+// the informers have delivered an update yet; this can.
+//
+// Give it to [Informers.AddHandlers] in place of the Manager; a [Controller] with
+// [Options.WaitIdle] makes one ([Controller.WaitIdle]). It keeps a pointer to each node's
+// and pod's object in the informers' cache (about 50 bytes an object): meant for tests and
+// demonstrations, not for a controller of a large cluster.
+//
+// On a fake clientset (k8s.io/client-go/kubernetes/fake), a deletion made between an
+// informer's list and its watch is lost (the fake replays to a new watch what was created
+// or changed since the list, not what was deleted; a real API server replays all of it),
+// so that the informer holds a deleted pod forever. When the client is a fake clientset,
+// NewHandoff therefore opens the node and pod watches itself, as the fake's own reactor
+// does, and WaitIdle first waits until both are open: create the Handoff (the Controller)
+// before the informers start, and prepend any watch reactor of your own for nodes or pods
+// after it, or it is not called.
+//
+// Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
+// [NewHandoff].
+type Handoff struct {
+	client kubernetes.Interface
+	m      *eviction.Manager
+	wake   chan struct{} // a token after each update handed on, and each watch opened
+
+	mu    sync.Mutex
+	nodes map[string]*v1.Node
+	pods  map[types.NamespacedName]*v1.Pod
+	// unopened are the watches of a fake clientset not open yet; nil for a real client.
+	unopened map[string]bool
+}
+
+var _ Updater = (*Handoff)(nil)
+
+// NewHandoff returns the Handoff that hands every change on to m, and reads the API
+// server's state through client. On a fake clientset, call it before the informers start.
+func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
+	h := &Handoff{client: client, m: m, wake: make(chan struct{}, 1),
+		nodes: map[string]*v1.Node{}, pods: map[types.NamespacedName]*v1.Pod{}}
+	if f, ok := client.(fakeClientset); ok {
+		h.openWatches(f)
+	}
+	return h
+}
+
+// fakeClientset is what k8s.io/client-go/kubernetes/fake's Clientset offers, which
+// openWatches uses.
+type fakeClientset interface {
+	PrependWatchReactor(resource string, reaction k8stesting.WatchReactionFunc)
+	Tracker() k8stesting.ObjectTracker
+}
+
+// openWatches makes the fake clientset's node and pod watches open through a reactor of
+// the Handoff's, which opens them as the fake's own does and notes them open.
+func (h *Handoff) openWatches(f fakeClientset) {
+	h.unopened = map[string]bool{"nodes": true, "pods": true}
+	for resource := range h.unopened {
+		f.PrependWatchReactor(resource, func(a k8stesting.Action) (bool, watch.Interface, error) {
+			var opts metav1.ListOptions
+			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
+				opts = wa.ListOptions
+			}
+			w, err := f.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+			if err == nil {
+				h.mu.Lock()
+				delete(h.unopened, resource)
+				h.mu.Unlock()
+				h.poke()
+			}
+			return true, w, err
+		})
+	}
+}
+
+// NodeUpdated hands the update on to the Manager, then notes it: a WaitIdle of the
+// Manager called after that covers it.
+func (h *Handoff) NodeUpdated(old, node *v1.Node) {
+	h.m.NodeUpdated(old, node)
+	h.mu.Lock()
+	if node == nil {
+		delete(h.nodes, old.Name)
+	} else {
+		h.nodes[node.Name] = node
+	}
+	h.mu.Unlock()
+	h.poke()
+}
+
+// PodUpdated hands the update on to the Manager, then notes it.
+func (h *Handoff) PodUpdated(old, pod *v1.Pod) {
+	h.m.PodUpdated(old, pod)
+	h.mu.Lock()
+	if pod == nil {
+		delete(h.pods, types.NamespacedName{Namespace: old.Namespace, Name: old.Name})
+	} else {
+		h.pods[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = pod
+	}
+	h.mu.Unlock()
+	h.poke()
+}
+
+func (h *Handoff) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WaitIdle waits until the Manager has been handed every node and pod as the API server
+// holds them now, and is idle (eviction.Manager.WaitIdle: nothing due left undone, nothing
+// running), with no change on the server meanwhile; or until ctx is done, and then
+// returns its error. So every write made before the call, and every update the informers
+// hold, has reached the Manager, and what the Manager did about it (a pod deleted) is on
+// the server. Evictions due later on the Manager's clock are left pending: step a fake
+// clock, then wait again.
+//
+// It lists every node and pod through the client at each round (a round ends when the
+// informers deliver an update), and compares them to what it handed on, but for their
+// managedFields (which NewFactory's informers drop) and type meta. It waits forever on a
+// cluster that never stops changing; give it a ctx with a deadline. It returns an error if
+// a listing fails.
+func (h *Handoff) WaitIdle(ctx context.Context) error {
+	for !h.open() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.wake:
+		}
+	}
+	want, err := listState(ctx, h.client)
+	for err == nil {
+		if h.handed(want) {
+			if err = h.m.WaitIdle(ctx); err != nil {
+				return err
+			}
+			var now state
+			if now, err = listState(ctx, h.client); err == nil && now.equal(want) {
+				return nil
+			}
+			want = now // the Manager changed the cluster: wait for that to come round too
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.wake:
+			want, err = listState(ctx, h.client) // what was delivered is on the server
+		}
+	}
+	return err
+}
+
+// open reports whether the fake clientset's watches are open (always, on a real client).
+func (h *Handoff) open() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.unopened) == 0
+}
+
+// handed reports whether the Manager has been handed s: each node and pod as it is there,
+// and no other.
+func (h *Handoff) handed(s state) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return state{h.nodes, h.pods}.equal(s)
+}
+
+// state is the nodes and pods of a cluster, or those a Handoff handed on.
+type state struct {
+	nodes map[string]*v1.Node
+	pods  map[types.NamespacedName]*v1.Pod
+}
+
+func listState(ctx context.Context, client kubernetes.Interface) (state, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return state{}, fmt.Errorf("clientgo: WaitIdle: listing the nodes: %w", err)
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return state{}, fmt.Errorf("clientgo: WaitIdle: listing the pods: %w", err)
+	}
+	s := state{nodes: make(map[string]*v1.Node, len(nodes.Items)), pods: make(map[types.NamespacedName]*v1.Pod, len(pods.Items))}
+	for i := range nodes.Items {
+		s.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		s.pods[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
+	}
+	return s, nil
+}
+
+func (s state) equal(o state) bool {
+	return sameObjects(s.nodes, o.nodes, func(a, b *v1.Node) bool {
+		x, y := *a, *b // shallow copies, to clear what the comparison ignores
+		strip(&x.TypeMeta, &x.ObjectMeta)
+		strip(&y.TypeMeta, &y.ObjectMeta)
+		return apiequality.Semantic.DeepEqual(x, y)
+	}) && sameObjects(s.pods, o.pods, func(a, b *v1.Pod) bool {
+		x, y := *a, *b
+		strip(&x.TypeMeta, &x.ObjectMeta)
+		strip(&y.TypeMeta, &y.ObjectMeta)
+		return apiequality.Semantic.DeepEqual(x, y)
+	})
+}
+
+// strip clears what the comparison ignores: the type meta (a listed item has none) and
+// the managedFields (NewFactory's informers drop them).
+func strip(t *metav1.TypeMeta, m *metav1.ObjectMeta) {
+	*t = metav1.TypeMeta{}
+	m.ManagedFields = nil
+}
+
+func sameObjects[K comparable, T any](a, b map[K]*T, same func(a, b *T) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !same(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// errNoHandoff is Controller.WaitIdle's error without Options.WaitIdle.
+var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")

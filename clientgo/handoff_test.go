@@ -1,0 +1,126 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/evictiontest"
+)
+
+// TestHandoff: a Manager of one's own, fed through a Handoff on the real goroutines of a
+// fake clientset's informers, with a fake clock. After each write of the test, WaitIdle
+// returns once the Manager has been handed it and has done what is due: a pod that
+// tolerates the taint for a minute is pending, then a pod deleted by the test is
+// cancelled (its deletion reached the Manager), then a pod due at once is deleted (and its
+// deletion came round).
+func TestHandoff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(testNow)
+	minute := int64(60)
+	client := fake.NewClientset(taintedNode("node-1", testNow),
+		tolerating(podOn("shop", "later", "node-1"), &minute), tolerating(podOn("shop", "deleted", "node-1"), &minute))
+	factory := NewFactory(client)
+	inf, err := NewInformers(factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewInformerCache(inf)
+	m, err := eviction.New(NewPodDeleter(client, PodDeleterOptions{Pods: cache, Clock: clk}), cache, eviction.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandoff(client, m) // before the informers start: the fake's watches
+	if err := inf.AddHandlers(h, klog.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+
+	pending := func(want ...string) {
+		t.Helper()
+		if err := h.WaitIdle(ctx); err != nil {
+			t.Fatalf("WaitIdle: %v", err)
+		}
+		var got []string
+		for _, p := range m.Pending() {
+			got = append(got, p.Target.Name)
+		}
+		if len(got) != len(want) || len(want) > 0 && !equalSets(got, want) {
+			t.Errorf("pending after WaitIdle: got %v, want %v", got, want)
+		}
+	}
+	pending("later", "deleted")
+	if err := client.CoreV1().Pods("shop").Delete(ctx, "deleted", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pending("later")
+	if _, err := client.CoreV1().Pods("shop").Create(ctx, podOn("shop", "now", "node-1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pending("later")
+	if _, err := client.CoreV1().Pods("shop").Get(ctx, "now", metav1.GetOptions{}); err == nil {
+		t.Error("the pod due at once is still there after WaitIdle")
+	}
+	clk.Step(time.Minute)
+	pending()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+func equalSets(a, b []string) bool {
+	seen := map[string]int{}
+	for _, s := range a {
+		seen[s]++
+	}
+	for _, s := range b {
+		seen[s]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHandoffWaits: WaitIdle does not return while the Manager has not been handed what
+// the server holds (here no informer runs at all): it returns ctx's error when ctx ends;
+// a Controller without Options.WaitIdle says that it needs it.
+func TestHandoffWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset(podOn("shop", "web-1", "node-1"))
+		m, err := eviction.New(nil, &evictiontest.Cache{}, eviction.Options{DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := NewHandoff(client, m)
+		h.unopened = nil // as if the watches were open
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := h.WaitIdle(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("WaitIdle with nothing handed: got %v, want %v", err, context.DeadlineExceeded)
+		}
+	})
+	client := fake.NewClientset()
+	c, err := NewController(t.Context(), client, NewFactory(client), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitIdle(t.Context()); !errors.Is(err, errNoHandoff) {
+		t.Errorf("WaitIdle without Options.WaitIdle: got %v, want %v", err, errNoHandoff)
+	}
+}

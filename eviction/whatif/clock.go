@@ -1,0 +1,104 @@
+package whatif
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	testclock "k8s.io/utils/clock/testing"
+)
+
+// stepClock is the simulation's clock: a fake clock that also knows when each of its armed
+// timers fires, so that the simulation can step it straight to the next thing the engine
+// waits for (a deadline, a rate limit's slot) instead of ticking through empty time. It is
+// safe for concurrent use.
+type stepClock struct {
+	*testclock.FakeClock
+
+	mu    sync.Mutex
+	armed map[*stepTimer]time.Time // when each armed timer fires
+}
+
+var _ clock.WithDelayedExecution = (*stepClock)(nil)
+
+func newStepClock(start time.Time) *stepClock {
+	return &stepClock{FakeClock: testclock.NewFakeClock(start), armed: map[*stepTimer]time.Time{}}
+}
+
+// stepTimer is a timer of a stepClock: the fake clock's, with its arming recorded.
+type stepTimer struct {
+	clock.Timer
+	c *stepClock
+}
+
+// NewTimer returns a timer that fires d from now on the fake clock.
+func (c *stepClock) NewTimer(d time.Duration) clock.Timer {
+	t := &stepTimer{c: c}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.Timer = c.FakeClock.NewTimer(d)
+	c.armed[t] = c.FakeClock.Now().Add(d)
+	return t
+}
+
+// AfterFunc runs f in its own goroutine d from now on the fake clock.
+func (c *stepClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	t := &stepTimer{c: c}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.Timer = c.FakeClock.AfterFunc(d, f)
+	c.armed[t] = c.FakeClock.Now().Add(d)
+	return t
+}
+
+// Stop stops the timer and forgets when it was to fire.
+func (t *stepTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	delete(t.c.armed, t)
+	return t.Timer.Stop()
+}
+
+// Reset arms the timer again, d from now.
+func (t *stepTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	t.c.armed[t] = t.c.FakeClock.Now().Add(d)
+	return t.Timer.Reset(d)
+}
+
+// set sets the fake clock to t, which fires the timers due by then, and forgets them.
+func (c *stepClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.FakeClock.SetTime(t)
+	for timer, at := range c.armed {
+		if !at.After(t) {
+			delete(c.armed, timer)
+		}
+	}
+}
+
+// next returns when the earliest armed timer fires, and false when none is armed. A timer
+// armed since the last set for a time at or before now (a zero or negative duration) has
+// not fired yet: the fake clock fires it when it is next set, so next returns it as it is.
+func (c *stepClock) next() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first time.Time
+	found := false
+	for _, at := range c.armed {
+		if !found || at.Before(first) {
+			first, found = at, true
+		}
+	}
+	return first, found
+}
+
+// untracked reports whether the fake clock has waiters this clock did not arm (an After, a
+// Tick, a Ticker): the simulation would not know when to step to them.
+func (c *stepClock) untracked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.FakeClock.Waiters() != len(c.armed)
+}

@@ -1,0 +1,182 @@
+package whatif
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Summary counts the pods of a what-if by what the change does to them.
+type Summary struct {
+	// Pods is the number of pods on the changed nodes (or targets on the changed holders).
+	Pods int
+	// Now is the number of pods the change evicts at once (that were not going at once
+	// before), in Namespaces namespaces.
+	Now, Namespaces int
+	// Later is the number of pods the change evicts later than the start (or sooner than
+	// they were going before); Last is when the last of them goes, from the start.
+	Later int
+	Last  time.Duration
+	// Forever is the number of pods that tolerate every NoExecute taint of their node
+	// forever after the change, on a node that carries one.
+	Forever int
+	// Held is the number of pods that fall due but that a budget holds (the brake, a
+	// Pauser) because of the change; HeldZones are the zones of their nodes, sorted.
+	Held      int
+	HeldZones []string
+	// Cancelled is the number of pods that were going (or held) before the change and
+	// stay after it.
+	Cancelled int
+	// Leaving is the number of pods that are leaving on their own (finished, or being
+	// deleted), which the controller never evicts.
+	Leaving int
+	// Unchanged is the number of other pods whose fate the change does not change (those
+	// already going at the same time for another taint).
+	Unchanged int
+}
+
+// Summary counts r's pods.
+func (r *Result) Summary() Summary {
+	t := newTally(r.Start)
+	for _, p := range r.Pods {
+		t.add(p.Before, p.After, tolerated(p.Why), p.Pod.Namespace, p.Zone)
+	}
+	return t.summary(len(r.Pods))
+}
+
+// Summary counts r's targets; HeldZones are the groups (a device's pool) of the holders
+// whose taints the held targets wait on.
+func (r *HoldersResult[T]) Summary() Summary {
+	t := newTally(r.Start)
+	groups := map[string]string{}
+	for _, h := range r.Changed {
+		groups[h.Name] = h.Group
+	}
+	for _, tf := range r.Targets {
+		forever := len(tf.Bound) > 0
+		for _, b := range tf.Bound {
+			forever = forever && tolerated(b.Why)
+		}
+		t.add(tf.Before, tf.After, forever, tf.Key.Namespace, groups[tf.After.Holder])
+	}
+	return t.summary(len(r.Targets))
+}
+
+// tally counts outcomes into a Summary.
+type tally struct {
+	start      time.Time
+	s          Summary
+	namespaces map[string]bool
+	zones      map[string]bool
+}
+
+func newTally(start time.Time) *tally {
+	return &tally{start: start, namespaces: map[string]bool{}, zones: map[string]bool{}}
+}
+
+// add counts one target: its fates, whether it tolerates every NoExecute taint forever, its
+// namespace and its zone (or pool).
+func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
+	s := &t.s
+	changed := before.Verdict != after.Verdict || !before.At.Equal(after.At)
+	switch {
+	case after.Verdict == Leaving:
+		s.Leaving++
+	case !changed:
+		if after.Verdict == Stays && forever {
+			s.Forever++
+		} else {
+			s.Unchanged++
+		}
+	case after.Verdict == Evicted && !after.At.After(t.start):
+		s.Now++
+		t.namespaces[namespace] = true
+	case after.Verdict == Evicted || after.Verdict == Pending:
+		s.Later++
+		s.Last = max(s.Last, after.At.Sub(t.start))
+	case after.Verdict == Held:
+		s.Held++
+		t.zones[zone] = true
+	case after.Verdict == Stays:
+		if before.Verdict == Evicted || before.Verdict == Held || before.Verdict == Pending {
+			s.Cancelled++
+		} else if forever {
+			s.Forever++
+		}
+	}
+}
+
+func (t *tally) summary(n int) Summary {
+	s := t.s
+	s.Pods, s.Namespaces = n, len(t.namespaces)
+	for z := range t.zones {
+		s.HeldZones = append(s.HeldZones, z)
+	}
+	slices.Sort(s.HeldZones)
+	return s
+}
+
+// tolerated reports whether why has a NoExecute taint and every one is tolerated forever.
+func tolerated(why []Match) bool {
+	for _, m := range why {
+		if !m.Forever {
+			return false
+		}
+	}
+	return len(why) > 0
+}
+
+// String says what the change does in one line, e.g. "evicts 37 pods now (4 namespaces),
+// 12 more within 5m0s; the brake would hold 5 pods in zone zone-a; 3 tolerate it forever";
+// it starts "evicts no pod" when nothing is evicted.
+func (s Summary) String() string {
+	// Deadlines count from TimeAdded, which the API keeps to the second: the last may fall
+	// at a fraction of a second, which no one reads. "Within" rounds it up.
+	last := s.Last
+	if last >= time.Second && last%time.Second != 0 {
+		last = last.Truncate(time.Second) + time.Second
+	}
+	var parts []string
+	switch {
+	case s.Now > 0 && s.Later > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s now (%s), %d more within %s", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"), s.Later, last))
+	case s.Now > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace")))
+	case s.Later > 0:
+		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), last))
+	default:
+		parts = append(parts, "evicts no pod")
+	}
+	if s.Held > 0 {
+		where := ""
+		if zones := slices.DeleteFunc(slices.Clone(s.HeldZones), func(z string) bool { return z == "" }); len(zones) > 0 {
+			where = " in zone " + strings.Join(zones, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("the brake would hold %s%s", plural(s.Held, "pod"), where))
+	}
+	if s.Forever > 0 {
+		verb := "tolerate"
+		if s.Forever == 1 {
+			verb = "tolerates"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s it forever", s.Forever, verb))
+	}
+	if s.Cancelled > 0 {
+		parts = append(parts, fmt.Sprintf("cancels the eviction of %s", plural(s.Cancelled, "pod")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// plural returns "1 pod" or "n pods".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// zoneOf returns the node's topology.kubernetes.io/zone label, "" when it has none.
+func zoneOf(n *v1.Node) string { return n.Labels[v1.LabelTopologyZone] }

@@ -1,0 +1,95 @@
+package whatif
+
+import (
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// Match is one NoExecute taint of a holder and what a target's tolerations make of it:
+// the why of a [Fate], never its verdict (the engine gives that).
+type Match struct {
+	// Taint is the holder's NoExecute taint.
+	Taint v1.Taint
+	// Toleration is the toleration that decides how long Taint is tolerated (see
+	// [tolerations.Match]: under kube's node rules the first that tolerates it), nil when
+	// none tolerates it.
+	Toleration *v1.Toleration
+	// Index is Toleration's index in the target's tolerations, -1 when Toleration is nil.
+	Index int
+	// Since is where the countdown starts: the taint's TimeAdded, or the simulation's start
+	// when the taint has none, has one in the future, or the deadline source counts from
+	// first sight ([engine.FromObservation]).
+	Since time.Time
+	// FromTimeAdded says whether Since is the taint's TimeAdded.
+	FromTimeAdded bool
+	// Forever says that Toleration tolerates Taint with no tolerationSeconds.
+	Forever bool
+	// Deadline is when Toleration runs out: Since plus its tolerationSeconds (Since for 0
+	// or less). It is the start for a taint no toleration tolerates (no countdown: at once),
+	// and zero when Forever.
+	Deadline time.Time
+}
+
+// Why returns, for each NoExecute taint of taints in order, the toleration of tols that
+// decides it and when that runs out, counted from start as the engine counts with source:
+// kube's rules, computed with [tolerations.Match]. It explains a verdict; it does not give
+// one (a budget, or a pod that is leaving, changes what happens).
+func Why(taints []v1.Taint, tols []v1.Toleration, start time.Time, source engine.DeadlineSource, opts tolerations.Options) []Match {
+	var out []Match
+	for i, t := range taints {
+		if t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		m := Match{Taint: t, Index: -1, Since: start}
+		if source == engine.FromTimeAdded && t.TimeAdded != nil && !t.TimeAdded.IsZero() && !t.TimeAdded.After(start) {
+			m.Since, m.FromTimeAdded = t.TimeAdded.Time, true
+		}
+		used, ok := tolerations.Match(taints[i:i+1], tols, opts)
+		if !ok || len(used) == 0 {
+			m.Deadline = start
+			out = append(out, m)
+			continue
+		}
+		m.Index = indexOf(tols, used[0])
+		if m.Index >= 0 {
+			m.Toleration = &tols[m.Index]
+		}
+		switch s := used[0].TolerationSeconds; {
+		case s == nil:
+			m.Forever = true
+		case *s <= 0:
+			m.Deadline = m.Since
+		case *s > maxSeconds: // beyond a time.Duration, centuries: as good as forever here
+			m.Deadline = m.Since.AddDate(int(*s/(365*24*3600)), 0, 0)
+		default:
+			m.Deadline = m.Since.Add(time.Duration(*s) * time.Second)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// maxSeconds is the largest tolerationSeconds that fits a time.Duration.
+const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
+
+// indexOf returns the index of the first toleration of tols equal to t, or -1.
+func indexOf(tols []v1.Toleration, t v1.Toleration) int {
+	ts := t.TolerationSeconds
+	t.TolerationSeconds = nil
+	for i, x := range tols {
+		xs := x.TolerationSeconds
+		if (xs == nil) != (ts == nil) || xs != nil && *xs != *ts {
+			continue
+		}
+		x.TolerationSeconds = nil
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
