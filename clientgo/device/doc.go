@@ -29,7 +29,9 @@
 // The pieces: [NewInformers] (pods, ResourceClaims, ResourceSlices, DeviceTaintRules, with
 // the indexes [ClaimIndex], [DeviceIndex] and [PoolIndex], so that the pods on a device are
 // two index lookups away); [Source], the engine's view of them, whose AddHandlers feeds the
-// engine; [Events], kube's Events; [Budget], the guard of kubernetes#141422; and
+// engine; [Events], kube's Events; the census of what each rule would evict, for the
+// engine's Confirm (the guard against kubernetes#141422, an empty selector that evicted
+// every pod on a device); and
 // [Controller], all of them with clientgo's deleters (kube's DisruptionTarget condition
 // [DisruptionReason], then a DELETE with a UID precondition: two requests where kube makes
 // three; or the Eviction API), the DeviceTaintRules' EvictionInProgress condition as kube
@@ -79,8 +81,23 @@
 // a status written a period after the last eviction is one that a burst of evictions
 // staggered by a few seconds does not interrupt; an idle controller counts nothing, where
 // the cadence counted every rule's pods every period; and a write never races with an
-// eviction of the same instant (a test found one written twice). A rule a budget pauses or
-// resumes is written at once.
+// eviction of the same instant (a test found one written twice). A rule that Confirm starts
+// or stops holding is written at once.
+//
+// # Holding a rule until it is confirmed
+//
+// With engine.Options.Confirm (the command's -confirm-fraction), a DeviceTaintRule, or the
+// NoExecute taints of one pool's ResourceSlices, that would evict more than a fraction of
+// the pods that use devices is held (kubernetes#141422: a rule with an empty selector
+// evicts every such pod): its evictions wait, reported Delayed with
+// engine.ReasonUnconfirmed (an Event on each pod, [ConfirmMessage]), and the rule's status
+// says EvictionPaused, with the counts and the annotation that confirms it, until an
+// operator sets eviction.ConfirmAnnotation on the rule to its taint's key (or "*"), or on a
+// slice of the pool, or until it would evict few enough. The controller counts as the
+// rule's status counts its pending pods, from the informers' handlers before the engine
+// hears of a change, again every StatusPeriod, and at once for a scope the engine asks
+// about that was not counted yet; the engine reads the counts, never the stores. An
+// eviction that another taint makes due goes.
 //
 // # Differences from kube
 //
@@ -101,8 +118,9 @@
 //   - A failed attempt is retried after the engine's backoff (100 ms, less up to 20% of
 //     jitter, doubling up to 2 minutes; engine.Options.Backoff), which does not hammer an API
 //     server that fails; kube's work queue retries after 5 ms, doubling. TestKubeRetry.
-//   - Optional, off by default: a Budget that pauses a rule that would evict too many pods
-//     (kubernetes#141422); the Eviction API instead of DELETE (Options.Mode).
+//   - Optional, off by default: the engine's budgets, among them Confirm, which holds a rule
+//     that would evict too many pods until it is confirmed (kubernetes#141422); the
+//     Eviction API instead of DELETE (Options.Mode).
 //
 // Errors are prefixed "device:".
 package device
