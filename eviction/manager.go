@@ -18,7 +18,7 @@ var ErrRunTwice = errors.New("eviction: Run called more than once")
 // no goroutine will do: updates not processed, or evictions that are due.
 var ErrStopped = errors.New("eviction: Run has returned and work is left")
 
-// PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
+// PanicError is the error a failed attempt reports (to [engine.Observer.Failed]) when the
 // [Deleter] panicked, and what [Manager.Run] returns when the Cache or the Observer
 // panicked in one of its workers; see [engine.PanicError].
 type PanicError = engine.PanicError

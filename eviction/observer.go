@@ -7,8 +7,8 @@ import "github.com/taintevict/taintevict/eviction/engine"
 // contract, with each pod as a [PodRef] whose Holder is its node.
 type Observer = engine.Observer
 
-// Attempt is one try at an eviction, as [Observer.Started], [Observer.Failed] and
-// [Observer.Succeeded] report it; see [engine.Attempt].
+// Attempt is one try at an eviction, as [engine.Observer.Started], [engine.Observer.Failed] and
+// [engine.Observer.Succeeded] report it; see [engine.Attempt].
 type Attempt = engine.Attempt
 
 // NopObserver implements [Observer] with methods that do nothing; embed it to implement

@@ -7,7 +7,7 @@ import "github.com/taintevict/taintevict/eviction/engine"
 // pods on nodes, and add the reasons a pod gives for leaving on its own.
 type Reason = engine.Reason
 
-// Reasons given to [Observer.Cancelled].
+// Reasons given to [engine.Observer.Cancelled].
 const (
 	// ReasonNotTainted: the pod's node has no NoExecute taint (any more), or is not known.
 	ReasonNotTainted = engine.ReasonNotTainted
@@ -23,7 +23,7 @@ const (
 	ReasonPodReplaced = engine.ReasonReplaced
 )
 
-// Reasons given to [Observer.Skipped]: a pod's own reasons to leave, from [LeavingReason].
+// Reasons given to [engine.Observer.Skipped]: a pod's own reasons to leave, from [LeavingReason].
 const (
 	// ReasonPodFinished: the pod has succeeded or failed; its containers no longer run.
 	ReasonPodFinished Reason = "PodFinished"
@@ -31,7 +31,7 @@ const (
 	ReasonPodTerminating Reason = "PodTerminating"
 )
 
-// Reasons given to [Observer.Delayed]: why an eviction that is due waits.
+// Reasons given to [engine.Observer.Delayed]: why an eviction that is due waits.
 const (
 	// ReasonRateLimited: the eviction waits for a token of Options.RateLimit, or of the
 	// TaintRateLimits of a taint that makes it due.
