@@ -48,7 +48,7 @@ type Engine[T any] struct {
 	opts  Options
 	rules rules
 
-	// Each of these keeps its own lock; their order is in design.go ("Locks").
+	// Each of these keeps its own lock; their order is in doc.go ("Locks", below the package clause).
 	intake   *intake.Intake[holderEvent, targetEvent[T]]
 	store    *store.Store[eviction, scratch] // every target's eviction, one entry per key
 	queue    *timedqueue.Queue[store.ID, struct{}]
