@@ -47,14 +47,13 @@ func Example() {
 	down("east")
 	clk.Step(time.Minute)
 	down("west")
-
 	for _, p := range e.Pending() {
 		fmt.Printf("pending: %s off %s at %s\n", p.Target, p.Target.Holder, p.At.Format(time.TimeOnly))
 	}
 	clk.Step(2 * time.Minute)
 	_ = e.WaitIdle(ctx)
 	cancel()
-	<-done
+	<-done // Run has returned: nothing it started runs on
 	// Output:
 	// pending: shop off west at 10:03:00
 	// 10:03:00 moving shop off west
