@@ -304,9 +304,11 @@ func (w Window) validate(field string) error {
 // other targets of the owner (its replicas on other holders), go as usual. The zero
 // LoopDamping damps nothing.
 type LoopDamping struct {
-	// Window is how long after an eviction of an owner its re-created targets are damped;
-	// and how long an owner goes without an eviction before its count starts again. 0
-	// means off; negative is an error.
+	// Window is how long after its backoff would end a re-created target of the owner is
+	// still damped: the damping span of an eviction runs from it until its owner's next
+	// backoff, then Window, has passed, so a backoff longer than Window still counts the
+	// next re-created target in a row. An owner that goes a span without an eviction starts
+	// its count again. 0 means off; negative is an error.
 	Window time.Duration
 	// Backoff is the wait of the n-th re-created target in a row; its zero Base and Cap
 	// mean 10 s and 10 minutes here (its Jitter, as always, 0.2).

@@ -50,7 +50,7 @@ func (b *budgetFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&b.inFlightShare, "in-flight-fraction", 0, "the same, as a fraction of the pods due for eviction, at least one: in (0, 1] (0: no limit)")
 	fs.Func("namespace-limit", "N/DURATION: evict at most N pods of each namespace within any DURATION, e.g. 10/1m (default: no limit)", windowFlag(&b.namespaceLimit))
 	fs.Func("owner-limit", "N/DURATION: evict at most N pods of each workload (a Deployment, a StatefulSet, a DaemonSet, a Job: the pod's controller) within any DURATION (default: no limit)", windowFlag(&b.ownerLimit))
-	fs.DurationVar(&b.loopWindow, "loop-window", 0, "slow down eviction loops: a pod re-created by its workload's controller and due again within this long of the workload's last eviction waits a backoff that doubles each time (0: off)")
+	fs.DurationVar(&b.loopWindow, "loop-window", 0, "slow down eviction loops: a pod re-created by its workload's controller and due again within this long after the workload's backoff would end waits that backoff, which doubles each time up to -loop-backoff-cap (0: off)")
 	fs.DurationVar(&b.loopBase, "loop-backoff-base", 10*time.Second, "with -loop-window: the first re-created pod's wait")
 	fs.DurationVar(&b.loopCap, "loop-backoff-cap", 10*time.Minute, "with -loop-window: the longest wait")
 	fs.Float64Var(&b.confirm, "confirm-fraction", 0, "hold a taint key (a DeviceTaintRule, a pool's taints) that would evict more than this fraction of all pods (of all pods that use devices) at once, until an operator confirms it with the annotation "+eviction.ConfirmAnnotation+"=KEY on the node (the rule, a slice of the pool), or it would evict fewer: in (0, 1] (0: off)")

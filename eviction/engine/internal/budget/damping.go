@@ -1,10 +1,13 @@
 package budget
 
-// Damping is the budget against eviction loops (kubernetes#89068): a target re-created
-// under the same workload, within window of an eviction of that workload, and due again,
-// waits until that eviction is delay(n) old, n counting the re-created targets of the
-// workload evicted in a row (1 for the first); an eviction of the workload after window
-// without one starts the count again. A target counts as re-created when it was created
+// Damping is the budget against eviction loops (kubernetes#89068: a controller that
+// re-creates what was evicted turns eviction into a loop): a target re-created under the
+// same workload, and due again within its damping span, waits until the workload's latest
+// eviction is delay(n) old, n counting the re-created targets of the workload evicted in a
+// row (1 for the first). The span runs from that eviction until window after its backoff
+// would end (delay(n) + window): a backoff longer than window still counts the next target
+// in a row, so the backoff keeps doubling up to its cap. An eviction of the workload after
+// its span starts the count again. A target counts as re-created when it was created
 // at most a second before the workload's latest eviction went, or after it: the API server
 // keeps creation times to the second. Targets without an owner or a creation time are not
 // damped.
@@ -53,11 +56,14 @@ func (d *Damping) recreated(r *Request) (*damped, bool) {
 		return nil, false
 	}
 	w := d.owners[key]
-	if w == nil || r.Now-w.last >= d.window || r.Created < w.last-createdSlack {
+	if w == nil || r.Now >= d.spanEnd(w) || r.Created < w.last-createdSlack {
 		return w, false
 	}
 	return w, true
 }
+
+// spanEnd is when the workload's damping span ends: window after its next backoff would.
+func (d *Damping) spanEnd(w *damped) int64 { return w.last + d.delay(w.streak+1) + d.window }
 
 // Admit holds a re-created target until its workload's latest eviction is old enough.
 func (d *Damping) Admit(r *Request, state any) (Verdict, any) {
@@ -95,25 +101,25 @@ func (d *Damping) Went(r *Request) {
 		d.owners[key] = w
 	case again:
 		w.streak++
-	case r.Now-w.last >= d.window:
+	case r.Now >= d.spanEnd(w):
 		w.streak = 0
 	}
 	w.last = r.Now
 	if !w.queued {
 		w.queued = true
-		d.expiry.push(key, r.Now+d.window)
+		d.expiry.push(key, d.spanEnd(w))
 	}
 }
 
-// forget drops the workloads with no eviction within window.
+// forget drops the workloads whose damping span has ended.
 func (d *Damping) forget(now int64) {
 	d.expiry.due(now, func(key Key) {
 		switch w := d.owners[key]; {
 		case w == nil:
-		case now-w.last >= d.window:
+		case now >= d.spanEnd(w):
 			delete(d.owners, key)
 		default:
-			d.expiry.push(key, w.last+d.window)
+			d.expiry.push(key, d.spanEnd(w))
 		}
 	})
 }

@@ -1,6 +1,9 @@
 package budget
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestDamping: a target re-created under an owner just evicted waits its backoff, longer
 // for each re-created target in a row; the owner's other targets (created before), those
@@ -34,8 +37,8 @@ func TestDamping(t *testing.T) {
 		{name: "another owner", id: 6, owner: Owner{Kind: "StatefulSet", Name: "db"}, created: 161 * sec, at: 162 * sec},
 		{name: "no owner", id: 7, created: 161 * sec, at: 162 * sec},
 		{name: "no creation time", id: 8, owner: web, at: 162 * sec},
-		{name: "re-created after the window: the count starts again", id: 9, owner: web, created: 470 * sec, at: 470 * sec},
-		{name: "re-created right after that one: the first wait again", id: 10, owner: web, created: 471 * sec, at: 471 * sec, wantWait: true, wantUntil: 480 * sec, againAt: 480 * sec},
+		{name: "re-created after the span (the 4th backoff, 40 s, then the window): the count starts again", id: 9, owner: web, created: 510 * sec, at: 510 * sec},
+		{name: "re-created right after that one: the first wait again", id: 10, owner: web, created: 511 * sec, at: 511 * sec, wantWait: true, wantUntil: 520 * sec, againAt: 520 * sec},
 	}
 	for _, st := range steps {
 		h, d := ask(st.id, st.owner, st.created, st.at, nil)
@@ -65,5 +68,38 @@ func TestDampingForgets(t *testing.T) {
 	}
 	if len(d.owners) > 1 {
 		t.Errorf("after 10,000 evictions each alone in its window: %d owners kept, want at most 1", len(d.owners))
+	}
+}
+
+// TestDampingBackoffLongerThanWindow: a workload whose pod is re-created a second after
+// each eviction waits a backoff that keeps doubling up to its cap, even once the backoff is
+// longer than the window (a backoff measured against the window alone would start the
+// count again after each long wait).
+func TestDampingBackoffLongerThanWindow(t *testing.T) {
+	const sec = int64(1e9)
+	delay := func(n int) int64 { return min(int64(10)<<(n-1), 300) * sec } // 10, 20, 40, ... up to 300 s
+	g := NewGate(NewDamping(60*sec, delay))
+	owner := Owner{Kind: "DaemonSet", Name: "agent"}
+	now := int64(100 * sec)
+	var got []int64
+	for id := uint64(1); id <= 8; id++ {
+		created := now
+		r := req(id, "ns", "agent", now)
+		r.Owner, r.Created = owner, created
+		h, d := g.Admit(r, nil)
+		if d.Wait {
+			got = append(got, (d.Until-now)/sec)
+			now = d.Until
+			r = req(id, "ns", "agent", now)
+			r.Owner, r.Created = owner, created
+			if _, d := g.Admit(r, h); d.Wait {
+				t.Fatalf("pod %d, asked again at its time: got %+v, want it to go", id, d)
+			}
+		}
+		now += sec // re-created a second after its eviction
+	}
+	want := []int64{9, 19, 39, 79, 159, 299, 299}
+	if !slices.Equal(got, want) {
+		t.Errorf("got waits %v s, want %v s", got, want)
 	}
 }
