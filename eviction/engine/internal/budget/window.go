@@ -70,6 +70,13 @@ func (w *Window) NeedsCauses() bool { return false }
 // window opens for it.
 func (w *Window) Admit(r *Request, state any) (Verdict, any) {
 	key, ok := w.keyOf(r)
+	ws, waits := state.(*windowWait)
+	if waits && (!ok || ws.key != key) {
+		// The target's key changed while it waited (its owner was changed, or released):
+		// it leaves its old key's line, and is asked as a new one.
+		w.Release(ws, r.Now)
+		ws, waits = nil, false
+	}
 	if !ok {
 		return Go, nil
 	}
@@ -78,10 +85,9 @@ func (w *Window) Admit(r *Request, state any) (Verdict, any) {
 	if log != nil {
 		log.prune(r.Now - w.per)
 	}
-	ws, waits := state.(*windowWait)
 	if log == nil || len(log.went) < w.max {
-		if waits {
-			log.leave()
+		if waits && log != nil {
+			w.leave(key, log)
 		}
 		return Go, nil
 	}
@@ -98,17 +104,21 @@ func (w *Window) Admit(r *Request, state any) (Verdict, any) {
 	return Verdict{Wait: true, Until: max(at, r.Now+1), Reason: w.reason}, ws
 }
 
-// leave takes a waiting eviction out of the line.
-func (l *windowLog) leave() {
-	l.waiting--
-	l.served++
+// leave takes a waiting eviction out of key's line, and forgets the key when nothing is
+// left of it: no eviction in its window, none waiting, and no expiry to look at it later.
+func (w *Window) leave(key Key, log *windowLog) {
+	log.waiting--
+	log.served++
+	if log.waiting == 0 && len(log.went) == 0 && !log.queued {
+		delete(w.keys, key)
+	}
 }
 
 // Release forgets a waiting eviction.
 func (w *Window) Release(state any, _ int64) {
 	ws := state.(*windowWait)
 	if log := w.keys[ws.key]; log != nil {
-		log.leave()
+		w.leave(ws.key, log)
 	}
 }
 

@@ -95,3 +95,64 @@ func TestWindowForgets(t *testing.T) {
 		t.Errorf("after 10,000 evictions each alone in its window: %d keys and %d expiries kept, want at most 1 and 2", len(w.keys), len(w.expiry.list)-w.expiry.head)
 	}
 }
+
+// TestWindowOwnerChangesWhileWaiting: a target waiting at its owner's window whose owner
+// changes (its pod released by one controller and adopted by another) or goes (released,
+// with no controller left) leaves the old owner's line, and is asked as a new one; the old
+// owner's later waits are placed as if it had never waited.
+func TestWindowOwnerChangesWhileWaiting(t *testing.T) {
+	const sec = int64(1e9)
+	a, b := Owner{Kind: "ReplicaSet", Name: "a"}, Owner{Kind: "ReplicaSet", Name: "b"}
+	for _, tc := range []struct {
+		name     string
+		newOwner Owner
+	}{
+		{"adopted by an owner never seen", b},
+		{"released: no owner", Owner{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewWindow(1, 60*sec, "OwnerLimit", OwnerKey)
+			g := NewGate(w)
+			ask := func(id uint64, o Owner, at int64, h *Hold) (*Hold, Decision) {
+				r := req(id, "ns", "p", at)
+				r.Owner = o
+				return g.Admit(r, h)
+			}
+			if _, d := ask(1, a, 0, nil); d.Wait {
+				t.Fatalf("a's first: got %+v, want it to go", d)
+			}
+			h, d := ask(2, a, sec, nil)
+			if !d.Wait {
+				t.Fatalf("a's second: got %+v, want it to wait", d)
+			}
+			if _, d := ask(2, tc.newOwner, 2*sec, h); d.Wait {
+				t.Fatalf("asked again under its new owner: got %+v, want it to go", d)
+			}
+			// Later, a's window holds one eviction again: the next waits one window, not two.
+			if _, d := ask(3, a, 200*sec, nil); d.Wait {
+				t.Fatalf("a's third: got %+v, want it to go", d)
+			}
+			if _, d := ask(4, a, 201*sec, nil); !d.Wait || d.Until != 260*sec {
+				t.Errorf("a's fourth: got %+v, want it to wait until 260s", d)
+			}
+		})
+	}
+}
+
+// TestWindowForgetsReleasedWaiter: a key whose only waiting eviction is released, with its
+// window empty, is forgotten.
+func TestWindowForgetsReleasedWaiter(t *testing.T) {
+	const sec = int64(1e9)
+	w := NewWindow(1, 60*sec, "NamespaceLimit", NamespaceKey)
+	g := NewGate(w)
+	g.Admit(req(1, "a", "p", 0), nil)
+	h, d := g.Admit(req(2, "a", "p", sec), nil)
+	if !d.Wait {
+		t.Fatalf("second: got %+v, want it to wait", d)
+	}
+	g.Admit(req(3, "b", "p", 61*sec), nil) // a's window empties; looked at, kept for its waiter
+	g.Release(2, h, 62*sec)
+	if _, kept := w.keys[Key{Namespace: "a"}]; kept {
+		t.Errorf("key a kept after its window emptied and its waiter left; want it forgotten")
+	}
+}
