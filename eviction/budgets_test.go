@@ -327,6 +327,55 @@ func TestConfirm(t *testing.T) {
 	})
 }
 
+// TestConfirmEitherCause: a pod due because of two taint keys, both held, goes once an
+// operator confirms either of them on its node: an eviction that another taint makes due
+// goes, whichever key is confirmed.
+func TestConfirmEitherCause(t *testing.T) {
+	for _, confirmed := range []string{"a", "b"} {
+		synctestRunManager(t, "confirmed "+confirmed, func(t *testing.T) {
+			h := run(t, eviction.Options{Confirm: eviction.Confirm{Fraction: 0.4}})
+			h.removeOnDelete()
+			for i := range 4 {
+				node := fmt.Sprint("n", i)
+				h.setNode(newNode(node))
+				h.setPod(newPod("goes-"+node, node, withTolerations(tolFor("a", 1), tolFor("b", 1))))
+			}
+			h.wait()
+			h.retaint(0, 4, noExecute("a", t0), noExecute("b", t0))
+			h.step(2 * time.Second)
+			h.expectDeleted()
+			h.annotate("n0", confirmed)
+			h.step(time.Second)
+			h.expectDeleted("goes-n0@+2s")
+		})
+	}
+}
+
+// TestOwnerLimitOwnerChanges: a pod waiting at its owner's limit that another controller
+// adopts is asked again when its wait ends, under its new owner, whose window is empty: it
+// goes then, and leaves its old owner's line.
+func TestOwnerLimitOwnerChanges(t *testing.T) {
+	synctestEach(t, func(t *testing.T) {
+		h := run(t, eviction.Options{OwnerLimit: eviction.Window{Max: 1, Per: 30 * time.Second}})
+		h.removeAnyOnDelete()
+		h.setNode(newNode("n"))
+		h.setPod(newPod("x-1", "n", ownedBy("StatefulSet", "x", "")))
+		h.setPod(newPod("x-2", "n", ownedBy("StatefulSet", "x", ""), withTolerations(tolFor(unreachable, 1))))
+		h.setNode(newNode("n", noExecute(unreachable, t0)))
+		h.wait()
+		h.until(2 * time.Second)
+		h.expectDeleted("x-1@+0s")
+		h.expectDelayed("x-2@+1s OwnerLimit")
+		p, _ := h.cache.Pod(ns, "x-2")
+		p = p.DeepCopy()
+		ownedBy("StatefulSet", "y", "")(p)
+		h.setPod(p)
+		h.wait()
+		h.until(40 * time.Second)
+		h.expectDeleted("x-1@+0s", "x-2@+30s")
+	})
+}
+
 // taintAll taints nodes n0..n(n-1) with key, added at t0.
 func (h *harness) taintAll(n int, key string) {
 	h.retaint(0, n, noExecute(key, t0))

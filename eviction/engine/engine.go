@@ -180,7 +180,9 @@ func (e *Engine[T]) Resume(scope string) {
 // (but not from within Census.Reach).
 func (e *Engine[T]) Recounted(name string) {
 	if e.gate != nil && e.opts.Confirm.Fraction > 0 {
-		e.wake(e.gate.Wake(budget.ConfirmScope(name)))
+		// Evictions held by several scopes wait under the scope they share: a change of
+		// any of them looks at those again.
+		e.wake(e.gate.Wake(budget.ConfirmScope(name), budget.ConfirmScope("")))
 	}
 }
 

@@ -28,8 +28,10 @@ func Exceeds(fraction float64, least, evicts, targets int) bool {
 // of its causes is held, that is when every scope of the cause holds: an eviction that
 // another taint makes due goes. A cause of no scope the census knows holds nothing.
 //
-// It waits for the scope of the first cause held, released when the caller says that
-// scope's counts or confirmation changed. Make it with NewConfirm.
+// A held eviction waits under its scope, released when the caller says that scope's counts
+// or confirmation changed; one held by more than one scope waits under the scope they all
+// share, [ConfirmScope](""), which every recount releases, so that a change of any of its
+// scopes looks at it again. Make it with NewConfirm.
 type Confirm struct {
 	fraction float64
 	least    int
@@ -56,7 +58,7 @@ func (c *Confirm) holds(r Reach) bool {
 
 // Admit holds the eviction when each of its causes is held.
 func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
-	held := ""
+	held, several := "", false
 	for _, cause := range r.Causes {
 		c.buf = c.reach(cause, c.buf[:0])
 		if len(c.buf) == 0 {
@@ -66,20 +68,25 @@ func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
 			if !c.holds(rc) {
 				return Go, nil
 			}
-		}
-		if held == "" {
-			held = c.buf[0].Scope
+			if held == "" {
+				held = rc.Scope
+			}
+			several = several || rc.Scope != held
 		}
 	}
 	if held == "" {
 		return Go, nil // no cause: nothing to hold it for
 	}
-	return Verdict{Wait: true, Scope: Scope{Kind: KindConfirm, Key: held}, Reason: "Unconfirmed"}, nil
+	if several {
+		held = "" // any of its scopes may release it
+	}
+	return Verdict{Wait: true, Scope: ConfirmScope(held), Reason: "Unconfirmed"}, nil
 }
 
 // Release does nothing: a hold reserves nothing.
 func (c *Confirm) Release(any, int64) {}
 
 // ConfirmScope returns the scope under which Confirm holds the evictions of the caller's
-// scope name.
+// scope name; ConfirmScope("") holds those of more than one scope. A recount of a scope
+// wakes both.
 func ConfirmScope(name string) Scope { return Scope{Kind: KindConfirm, Key: name} }

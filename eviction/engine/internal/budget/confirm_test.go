@@ -8,9 +8,10 @@ import (
 
 // TestConfirm: an eviction is held when each of its causes is held by every scope that
 // puts it on its holder: over the fraction and the minimum, not confirmed, or not counted
-// yet; it waits for the scope of its first cause, and goes once that scope is released
-// and no longer holds.
+// yet; it waits under its scope, or under the shared scope when several hold it, and goes
+// once released and no longer held.
 func TestConfirm(t *testing.T) {
+	const shared = "(shared)"
 	counts := map[string]Reach{
 		"rule all":  {Scope: "rule all", Evicts: 90, Targets: 100, Counted: true},
 		"rule one":  {Scope: "rule one", Evicts: 1, Targets: 100, Counted: true},
@@ -46,12 +47,13 @@ func TestConfirm(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		keys  []string
-		scope string // "" for one that goes
+		scope string // "" for one that goes; shared for ConfirmScope("")
 	}{
 		{"a rule over the fraction", []string{"bad"}, "rule all"},
 		{"a rule under it", []string{"ecc"}, ""},
 		{"one held cause and one not", []string{"bad", "ecc"}, ""},
-		{"two held causes: the first's scope", []string{"both", "bad"}, "pool p"},
+		{"two held causes, two scopes: the shared scope", []string{"both", "bad"}, shared},
+		{"two held causes of one scope: that scope", []string{"bad", "bad"}, "rule all"},
 		{"a cause of two scopes, one under the fraction", []string{"mixed"}, ""},
 		{"a scope not counted yet", []string{"new"}, "rule new"},
 		{"a confirmed scope", []string{"ok"}, ""},
@@ -71,8 +73,15 @@ func TestConfirm(t *testing.T) {
 			if got := g.Wake(ConfirmScope("something else")); len(got) != 0 {
 				t.Errorf("Wake of another scope woke %v", got)
 			}
-			if got := g.Wake(ConfirmScope(tc.scope)); !slices.Equal(got, []Woken{{ID: 1}}) {
-				t.Errorf("Wake(%q) woke %v, want the eviction", tc.scope, got)
+			scope := tc.scope
+			if scope == shared {
+				if got := g.Wake(ConfirmScope("pool p")); len(got) != 0 {
+					t.Errorf("Wake of one of its scopes woke %v: want it under the shared scope", got)
+				}
+				scope = ""
+			}
+			if got := g.Wake(ConfirmScope(scope)); !slices.Equal(got, []Woken{{ID: 1}}) {
+				t.Errorf("Wake(%q) woke %v, want the eviction", scope, got)
 			}
 			g.Release(1, h, 0)
 		})
