@@ -47,7 +47,7 @@ func (b *budgetFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&b.zoneHolders, "brake-zone-holders", 0, "the same within each zone (pool): a floor for small zones, whose fraction is coarse (0: off)")
 	fs.Func("full-disruption", "what a zone (pool) all of whose nodes carry a taint key does with the evictions it causes, as kube's node lifecycle controller in a fully disrupted zone: pause, or RATE[/BURST] a second of its own (the zone's fraction and floor then do not hold it) (default: neither)", b.setFullDisruption)
 	fs.IntVar(&b.inFlight, "in-flight", 0, "evict at most this many pods at once that are not gone yet (a Terminating pod counts until it is gone) (0: no limit)")
-	fs.Float64Var(&b.inFlightShare, "in-flight-fraction", 0, "the same, as a fraction of the pods due for eviction, at least one: in (0, 1] (0: no limit)")
+	fs.Float64Var(&b.inFlightShare, "in-flight-fraction", 0, "the same, as a fraction of the pods the controller keeps an eviction of (scheduled, due, or acted on and not gone), at least one: in (0, 1] (0: no limit)")
 	fs.Func("namespace-limit", "N/DURATION: evict at most N pods of each namespace within any DURATION, e.g. 10/1m (default: no limit)", windowFlag(&b.namespaceLimit))
 	fs.Func("owner-limit", "N/DURATION: evict at most N pods of each workload (a Deployment, a StatefulSet, a DaemonSet, a Job: the pod's controller) within any DURATION (default: no limit)", windowFlag(&b.ownerLimit))
 	fs.DurationVar(&b.loopWindow, "loop-window", 0, "slow down eviction loops: a pod re-created by its workload's controller and due again within this long after the workload's backoff would end waits that backoff, which doubles each time up to -loop-backoff-cap (0: off)")
