@@ -137,7 +137,7 @@ func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Delayed records Pausing when the reason is eviction.ReasonPaused, and nothing for
+// Delayed records Pausing when the reason is [eviction.ReasonPaused], and nothing for
 // another reason.
 func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	if reason == eviction.ReasonPaused {

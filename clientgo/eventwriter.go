@@ -59,7 +59,7 @@ type EventCounts struct {
 	Dropped int64
 }
 
-// EventWriter is a record.EventRecorder for a controller that must not lose an Event nor
+// EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
 // let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
 // while 1,000 Events wait, it queues every Event without limit (a small record each) and
 // writes them from [EventWriter.Run], one at a time, in the order they were recorded, so

@@ -99,9 +99,9 @@ func (r *Reachability) Err() error {
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
 }
 
-// Wrap returns rt with every request's outcome recorded; it has the signature of
-// rest.Config.WrapTransport (use rest.Config.Wrap). The returned RoundTripper is safe for
-// concurrent use when rt is.
+// Wrap returns rt with every request's outcome recorded. It is a transport wrapper for a
+// client's [k8s.io/client-go/rest.Config]: give it to the Config's Wrap method. The
+// returned RoundTripper is safe for concurrent use when rt is.
 func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }
