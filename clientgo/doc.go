@@ -1,16 +1,12 @@
-// Package clientgo runs the library's taint eviction on client-go. [Controller] is a
-// drop-in for kube-controller-manager's taint eviction controller over a
-// SharedInformerFactory and a clientset; the pieces it is made of serve a program that runs
-// an [eviction.Manager] of its own. The command in examples/controller is a thin main on
-// top of Controller.
+// Package clientgo runs taint eviction on client-go: [Controller], a drop-in for
+// kube-controller-manager's taint eviction controller, and the pieces it is made of, for a
+// program that runs an [eviction.Manager] of its own.
 //
 //	factory := clientgo.NewFactory(client)
 //	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{})
-//	if err != nil {
-//		return err
-//	}
+//	...
 //	go http.ListenAndServe(":8080", c.Handler(nil)) // /healthz and /readyz
-//	return c.Run(ctx)                                // until ctx is done
+//	err = c.Run(ctx)                                 // until ctx is done
 //
 // # The pieces
 //
@@ -23,21 +19,15 @@
 //   - [EventObserver], [EventWriter]: kube's Events, written in order, none dropped for want of room.
 //   - [Reachability]: whether the API server answers, for /readyz and to retry at once
 //     the deletes that failed while it did not.
-//   - [Handoff]: for a test on a fake clientset and a fake clock, a wait until the Manager
-//     has done what the API server's state makes due ([Controller.WaitIdle]).
+//   - [Handoff]: for a test on a fake clientset and clock, a wait until the Manager has done
+//     what is due ([Controller.WaitIdle]).
 //
-// # Metrics and leader election
+// # Metrics, leader election, clock
 //
-// [Options.Metrics] takes a [Meter] and [Options.Elector] an [Elector], two interfaces that
-// [github.com/taintevict/taintevict/clientgo/metrics] implements on a Prometheus registry
-// and [github.com/taintevict/taintevict/clientgo/lease] on a coordination.k8s.io Lease. A
-// program links Prometheus, or client-go's leader election, only if it imports those.
-//
-// # One clock
-//
-// A Controller tells the time with Options.Manager.Clock only (the real clock when nil):
-// its Manager, Deleters, Events, metrics and Reachability probes. On a fake clock, the
-// taints' TimeAdded must be of the fake clock's time line (see [Options]).
+// [Options.Metrics] takes a [Meter], which [github.com/taintevict/taintevict/clientgo/metrics]
+// keeps on a Prometheus registry; [Options.Elector] an [Elector], which
+// [github.com/taintevict/taintevict/clientgo/lease] runs on a Lease. A Controller has one
+// clock, the Manager's: see [Options].
 //
 // # Errors
 //

@@ -32,12 +32,13 @@ func ExampleReachability() {
 	}))
 	defer server.Close()
 	var down atomic.Bool
-	rc := &rest.Config{Host: server.URL, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	rc := &rest.Config{Host: server.URL}
+	rc.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if down.Load() {
 			return nil, syscall.ECONNREFUSED
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	}
 	rc.Wrap(r.Wrap) // the Reachability sees the outcome of each of the client's requests
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
