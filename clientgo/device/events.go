@@ -20,7 +20,7 @@ const (
 const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
 
 // Events are kube's device taint eviction controller's Events, which a [Controller]
-// records with a clientgo.EventObserver, at the moments that type says (Marking once the
+// records with a [clientgo.EventObserver], at the moments that type says (Marking once the
 // Deleter's first request found the pod, as kube writes it once its GET found it):
 //
 //   - "Marking for deletion";
