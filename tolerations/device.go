@@ -40,7 +40,7 @@ func DeviceTaints(taints []resourcev1.DeviceTaint) []v1.Taint {
 // TolerationSeconds (sharing the pointer) are copied. The operators "" and Equal stay as
 // they are and Exists stays Exists; any other operator op, Lt and Gt included, becomes
 // "device:"+op, which is no operator of the API and which Tolerates never matches, whatever
-// the Options, as resourceclaim.ToleratesTaint never matches op. It returns nil for a nil
+// the Options, as [k8s.io/dynamic-resource-allocation/resourceclaim.ToleratesTaint] never matches op. It returns nil for a nil
 // slice and allocates otherwise; it is safe for concurrent use.
 func DeviceTolerations(tolerations []resourcev1.DeviceToleration) []v1.Toleration {
 	if tolerations == nil {
@@ -67,7 +67,7 @@ func DeviceTolerations(tolerations []resourcev1.DeviceToleration) []v1.Toleratio
 }
 
 // ToleratesDevice reports whether toleration tolerates taint, exactly as
-// resourceclaim.ToleratesTaint (k8s.io/dynamic-resource-allocation) does: an empty
+// [k8s.io/dynamic-resource-allocation/resourceclaim.ToleratesTaint] does: an empty
 // toleration effect matches every effect, otherwise the effects must be equal; an empty key
 // matches every key, otherwise the keys must be equal; "" and Equal require equal values;
 // Exists matches every value; any other operator never matches. Like ToleratesTaint it does

@@ -3,6 +3,13 @@
 // when the pod must leave the node. The same functions serve other taint carriers, such as
 // DRA devices (see Devices).
 //
+//	ev := tolerations.Deadline(node.Spec.Taints, pod.Spec.Tolerations, now, time.Time{}, tolerations.Options{})
+//	switch ev.Verdict {
+//	case tolerations.EvictNow: // the pod must leave now, for ev.Taint
+//	case tolerations.EvictAt: // at ev.At, unless the taints or tolerations change before
+//	case tolerations.Stay: // never, as they are
+//	}
+//
 // Every function is pure: none starts a goroutine, reads a clock or keeps state, so all are
 // safe for concurrent use. Time is a parameter.
 //
