@@ -119,7 +119,8 @@ func ExampleNewEvictionDeleter() {
 	for _, wait := range []time.Duration{0, 4 * time.Minute, time.Minute} {
 		clk.Step(wait)
 		err := d.Delete(context.Background(), pod)
-		fmt.Printf("+%v: refused by a budget: %v, error: %v\n", clk.Since(start), apierrors.IsTooManyRequests(err), err != nil)
+		refused := apierrors.IsTooManyRequests(err)
+		fmt.Printf("+%v: refused by a budget: %v, error: %v\n", clk.Since(start), refused, err != nil)
 	}
 	_, err = client.CoreV1().Pods("shop").Get(context.Background(), "web-1", metav1.GetOptions{})
 	fmt.Println("web-1 deleted:", apierrors.IsNotFound(err))

@@ -40,7 +40,8 @@ func ExampleController_WaitIdle() {
 
 	// Taint the node, with a TimeAdded of the fake clock's time line.
 	added := clk.Now()
-	if _, err := client.CoreV1().Nodes().Update(ctx, unreachable(added), metav1.UpdateOptions{}); err != nil {
+	_, err = client.CoreV1().Nodes().Update(ctx, unreachable(added), metav1.UpdateOptions{})
+	if err != nil {
 		log.Fatal(err)
 	}
 	for _, step := range []time.Duration{0, 59 * time.Second, time.Second} {

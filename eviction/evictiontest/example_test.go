@@ -29,13 +29,13 @@ func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- m.Run(ctx) }()
-
-	added := metav1.NewTime(clk.Now())
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: v1.NodeSpec{Taints: []v1.Taint{
-		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &added}}}}
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: "uid-1"}, Spec: v1.PodSpec{
-		NodeName: "node-1", Tolerations: []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists,
-			Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}}}
+	taint := v1.Taint{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute,
+		TimeAdded: ptr.To(metav1.NewTime(clk.Now()))}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
+		Spec: v1.NodeSpec{Taints: []v1.Taint{taint}}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: "uid-1"},
+		Spec: v1.PodSpec{NodeName: "node-1", Tolerations: []v1.Toleration{{Key: taint.Key,
+			Operator: v1.TolerationOpExists, TolerationSeconds: ptr.To[int64](300)}}}}
 	cache.SetNode(node)
 	cache.SetPod(pod)
 	m.NodeUpdated(nil, node)
@@ -45,7 +45,7 @@ func Example() {
 		if err := m.WaitIdle(ctx); err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("+%v: %d delete calls\n", clk.Since(added.Time), deleter.Count())
+		fmt.Printf("%s: %d delete calls\n", clk.Now().Format("15:04"), deleter.Count())
 	}
 	for _, e := range obs.Events() {
 		fmt.Println(e)
@@ -53,8 +53,8 @@ func Example() {
 	cancel()
 	<-stopped
 	// Output:
-	// +0s: 0 delete calls
-	// +5m0s: 1 delete calls
+	// 00:00: 0 delete calls
+	// 00:05: 1 delete calls
 	// Scheduled shop/web-1 at 00:05:00
 	// Started shop/web-1 (attempt 1)
 	// Succeeded shop/web-1 (attempt 1)
