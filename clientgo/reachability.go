@@ -31,7 +31,7 @@ type ReachabilityOptions struct {
 
 // Reachability tells whether the API server answers, from the outcomes of the requests a
 // client makes anyway: it adds no request while the server answers. Put its transport
-// wrapper into the client's rest.Config ([Reachability.Wrap]); then
+// wrapper into the client's [k8s.io/client-go/rest.Config] ([Reachability.Wrap]); then
 //
 //   - a request that fails without an answer (a refused, reset or broken connection, a
 //     TLS failure), and a watch whose stream breaks (not one its caller closed), make the

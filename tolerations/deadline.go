@@ -142,8 +142,8 @@ type Eviction struct {
 //     counts it as now.)
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
 //     Kubernetes; one with nil tolerationSeconds never runs out. Seconds too large for a
-//     time.Duration (over 292 years) count in full, where kube's arithmetic overflows: the
-//     deadline is TimeAdded plus all of them, up to the latest time a time.Time holds, so
+//     [time.Duration] (over 292 years) count in full, where kube's arithmetic overflows: the
+//     deadline is TimeAdded plus all of them, up to the latest time a [time.Time] holds, so
 //     a TimeAdded centuries back never makes such a toleration run out.
 //   - A deadline at or before now gives EvictNow; no deadline at all gives Stay.
 //   - Taints of other effects are ignored, so a node's whole taint list may be passed.
