@@ -1,47 +1,7 @@
-// Package taintevict is a library for timed, toleration-based eviction: the logic by which
-// Kubernetes evicts pods from nodes that carry NoExecute taints, taken out of
-// kube-controller-manager so that any controller can import it.
-//
-// Kubernetes evicts a pod from a node with a NoExecute taint unless the pod tolerates the
-// taint, and then only after the smallest tolerationSeconds of the tolerations that match.
-// kube-controller-manager's implementation (pkg/controller/tainteviction) cannot be reused:
-// it hard-codes a clientset Delete, real time and one timer per pod; it restarts every
-// countdown when the controller restarts; it drops an eviction after five quick failures;
-// and it never moves a deadline once scheduled. This module is for the authors of
-// controllers that need the same behaviour (multi-cluster schedulers, edge node managers,
-// device-taint controllers, simulators) without those limits.
-//
-// # Packages
-//
-//   - [github.com/taintevict/taintevict/tolerations]: pure functions. The NoExecute taints
-//     of a node, which tolerations match them, the minimum toleration time, the eviction
-//     deadline of a pod computed from each taint's TimeAdded (so that a restart changes
-//     nothing), and validation as the API server does it.
-//   - [github.com/taintevict/taintevict/timedqueue]: a generic, cancellable timed worker
-//     queue with an injected clock, a bounded worker pool and retries, built to hold a
-//     million pending items. It knows nothing of Kubernetes.
-//   - [github.com/taintevict/taintevict/eviction/engine]: the generic core. Holders carry
-//     taints (nodes, DRA devices, clusters); targets are bound to one or more holders, each
-//     binding with its own tolerations; an Actuator acts on a target when the earliest
-//     deadline over its bindings has come (delete, evict, migrate, move). No informers,
-//     clients or real time inside.
-//   - [github.com/taintevict/taintevict/eviction]: the engine's instantiation for pods on
-//     nodes, a Manager that takes node and pod updates (no informers inside), keeps the
-//     schedule, and calls a pluggable Deleter when a pod's time is up.
-//   - github.com/taintevict/taintevict/clientgo, a module of its own: the adapters to
-//     client-go (the informers, the Cache, the Deleters, Events and Prometheus metrics, and
-//     a drop-in Controller with leader election).
-//   - examples/: runnable programs. examples/outage simulates a zone outage in memory;
-//     examples/clusters moves workloads off clusters that lose contact, on the engine;
-//     examples/controller, a module of its own, is the command of a drop-in replacement for
-//     kube's taint eviction controller (leader election, metrics, the Eviction API as an
-//     option, manifests), built on the clientgo module. It runs on an in-memory cluster by
-//     default and on a real one with -kubeconfig.
-//
-// Nothing in this module imports client-go: the caller owns informers and clients, and
-// imports the clientgo module's package for the wiring.
-//
-// # Quick start
+// Package taintevict is a library for timed, toleration-based eviction: Kubernetes' NoExecute
+// taint eviction (a pod leaves a tainted node once its matching tolerations run out), taken
+// out of kube-controller-manager so that any controller can import it, for pods on nodes,
+// pods on DRA devices, workloads on clusters, or anything else that carries taints.
 //
 // The deadline of one pod on one node, as a pure function:
 //
@@ -52,19 +12,50 @@
 //	case tolerations.EvictAt: // evict at e.At
 //	}
 //
-// A controller that evicts, fed from informer event handlers:
+// The drop-in controller, on a clientset (the clientgo module):
 //
-//	m, err := eviction.New(deleter, cache, eviction.Options{Observer: observer})
+//	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), clientgo.Options{})
 //	if err != nil {
 //		return err
 //	}
-//	// in the handlers: m.NodeUpdated(oldNode, newNode) and m.PodUpdated(oldPod, newPod),
-//	// with old nil for an add and new nil for a delete.
-//	return m.Run(ctx) // until ctx is done
+//	return c.Run(ctx) // until ctx is done
 //
-// Here deleter implements [github.com/taintevict/taintevict/eviction.Deleter] (one method,
-// called when a pod's time is up; clientgo.NewPodDeleter is kube's), cache implements
-// [github.com/taintevict/taintevict/eviction.Cache] over the informers' stores, and observer,
-// optional, turns decisions into Events and metrics. Run go run ./examples/outage for a
-// simulated zone outage.
+// This package holds no code: its packages do.
+//
+// # Packages of this module
+//
+// Nothing in this module imports client-go: the caller owns the informers and the clients.
+//
+//   - [github.com/taintevict/taintevict/tolerations]: pure functions: which tolerations
+//     match a node's or a device's taints, the minimum toleration time, the restart-safe
+//     deadline of a pod, and validation as the API server does it.
+//   - [github.com/taintevict/taintevict/timedqueue]: a generic, cancellable timed worker
+//     queue with an injected clock, for a million pending items; nothing of Kubernetes.
+//   - [github.com/taintevict/taintevict/eviction/engine]: the generic core: holders carry
+//     taints, targets are bound to holders with tolerations, an Actuator acts on a target
+//     when the earliest deadline over its bindings has come.
+//   - [github.com/taintevict/taintevict/eviction]: the engine for pods on nodes, a Manager
+//     that takes node and pod updates and calls a Deleter when a pod's time is up.
+//   - [github.com/taintevict/taintevict/eviction/evictiontest]: in-memory stand-ins (a
+//     Cache, a Source, a Deleter, an Observer that records) and the Observer contract's
+//     check, for tests and simulations.
+//   - [github.com/taintevict/taintevict/eviction/whatif]: what hypothetical taints would
+//     evict, when and why, by running the engine itself on a simulated clock.
+//
+// # Packages of the clientgo module
+//
+//   - [github.com/taintevict/taintevict/clientgo]: the adapters to client-go: informers, a
+//     Cache, kube's Deleter and an Eviction-API one, Events, and the drop-in Controller.
+//   - [github.com/taintevict/taintevict/clientgo/device]: pods on tainted DRA devices, a
+//     drop-in for kube's device-taint-eviction-controller.
+//   - [github.com/taintevict/taintevict/clientgo/metrics]: kube's metrics and ours, on
+//     Prometheus.
+//   - [github.com/taintevict/taintevict/clientgo/lease]: leader election on a Lease.
+//
+// # Programs
+//
+// Under examples/: outage (a zone outage simulated in memory: go run ./examples/outage),
+// clusters (workloads moved off clusters that lose contact), controller (the command of
+// the drop-in controller, with manifests) and kubectl-taintevict (the kubectl plugin:
+// what-if and explain).
 package taintevict

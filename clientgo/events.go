@@ -23,6 +23,10 @@ const EventReason = "TaintManagerEviction"
 // brake holds an eviction back.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
+// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when
+// eviction.Options.Confirm holds an eviction back until an operator confirms its taint.
+const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
+
 // Events are the Events an [EventObserver] records: those of one of kube's controllers,
 // its reason and messages, and the cancellations it reports. [NodeEvents] are kube's taint
 // eviction controller's; package clientgo/device has its device taint eviction
@@ -30,9 +34,11 @@ const PausedMessage = "the brake holds evictions back: too many nodes carry the 
 type Events struct {
 	// Reason is the reason of every Event.
 	Reason string
-	// Marking, Cancelling and Pausing return the message of the Event about pod: when the
-	// pod is found, to be deleted; when its eviction is cancelled; when a budget pauses it.
-	Marking, Cancelling, Pausing func(pod eviction.PodRef) string
+	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
+	// pod: when the pod is found, to be deleted; when its eviction is cancelled; when the
+	// brake (or a Pauser) pauses it; when Confirm holds it until an operator confirms the
+	// taint. A nil Confirming records no Event then.
+	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
 	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event:
 	// whether kube's controller records one then.
 	Cancels func(reason eviction.Reason) bool
@@ -45,7 +51,8 @@ type Events struct {
 //   - "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason but the
 //     node's deletion (kube forgets a deleted node's taints and cancels nothing then) and
 //     a pod replaced under its name (kube goes on with the name's eviction);
-//   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage].
+//   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage] when the brake
+//     pauses it, or [ConfirmMessage] when Confirm holds it.
 var NodeEvents = Events{
 	Reason:  EventReason,
 	Marking: func(pod eviction.PodRef) string { return "Marking for deletion Pod " + pod.Namespace + "/" + pod.Name },
@@ -54,6 +61,9 @@ var NodeEvents = Events{
 	},
 	Pausing: func(pod eviction.PodRef) string {
 		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + PausedMessage
+	},
+	Confirming: func(pod eviction.PodRef) string {
+		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + ConfirmMessage
 	},
 	Cancels: func(reason eviction.Reason) bool {
 		return reason != eviction.ReasonNodeDeleted && reason != eviction.ReasonPodReplaced
@@ -79,9 +89,11 @@ type EventObserverOptions struct {
 //     so);
 //   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
 //     cancels with an Event ([Events].Cancels);
-//   - Pausing, ours, when a budget (the brake, a Pauser) holds a due eviction back: the
-//     engine reports a delay only when its reason changes, so that is one Event per pause.
-//     A wait for a rate limit records none (it is short and routine; the metrics count it).
+//   - Pausing, ours, when the brake (or a Pauser) holds a due eviction back, and
+//     Confirming, ours, naming the annotation that confirms the taint, when Confirm holds
+//     it: the engine reports a delay only when its reason changes, so that is one Event per
+//     pause. A wait for another budget (a rate limit, evictions in flight, a window)
+//     records none (it is routine; the metrics count it).
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
 // copies. The Events' object references carry the pod's UID, so that they belong to this
@@ -137,11 +149,14 @@ func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Delayed records Pausing when the reason is [eviction.ReasonPaused], and nothing for
-// another reason.
+// Delayed records Pausing when the reason is [eviction.ReasonPaused], Confirming when it
+// is [eviction.ReasonUnconfirmed], and nothing for another reason.
 func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
-	if reason == eviction.ReasonPaused {
+	switch {
+	case reason == eviction.ReasonPaused:
 		o.event(pod, o.events.Pausing(pod))
+	case reason == eviction.ReasonUnconfirmed && o.events.Confirming != nil:
+		o.event(pod, o.events.Confirming(pod))
 	}
 }
 

@@ -36,7 +36,9 @@ func TestEventObserver(t *testing.T) {
 
 	o.Scheduled(pod, testNow)
 	o.Delayed(pod, eviction.ReasonRateLimited) // routine: no Event
+	o.Delayed(pod, eviction.ReasonInFlight)    // routine: no Event
 	o.Delayed(pod, eviction.ReasonPaused)
+	o.Delayed(pod, eviction.ReasonUnconfirmed)
 	o.Started(pod, eviction.Attempt{Call: 1, Due: testNow})
 	o.Failed(pod, eviction.Attempt{Call: 1}, errTest) // before any answer: no Event
 	o.Started(pod, eviction.Attempt{Call: 2, Due: testNow})
@@ -57,6 +59,7 @@ func TestEventObserver(t *testing.T) {
 
 	if got, want := drain(rec), []string{
 		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + PausedMessage,
+		"Normal TaintManagerEviction Pausing deletion of Pod shop/web-1: " + ConfirmMessage,
 		"Normal TaintManagerEviction Marking for deletion Pod shop/web-1",
 		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",
 		"Normal TaintManagerEviction Cancelling deletion of Pod shop/web-1",

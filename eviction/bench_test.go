@@ -217,7 +217,7 @@ func BenchmarkZoneOutage(b *testing.B) { benchZoneOutage(b, eviction.Options{}) 
 // second, in bursts of a million); "all" adds a TaintRateLimits entry for the outage's taint
 // and a Brake with both fractions at 1 (it counts every node update and looks at every
 // eviction, but never pauses), so each eviction also works out the taint keys that make it
-// due.
+// due; "caps" has the other budgets instead (see there).
 func BenchmarkZoneOutageBudgets(b *testing.B) {
 	high := eviction.Limit{PerSecond: 1e6, Burst: 1e6}
 	b.Run("rate", func(b *testing.B) { benchZoneOutage(b, eviction.Options{RateLimit: high}) })
@@ -226,6 +226,19 @@ func BenchmarkZoneOutageBudgets(b *testing.B) {
 			RateLimit:       high,
 			TaintRateLimits: map[string]eviction.Limit{benchTaintKey: high},
 			Brake:           eviction.Brake{Fraction: 1, ZoneFraction: 1},
+		})
+	})
+	// The budgets of issue 30, so loose that none holds: a bound in flight, windows per
+	// namespace and per owner, loop damping, and Confirm with the Manager's census (which
+	// counts every node and pod update), with a fraction of 1, which never holds.
+	b.Run("caps", func(b *testing.B) {
+		loose := eviction.Window{Max: 1 << 30, Per: time.Minute}
+		benchZoneOutage(b, eviction.Options{
+			InFlight:       eviction.InFlight{Max: 1 << 30},
+			NamespaceLimit: loose,
+			OwnerLimit:     loose,
+			LoopDamping:    eviction.LoopDamping{Window: time.Hour},
+			Confirm:        eviction.Confirm{Fraction: 1},
 		})
 	})
 }

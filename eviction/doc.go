@@ -58,8 +58,22 @@
 //   - [Options.TaintRateLimits]: the same per taint key, for the evictions that taint
 //     causes; a pod due because of several taints waits for the slowest;
 //   - [Options.Brake]: when more than a fraction of the nodes, of the cluster or of one zone,
-//     carry a NoExecute taint with the same key, the evictions it causes pause, until fewer
-//     than the fraction do.
+//     carry a NoExecute taint with the same key, or at least a floor of them, the evictions
+//     it causes pause, until fewer do; a zone all of whose nodes carry it is fully
+//     disrupted, and its evictions pause, or go at a rate of their own
+//     ([Options.Brake].FullDisruption), as kube's node lifecycle controller does;
+//   - [Options.InFlight]: at most so many evictions (or such a share of those due) whose
+//     pods are not gone yet: a pod that is Terminating counts until it is gone;
+//   - [Options.NamespaceLimit] and [Options.OwnerLimit]: at most so many evictions of a
+//     namespace, or of a workload ([PodOwner]: a ReplicaSet's Deployment, a StatefulSet),
+//     within any span of the given length;
+//   - [Options.LoopDamping]: a pod that a workload's controller re-creates on a tainted
+//     node waits a backoff that doubles with each eviction in a row (kubernetes#89068);
+//   - [Options.Confirm]: a taint key that would evict more than a fraction of all pods at
+//     once is held until an operator confirms it on the node with the
+//     [ConfirmAnnotation], or until it would evict fewer (kubernetes#141422 for devices,
+//     karmada#5150 for clusters). The Manager counts what each key would evict from the
+//     updates it is given, before the engine hears of them.
 //
 // An eviction that is due and waits stays in [Manager.Pending] with the time it fell due
 // and why it waits, and [Observer.Delayed] is told when that reason changes. Cancellation

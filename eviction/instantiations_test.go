@@ -22,6 +22,7 @@ type manager interface {
 	NodeUpdated(old, new *v1.Node)
 	PodUpdated(old, new *v1.Pod)
 	Pending() []eviction.Pending
+	Stats() eviction.Stats
 	Backlog() int
 	Run(ctx context.Context) error
 	WaitIdle(ctx context.Context) error
@@ -154,6 +155,8 @@ func (o *onDevices) Pending() []eviction.Pending {
 	return o.e.Pending()
 }
 
+func (o *onDevices) Stats() eviction.Stats { return o.e.Stats() }
+
 func (o *onDevices) Backlog() int { return o.e.Backlog() }
 func (o *onDevices) Run(ctx context.Context) error {
 	if err := o.e.Run(ctx); !errors.Is(err, engine.ErrRunTwice) {
@@ -224,6 +227,7 @@ func (s *deviceSource) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 func (s *deviceSource) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	d.UID = pod.UID
+	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
 	switch {
 	case pod.DeletionTimestamp != nil:
 		d.Leaving = eviction.ReasonPodTerminating

@@ -39,7 +39,8 @@ type PanicError = engine.PanicError
 // All methods are safe for concurrent use. NodeUpdated and PodUpdated never block on
 // processing. The zero Manager is not usable: create one with [New].
 type Manager struct {
-	e *engine.Engine[*v1.Pod]
+	e      *engine.Engine[*v1.Pod]
+	census *nodeCensus // Options.Confirm's, when the caller gives none
 }
 
 // New returns a Manager that reads cache and evicts through deleter. It returns an error,
@@ -56,11 +57,19 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	if deleter != nil {
 		act = PodActuator(deleter)
 	}
+	var census *nodeCensus
+	if opts.Confirm.Fraction > 0 && opts.Confirm.Census == nil {
+		census = newNodeCensus(cache, opts.Confirm, opts.Tolerations)
+		opts.Confirm.Census = census
+	}
 	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts)
 	if err != nil {
 		return nil, fmt.Errorf("eviction: %w", err)
 	}
-	return &Manager{e: e}, nil
+	if census != nil {
+		census.recount = e.Recounted
+	}
+	return &Manager{e: e, census: census}, nil
 }
 
 // PendingOf returns the open eviction of the pod key when it waits, as Pending lists it;

@@ -29,6 +29,33 @@ type Limit = engine.Limit
 // [engine.Brake]. The zero Brake never pauses.
 type Brake = engine.Brake
 
+// FullDisruption is what the evictions of a zone all of whose nodes carry a taint key do;
+// see [engine.FullDisruption].
+type FullDisruption = engine.FullDisruption
+
+// InFlight bounds the evictions acted on whose pods are not gone yet; see
+// [engine.InFlight].
+type InFlight = engine.InFlight
+
+// Window bounds the evictions of a namespace or of a workload within a span of time; see
+// [engine.Window].
+type Window = engine.Window
+
+// LoopDamping slows down a workload whose re-created pods are evicted again and again; see
+// [engine.LoopDamping]. A pod's workload is [PodOwner].
+type LoopDamping = engine.LoopDamping
+
+// Confirm holds a taint that would evict too many pods at once until an operator confirms
+// it; see [engine.Confirm]. The Manager counts what each taint key would evict, from the
+// node and pod updates it is given, when Confirm.Census is nil; an operator confirms a key
+// on a node with the [ConfirmAnnotation]. It counts a node when its update arrives: a
+// taint put on the nodes one after another (kubectl taint nodes --all) is counted as it
+// spreads, so the pods that tolerate nothing on the first nodes may go before the count
+// goes over the fraction; pods that tolerate the taint for a while (as the
+// DefaultTolerationSeconds admission plugin has every pod tolerate the not-ready and
+// unreachable taints for 300 s) are counted whole before they fall due.
+type Confirm = engine.Confirm
+
 // Backoff paces retries; see [engine.Backoff].
 type Backoff = engine.Backoff
 

@@ -38,4 +38,17 @@ const (
 	ReasonRateLimited = engine.ReasonRateLimited
 	// ReasonPaused: the eviction waits because Options.Brake or Options.Pauser holds it.
 	ReasonPaused = engine.ReasonPaused
+	// ReasonInFlight: the eviction waits for a pod in flight to be gone (Options.InFlight).
+	ReasonInFlight = engine.ReasonInFlight
+	// ReasonNamespaceLimit: the eviction waits for its namespace's window
+	// (Options.NamespaceLimit).
+	ReasonNamespaceLimit = engine.ReasonNamespaceLimit
+	// ReasonOwnerLimit: the eviction waits for its workload's window (Options.OwnerLimit).
+	ReasonOwnerLimit = engine.ReasonOwnerLimit
+	// ReasonRecreated: the pod re-created a workload's pod evicted a moment ago, and waits
+	// its backoff (Options.LoopDamping).
+	ReasonRecreated = engine.ReasonRecreated
+	// ReasonUnconfirmed: the taint would evict too many pods at once, and waits for an
+	// operator's [ConfirmAnnotation] (Options.Confirm).
+	ReasonUnconfirmed = engine.ReasonUnconfirmed
 )

@@ -12,9 +12,22 @@ import (
 // queues the node when it was added or deleted, or when its NoExecute taints or its zone
 // changed, and returns at once; other updates, such as status heartbeats, are ignored. With
 // Options.Brake set, it also counts the node's taint keys and zone (O(its taints)), and puts
-// back in the schedule the evictions that a brake it releases held. Nil for both does
+// back in the schedule the evictions that a brake it releases held. With Options.Confirm,
+// it first counts what the node's NoExecute taints would evict (O(its pods) when they
+// changed, looked up in the Cache) and reads its [ConfirmAnnotation]. Nil for both does
 // nothing.
 func (m *Manager) NodeUpdated(old, new *v1.Node) {
+	if m.census != nil {
+		switch {
+		case new != nil:
+			if old != nil && old.Name != new.Name {
+				m.census.nodeChanged(old.Name, nil)
+			}
+			m.census.nodeChanged(new.Name, new)
+		case old != nil:
+			m.census.nodeChanged(old.Name, nil)
+		}
+	}
 	switch {
 	case new == nil && old == nil:
 	case new == nil:
@@ -31,8 +44,12 @@ func (m *Manager) NodeUpdated(old, new *v1.Node) {
 // queues the pod when it was added bound to a node, deleted, bound, re-created under the
 // same name, or when its tolerations changed or it started leaving (finished or being
 // deleted), and returns at once. Other changes, such as status, are ignored, as in kube.
-// Nil for both does nothing.
+// With Options.Confirm, it first counts the pod for the taints of its node (O(those
+// taints)). Nil for both does nothing.
 func (m *Manager) PodUpdated(old, new *v1.Pod) {
+	if m.census != nil && (old != nil || new != nil) {
+		m.census.podChanged(old, new)
+	}
 	switch {
 	case new == nil && old == nil:
 		return

@@ -12,78 +12,49 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// Budget is the guard kubernetes#141422 asks for, against a DeviceTaintRule (or a driver's
-// taints) that would evict every pod that uses a device: a scope, that is a
-// DeviceTaintRule, or the taints of one pool's ResourceSlices, pauses instead of evicting
-// while it would evict more than a fraction of the pods that use devices, in all or in one
-// namespace. The zero Budget pauses nothing.
-//
-// "Would evict" counts the pods as the rule's status counts its pending pods: scheduled,
-// not leaving, bound to a device the scope taints with tolerations that let one of its
-// NoExecute taints run out. A paused scope's evictions wait (the engine reports them
-// Delayed with engine.ReasonPaused, Pending lists them so, a paused rule's status has the
-// reason [ReasonEvictionPaused] and says why) until the scope falls under the fraction:
-// its counts are read again at each status period and at each change of the rule or the
-// pool, before the engine hears of the change. An eviction that another taint, not paused,
-// makes due goes. An eviction due by a taint whose scope has not been counted yet (its
-// rule or slice arrived a moment ago) waits until it has been.
-type Budget struct {
-	// Fraction pauses a scope that would evict more than this fraction of all the pods
-	// that use devices. 0 means no such rule; otherwise it must be in (0, 1].
-	Fraction float64
-	// NamespaceFraction pauses a scope that would evict more than this fraction of the
-	// pods that use devices in any one namespace. 0 means no such rule; otherwise it must
-	// be in (0, 1].
-	NamespaceFraction float64
-	// MinPods: a scope that would evict fewer pods (in all, or in the namespace) never
-	// pauses, so that a small cluster or namespace can lose its few pods. 0 means 1.
-	MinPods int
-}
-
-func (b Budget) on() bool { return b.Fraction > 0 || b.NamespaceFraction > 0 }
-
-func (b Budget) validate() error {
-	for _, f := range []float64{b.Fraction, b.NamespaceFraction} {
-		if f != 0 && !(f > 0 && f <= 1) {
-			return fmt.Errorf("device: Budget fractions must be 0 (off) or in (0, 1]: got %v", f)
-		}
-	}
-	if b.MinPods < 0 {
-		return fmt.Errorf("device: Budget.MinPods must not be negative: got %d", b.MinPods)
-	}
-	return nil
-}
-
-// The scopes a budget pauses, by name: these are the scopes of engine.Engine.Resume.
+// The scopes of the census, by name: these are the scopes of engine.Engine.Recounted.
 func ruleScope(name string) string { return "DeviceTaintRule " + name }
 func poolScope(pool string) string { return "pool " + pool }
 
-// uncountedScope holds the evictions due by a taint that the budget has not yet seen come
-// from a rule or a slice: the informers' stores have it, the handler that tells the budget
-// has not run yet. The budget resumes it each time it has caught up.
-const uncountedScope = "budget: counting"
+// uncountedScope holds the evictions due by a taint that the census has not yet seen come
+// from a rule or a slice: the informers' stores have it, the handler that tells the census
+// has not run yet. The census tells the engine each time it has caught up.
+const uncountedScope = "census: counting"
 
-// budget is the engine.Pauser of a Budget. Paused only reads what was decided: the scopes
-// of each taint and each scope's verdict, kept from the informers' handlers (before the
-// engine hears of a change), the period's recount and the counts Paused asked for, all
-// made off the engine's locks (see run). It resumes a scope that no longer pauses.
+// census is the device side's engine.Census, for engine.Options.Confirm (kubernetes#141422:
+// one DeviceTaintRule with an empty selector evicted every pod that used a device). Its
+// scopes are the DeviceTaintRules of effect NoExecute and the pools whose ResourceSlices
+// put NoExecute taints on their devices. A scope would evict the pods that the rule's
+// status counts as pending: scheduled, not leaving, bound to a device it taints with
+// tolerations that let one of its NoExecute taints run out; of all the pods that use
+// devices. A rule is confirmed by its [eviction.ConfirmAnnotation] naming its taint's key
+// (or "*"); a pool by that annotation on one of its ResourceSlices of the newest generation
+// naming the key (a driver that rewrites its slices may drop it).
+//
+// Reach only reads what was counted: the scopes of each taint and each scope's counts, kept
+// from the informers' handlers (before the engine hears of a change), the period's recount
+// and the counts Reach asked for, all made off the engine's locks (see run): O(the scopes
+// of a cause's key). A scope that has no count yet holds the eviction until run has counted
+// it; a cause of no scope known yet holds it under uncountedScope until the handler that
+// brings its rule or slice has run. The census tells the engine (recount) of each scope
+// whose verdict changed: over Confirm's rule or not, confirmed or not, counted at last.
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
-// mu guards the maps, and is all Paused takes. Order: Source.feed, counting, mu; resume is
+// mu guards the maps, and is all Reach takes. Order: Source.feed, counting, mu; recount is
 // called holding counting, never mu.
-type budget struct {
-	Budget
-	src    *Source
-	clock  clock.Clock
-	period time.Duration
-	resume func(scope string)
-	kick   chan struct{} // wakes run: Paused met a scope that was not counted
-	// flipped, if not nil, is told of each scope that now pauses, or no longer does; under
-	// counting.
+type census struct {
+	rule    engine.Confirm
+	src     *Source
+	clock   clock.Clock
+	period  time.Duration
+	recount func(scope string)
+	kick    chan struct{} // wakes run: Reach met a scope that was not counted
+	// flipped, if not nil, is told of each scope whose verdict changed; under counting.
 	flipped func(scope string)
 
 	counting sync.Mutex
@@ -94,88 +65,71 @@ type budget struct {
 	all       verdict                        // the pods that use devices, in all (tally only)
 	rules     map[string][]ruleSelector      // the NoExecute rules, by their taint's key
 	pools     map[string]map[string][]string // the NoExecute taints' keys of the pool's devices: pool -> device -> keys
-	uncounted map[string]bool                // scopes Paused held, with no verdict
-	heldNew   bool                           // Paused held evictions under uncountedScope
+	confirm   map[string]string              // by scope: its ConfirmAnnotation (a pool's slices', joined)
+	uncounted map[string]bool                // scopes Reach found with no count
+	heldNew   bool                           // Reach held evictions under uncountedScope
 }
 
-// ruleSelector is what the budget keeps of a NoExecute rule: its scope and its selector.
+// ruleSelector is what the census keeps of a NoExecute rule: its scope and its selector.
 type ruleSelector struct {
 	scope string
 	rule  *resourcev1.DeviceTaintRule // from the store: read only
 }
 
+// verdict is a scope's count, and whether it is over Confirm's rule.
 type verdict struct {
-	at     time.Time
-	t      tally
-	paused bool
-	why    string
+	at   time.Time
+	t    tally
+	over bool
 }
 
-var _ engine.Pauser = (*budget)(nil)
+var _ engine.Census = (*census)(nil)
 
-func newBudget(b Budget, src *Source, clk clock.Clock, period time.Duration, resume func(scope string)) *budget {
-	return &budget{Budget: b, src: src, clock: clk, period: period, resume: resume, kick: make(chan struct{}, 1),
-		verdicts: map[string]verdict{}, rules: map[string][]ruleSelector{}, pools: map[string]map[string][]string{}, uncounted: map[string]bool{}}
+func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Duration, recount func(scope string)) *census {
+	return &census{rule: rule, src: src, clock: clk, period: period, recount: recount, kick: make(chan struct{}, 1),
+		verdicts: map[string]verdict{}, rules: map[string][]ruleSelector{}, pools: map[string]map[string][]string{},
+		confirm: map[string]string{}, uncounted: map[string]bool{}}
 }
 
-// Paused holds the eviction of target when every cause is a taint of paused scopes only.
-// It reads only what the budget keeps (no store, no count): O(causes, and the rules of each
-// cause's key). A scope that has no verdict yet holds the eviction until run has counted
-// it; a cause of no scope known yet holds it under uncountedScope until the handler that
-// brings its rule or slice has run.
-func (b *budget) Paused(_ engine.Ref, causes []engine.Cause) (string, bool) {
+// Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
+// as last counted; a scope known and not counted is marked for run, and a cause of no
+// scope known yet gets uncountedScope, not counted.
+func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	held := ""
-	for _, c := range causes {
-		live, known := false, false
-		b.scopesOf(c.Holder, c.Key, func(sc string) bool {
-			known = true
-			v, ok := b.verdicts[sc]
-			switch {
-			case !ok:
-				b.uncounted[sc] = true
-				b.wake()
-				if held == "" {
-					held = sc
-				}
-			case !v.paused:
-				live = true
-				return false
-			case held == "":
-				held = sc
-			}
-			return true
-		})
-		if !known {
-			b.heldNew = true
-			if held == "" {
-				held = uncountedScope
-			}
-			continue
+	known := false
+	b.scopesOf(c.Holder, c.Key, func(sc string) {
+		known = true
+		v, counted := b.verdicts[sc]
+		if !counted {
+			b.uncounted[sc] = true
+			b.wake()
 		}
-		if live {
-			return "", false
-		}
+		into = append(into, engine.Reach{Scope: sc, Evicts: v.t.pods, Targets: b.all.t.pods, Counted: counted,
+			Confirmed: eviction.Confirms(b.confirm[sc], c.Key)})
+	})
+	if !known {
+		b.heldNew = true
+		into = append(into, engine.Reach{Scope: uncountedScope})
 	}
-	return held, held != ""
+	return into
 }
 
 // scopesOf calls f with each scope that puts a NoExecute taint with key on device id, as
-// the budget knows them, until f returns false; under mu.
-func (b *budget) scopesOf(id, key string, f func(scope string) bool) {
+// the census knows them; under mu.
+func (b *census) scopesOf(id, key string, f func(scope string)) {
 	driver, pool, name := splitID(id)
-	if slices.Contains(b.pools[driver+"/"+pool][name], key) && !f(poolScope(driver+"/"+pool)) {
-		return
+	if slices.Contains(b.pools[driver+"/"+pool][name], key) {
+		f(poolScope(driver + "/" + pool))
 	}
 	for _, r := range b.rules[key] {
-		if ruleMatches(r.rule, id) && !f(r.scope) {
-			return
+		if ruleMatches(r.rule, id) {
+			f(r.scope)
 		}
 	}
 }
 
-func (b *budget) wake() {
+func (b *census) wake() {
 	select {
 	case b.kick <- struct{}{}:
 	default:
@@ -200,23 +154,39 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 	return func(id string) []v1.Taint { return taints[id] }
 }
 
-// changed is the Source's news, before the engine hears it, that the taints of scope
-// changed in the stores: the budget reads the scope again (the rule, or the pool's slices)
-// and, once live, counts it afresh (what it decided before does not hold: a scope at
-// exactly the fraction resumes), then resumes it unless it pauses, and resumes what it held
-// for want of a scope.
-func (b *budget) changed(scope string) {
-	b.counting.Lock()
-	defer b.counting.Unlock()
-	b.read(scope)
-	if b.live {
-		b.count(scope, false)
+// poolConfirm returns the ConfirmAnnotations of the pool's ResourceSlices of the newest
+// generation, joined.
+func (s *Source) poolConfirm(pool string) string {
+	objs, _ := s.slices.ByIndex(PoolIndex, pool)
+	newest := newestGeneration(objs)
+	var values []string
+	for _, o := range objs {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest {
+			if v := sl.Annotations[eviction.ConfirmAnnotation]; v != "" {
+				values = append(values, v)
+			}
+		}
 	}
-	b.release(scope)
+	return strings.Join(values, ",")
 }
 
-// read takes what the stores say of scope's taints into the budget; under counting.
-func (b *budget) read(scope string) {
+// changed is the Source's news, before the engine hears it, that the taints (or the
+// confirmation) of scope changed in the stores: the census reads the scope again (the
+// rule, or the pool's slices) and, once live, counts it afresh, then tells the engine if
+// its verdict changed, and what it held for want of a scope.
+func (b *census) changed(scope string) {
+	b.counting.Lock()
+	defer b.counting.Unlock()
+	flip := b.read(scope)
+	if b.live {
+		flip = b.count(scope) || flip
+	}
+	b.release(scope, flip)
+}
+
+// read takes what the stores say of scope's taints and confirmation into the census, and
+// reports whether its confirmation changed; under counting.
+func (b *census) read(scope string) (flip bool) {
 	if pool, ok := strings.CutPrefix(scope, poolScope("")); ok {
 		devices := map[string][]string{}
 		b.src.pool(pool, func(name string, taints []resourcev1.DeviceTaint) {
@@ -226,15 +196,19 @@ func (b *budget) read(scope string) {
 				}
 			}
 		})
+		confirm := b.src.poolConfirm(pool)
 		b.mu.Lock()
+		defer b.mu.Unlock()
+		flip = b.confirm[scope] != confirm
 		if len(devices) == 0 {
 			delete(b.pools, pool)
 			delete(b.verdicts, scope)
+			delete(b.confirm, scope)
 		} else {
 			b.pools[pool] = devices
+			b.confirm[scope] = confirm
 		}
-		b.mu.Unlock()
-		return
+		return flip
 	}
 	name, _ := strings.CutPrefix(scope, ruleScope(""))
 	rule, _ := get[*resourcev1.DeviceTaintRule](b.src.rules, name)
@@ -249,51 +223,51 @@ func (b *budget) read(scope string) {
 	}
 	if rule == nil || rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute {
 		delete(b.verdicts, scope)
-		return
+		delete(b.confirm, scope)
+		return false
 	}
 	key := rule.Spec.Taint.Key
 	b.rules[key] = append(b.rules[key], ruleSelector{scope: scope, rule: rule})
+	confirm := rule.Annotations[eviction.ConfirmAnnotation]
+	flip = b.confirm[scope] != confirm
+	b.confirm[scope] = confirm
+	return flip
 }
 
-// count decides about scope from a count of what it would evict now, and keeps the verdict;
-// keep says whether a scope at exactly the fraction stays paused (a recount), or not (a
-// change). It counts the pods that use devices first when that count is older than the
-// period. It returns whether scope pauses. Under counting; not under mu.
-func (b *budget) count(scope string, keep bool) bool {
+// count counts what scope would evict now, and keeps it; it reports whether its verdict
+// changed (or it was not counted before). It counts the pods that use devices first when
+// that count is older than the period. Under counting; not under mu.
+func (b *census) count(scope string) (flip bool) {
 	now := b.clock.Now()
 	b.mu.Lock()
-	all, was := b.all, b.verdicts[scope].paused && keep
-	_, known := b.verdicts[scope]
+	all := b.all
+	old, known := b.verdicts[scope]
 	delete(b.uncounted, scope)
 	b.mu.Unlock()
 	taints := b.src.scopeTaints(scope)
 	if taints == nil {
-		// Gone from the stores, not yet from the budget (its handler is on the way): it
-		// pauses nothing, so that Paused does not ask again and again.
+		// Gone from the stores, not yet from the census (its handler is on the way): it
+		// holds nothing, so that Reach does not ask again and again.
 		if known || b.knows(scope) {
 			b.mu.Lock()
 			b.verdicts[scope] = verdict{at: now}
 			b.mu.Unlock()
 		}
-		return false
+		return !known || old.over
 	}
 	if all.at.IsZero() || now.Sub(all.at) >= b.period {
 		all = verdict{at: now, t: b.src.count(nil, now)}
 	}
 	nv := verdict{at: now, t: b.src.count(taints, now)}
-	nv.paused, nv.why = b.judge(nv.t, all.t, was)
+	nv.over = b.rule.Exceeds(nv.t.pods, all.t.pods)
 	b.mu.Lock()
-	flip := b.verdicts[scope].paused != nv.paused
 	b.all, b.verdicts[scope] = all, nv
 	b.mu.Unlock()
-	if flip && b.flipped != nil {
-		b.flipped(scope)
-	}
-	return nv.paused
+	return !known || old.over != nv.over
 }
 
-// knows reports whether the budget keeps scope's taints.
-func (b *budget) knows(scope string) bool {
+// knows reports whether the census keeps scope's taints.
+func (b *census) knows(scope string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if pool, ok := strings.CutPrefix(scope, poolScope("")); ok {
@@ -307,71 +281,61 @@ func (b *budget) knows(scope string) bool {
 	return false
 }
 
-// release resumes scope unless it pauses, and what Paused held for want of a scope; under
-// counting.
-func (b *budget) release(scope string) {
+// release tells the engine of scope when its verdict changed (flip), and of what Reach held
+// for want of a scope; under counting.
+func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
-	v, ok := b.verdicts[scope]
 	held := b.heldNew
 	b.heldNew = false
 	b.mu.Unlock()
-	if !ok || !v.paused {
-		b.resume(scope)
+	if flip {
+		if b.flipped != nil {
+			b.flipped(scope)
+		}
+		b.recount(scope)
 	}
 	if held {
-		b.resume(uncountedScope)
+		b.recount(uncountedScope)
 	}
 }
 
-// judge decides from what a scope would evict, t, of all: more than the fraction pauses,
-// fewer resumes, and exactly the fraction keeps what was (so that it does not flap).
-func (b *budget) judge(t, all tally, was bool) (bool, string) {
-	over := func(n, total int, f float64) bool {
-		limit := f * float64(total)
-		return f > 0 && n >= max(b.MinPods, 1) && (float64(n) > limit || was && float64(n) == limit)
-	}
-	if over(t.pods, all.pods, b.Fraction) {
-		return true, fmt.Sprintf("Eviction paused: it would evict %d of the %d pods that use devices, more than %g%%.", t.pods, all.pods, 100*b.Fraction)
-	}
-	for ns, n := range t.namespaces {
-		if total := all.namespaces[ns]; over(n, total, b.NamespaceFraction) {
-			return true, fmt.Sprintf("Eviction paused: it would evict %d of the %d pods that use devices in namespace %s, more than %g%%.", n, total, ns, 100*b.NamespaceFraction)
-		}
-	}
-	return false, ""
-}
-
-// why returns the message of a paused scope, and whether it is paused, as last counted. A
-// nil budget pauses nothing.
-func (b *budget) why(scope string) (string, bool) {
+// why returns the message of a scope held until it is confirmed, and whether it is held,
+// as last counted. A nil census holds nothing.
+func (b *census) why(scope, key string) (string, bool) {
 	if b == nil {
 		return "", false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v := b.verdicts[scope]
-	return v.why, v.paused
+	v, ok := b.verdicts[scope]
+	if !ok || !v.over || eviction.Confirms(b.confirm[scope], key) {
+		return "", false
+	}
+	return fmt.Sprintf("Eviction paused: it would evict %d of the %d pods that use devices, more than %g%%. Annotate the DeviceTaintRule with %s=%s to confirm it.",
+		v.t.pods, b.all.t.pods, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
 }
 
 // goLive reads every scope from the stores and counts it: the caches have synced, and the
 // handlers did not count before. Lead calls it before the engine runs.
-func (b *budget) goLive() {
+func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()
 	for _, sc := range b.scopes(true) {
 		b.read(sc)
 	}
 	for _, sc := range b.scopes(false) {
-		b.count(sc, false)
+		if b.count(sc) && b.flipped != nil {
+			b.flipped(sc)
+		}
 	}
 	b.mu.Lock()
 	b.live = true
 	b.mu.Unlock()
 }
 
-// run keeps the verdicts until ctx is done: it counts every scope again at each period,
-// and those Paused asked about when it asks, and resumes each that does not pause.
-func (b *budget) run(ctx context.Context) {
+// run keeps the counts until ctx is done: it counts every scope again at each period, and
+// those Reach asked about when it asks, and tells the engine of each whose verdict changed.
+func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
 	defer func() { next.Stop() }()
 	for {
@@ -391,16 +355,15 @@ func (b *budget) run(ctx context.Context) {
 		}
 		b.counting.Lock()
 		for _, sc := range scopes {
-			b.count(sc, true)
-			b.release(sc)
+			b.release(sc, b.count(sc))
 		}
 		b.counting.Unlock()
 	}
 }
 
-// scopes lists the scopes the budget knows (fromStores: those of the stores, every rule and
-// every pool, to read them).
-func (b *budget) scopes(fromStores bool) []string {
+// scopes lists the scopes the census knows (fromStores: those of the stores, every rule
+// and every pool, to read them).
+func (b *census) scopes(fromStores bool) []string {
 	var out []string
 	if fromStores {
 		for _, r := range b.src.ruleList() {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -42,37 +43,38 @@ func (c countingIndexer) ListIndexFuncValues(name string) []string {
 	return c.Indexer.ListIndexFuncValues(name)
 }
 
-// budgetRig is a budget over a Source whose stores count their reads, with n pods, each on
-// a device of its own in pool p1, and objs; resumed records the scopes it resumed.
-type budgetRig struct {
-	b       *budget
-	reads   atomic.Int64
-	clock   *clocktesting.FakeClock
-	mu      sync.Mutex
-	resumed []string
+// censusRig is a census over a Source whose stores count their reads, with n pods, each on
+// a device of its own in pool p1, and objs; recounted records the scopes it told the
+// engine of.
+type censusRig struct {
+	b         *census
+	reads     atomic.Int64
+	clock     *clocktesting.FakeClock
+	mu        sync.Mutex
+	recounted []string
 }
 
-func newBudgetRig(t testing.TB, b Budget, n int, objs ...runtime.Object) *budgetRig {
+func newCensusRig(t testing.TB, rule engine.Confirm, n int, objs ...runtime.Object) *censusRig {
 	t.Helper()
 	for i := range n {
 		name := fmt.Sprint("pod-", i)
 		objs = append(objs, claim("c-"+name, []dev{{id: fmt.Sprint("p1/d", i)}}, name), pod(name, "c-"+name))
 	}
 	src := newSource(t, objs...)
-	r := &budgetRig{clock: clocktesting.NewFakeClock(t0)}
+	r := &censusRig{clock: clocktesting.NewFakeClock(t0)}
 	for _, s := range []*cache.Indexer{&src.pods, &src.claims, &src.slices, &src.rules} {
 		*s = countingIndexer{Indexer: *s, reads: &r.reads}
 	}
-	r.b = newBudget(b, src, r.clock, DefaultStatusPeriod, func(scope string) {
+	r.b = newCensus(rule, src, r.clock, DefaultStatusPeriod, func(scope string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.resumed = append(r.resumed, scope)
+		r.recounted = append(r.recounted, scope)
 	})
 	return r
 }
 
-// start makes the budget live as Lead does, and runs it until the test ends.
-func (r *budgetRig) start(t testing.TB) {
+// start makes the census live as Lead does, and runs it until the test ends.
+func (r *censusRig) start(t testing.TB) {
 	r.b.goLive()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -80,55 +82,87 @@ func (r *budgetRig) start(t testing.TB) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// TestPausedReadsNoStore: Paused, which the engine calls under its locks, reads only what
-// the budget keeps: no store, however many pods use devices, even when the verdicts are
-// older than the period (the budget used to count every pod that uses a device there,
-// once a period per scope, and to list and sort the rules at every call). It holds an
-// eviction due by a scope it has not counted until run has counted it, then resumes it.
-func TestPausedReadsNoStore(t *testing.T) {
+// held asks Reach about causes and says whether Confirm with rule would hold an eviction
+// due by them, and for which scope: when each cause is held by every scope it has.
+func (r *censusRig) held(rule engine.Confirm, causes []engine.Cause) (string, bool) {
+	scope := ""
+	for _, c := range causes {
+		reach := r.b.Reach(c, nil)
+		if len(reach) == 0 {
+			return "", false
+		}
+		for _, rc := range reach {
+			if rc.Confirmed || rc.Counted && !rule.Exceeds(rc.Evicts, rc.Targets) {
+				return "", false
+			}
+		}
+		if scope == "" {
+			scope = reach[0].Scope
+		}
+	}
+	return scope, scope != ""
+}
+
+// TestReachReadsNoStore: Reach, which the engine calls under its locks, reads only what
+// the census keeps: no store, however many pods use devices, even when the counts are
+// older than the period (the budget it replaced used to count every pod that uses a device
+// there, once a period per scope, and to list and sort the rules at every call). A cause
+// of a scope it has not seen come holds until it has; a confirmed rule holds nothing.
+func TestReachReadsNoStore(t *testing.T) {
 	bad := noExecute("bad", at(0))
-	r := newBudgetRig(t, Budget{Fraction: 0.5}, 1000,
+	confirmed := rule("ok", device("p1", "d8"), noExecute("huge", at(0)))
+	confirmed.Annotations = map[string]string{eviction.ConfirmAnnotation: "huge"}
+	rl := engine.Confirm{Fraction: 0.5}
+	r := newCensusRig(t, rl, 1000,
 		rule("all", &resourcev1.DeviceTaintSelector{}, bad),
 		rule("one", device("p1", "d7"), noExecute("ecc", at(0))),
+		rule("pool", &resourcev1.DeviceTaintSelector{Pool: ptrTo("p1")}, noExecute("huge", at(0))),
+		confirmed,
 		slice("p1", map[string][]resourcev1.DeviceTaint{"d3": {noExecute("gone", at(0))}}))
-	r.b.goLive() // run does not run: every read counted is Paused's
+	r.b.goLive() // run does not run: every read counted is Reach's
 	cases := []struct {
 		name   string
 		causes []engine.Cause
 		scope  string
-		paused bool
+		held   bool
 	}{
 		{"a rule that would evict every pod", []engine.Cause{{Holder: ID(driver, "p1", "d5"), Key: "bad", Group: driver + "/p1"}}, ruleScope("all"), true},
 		{"a rule that would evict one", []engine.Cause{{Holder: ID(driver, "p1", "d7"), Key: "ecc", Group: driver + "/p1"}}, "", false},
-		{"one paused cause and one not", []engine.Cause{{Holder: ID(driver, "p1", "d7"), Key: "bad"}, {Holder: ID(driver, "p1", "d7"), Key: "ecc"}}, "", false},
+		{"one held cause and one not", []engine.Cause{{Holder: ID(driver, "p1", "d7"), Key: "bad"}, {Holder: ID(driver, "p1", "d7"), Key: "ecc"}}, "", false},
 		{"a slice's taint", []engine.Cause{{Holder: ID(driver, "p1", "d3"), Key: "gone", Group: driver + "/p1"}}, "", false},
-		{"a taint the budget has not seen come", []engine.Cause{{Holder: ID(driver, "p1", "d9"), Key: "new"}}, uncountedScope, true},
+		{"a rule that would evict every pod, and one confirmed of the same key", []engine.Cause{{Holder: ID(driver, "p1", "d8"), Key: "huge"}}, "", false},
+		{"a taint the census has not seen come", []engine.Cause{{Holder: ID(driver, "p1", "d9"), Key: "new"}}, uncountedScope, true},
 	}
 	for _, stale := range []bool{false, true} {
 		if stale {
-			r.clock.SetTime(t0.Add(time.Hour)) // every verdict older than the period
+			r.clock.SetTime(t0.Add(time.Hour)) // every count older than the period
 		}
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s, stale %v", tc.name, stale), func(t *testing.T) {
 				before := r.reads.Load()
-				scope, paused := r.b.Paused(engine.Ref{}, tc.causes)
-				if scope != tc.scope || paused != tc.paused {
-					t.Errorf("got %q %v, want %q %v", scope, paused, tc.scope, tc.paused)
+				scope, held := r.held(rl, tc.causes)
+				if scope != tc.scope || held != tc.held {
+					t.Errorf("got %q %v, want %q %v", scope, held, tc.scope, tc.held)
 				}
 				if got := r.reads.Load() - before; got != 0 {
-					t.Errorf("Paused read the stores %d times, want none", got)
+					t.Errorf("Reach read the stores %d times, want none", got)
 				}
 			})
 		}
 	}
+	if got := r.b.Reach(engine.Cause{Holder: ID(driver, "p1", "d5"), Key: "bad"}, nil); len(got) != 1 ||
+		got[0] != (engine.Reach{Scope: ruleScope("all"), Evicts: 1000, Targets: 1000, Counted: true}) {
+		t.Errorf("Reach of the rule all: got %+v, want 1000 of 1000 pods, counted", got)
+	}
 }
 
-// TestPausedHoldsUntilCounted: a scope that the budget knows but has not counted (a rule
-// read while the budget was not live) holds the eviction; run counts it when Paused asks,
-// and resumes it, since it does not pause.
-func TestPausedHoldsUntilCounted(t *testing.T) {
+// TestReachHoldsUntilCounted: a scope that the census knows but has not counted (a rule
+// read while it was not live) holds the eviction; run counts it when Reach asks, and tells
+// the engine, since its verdict is new.
+func TestReachHoldsUntilCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newBudgetRig(t, Budget{Fraction: 0.5}, 10)
+		rl := engine.Confirm{Fraction: 0.5}
+		r := newCensusRig(t, rl, 10)
 		r.start(t)
 		if err := r.b.src.rules.(countingIndexer).Indexer.Add(rule("late", device("p1", "d1"), noExecute("bad", at(0)))); err != nil {
 			t.Fatal(err)
@@ -137,36 +171,37 @@ func TestPausedHoldsUntilCounted(t *testing.T) {
 		r.b.read(ruleScope("late")) // as a handler does, before it counts
 		r.b.counting.Unlock()
 		cause := []engine.Cause{{Holder: ID(driver, "p1", "d1"), Key: "bad"}}
-		if scope, paused := r.b.Paused(engine.Ref{}, cause); scope != ruleScope("late") || !paused {
-			t.Fatalf("got %q %v, want the eviction held by the uncounted scope", scope, paused)
+		if scope, held := r.held(rl, cause); scope != ruleScope("late") || !held {
+			t.Fatalf("got %q %v, want the eviction held by the uncounted scope", scope, held)
 		}
 		synctest.Wait()
 		r.mu.Lock()
-		resumed := slices.Clone(r.resumed)
+		recounted := slices.Clone(r.recounted)
 		r.mu.Unlock()
-		if !slices.Equal(resumed, []string{ruleScope("late")}) {
-			t.Errorf("got %q resumed, want %q", resumed, ruleScope("late"))
+		if !slices.Equal(recounted, []string{ruleScope("late")}) {
+			t.Errorf("got %q told, want %q", recounted, ruleScope("late"))
 		}
-		if scope, paused := r.b.Paused(engine.Ref{}, cause); paused {
-			t.Errorf("got %q paused after the count, want it to go: 1 pod of 10", scope)
+		if scope, held := r.held(rl, cause); held {
+			t.Errorf("got %q held after the count, want it to go: 1 pod of 10", scope)
 		}
 	})
 }
 
-// BenchmarkPaused: one call of Paused with 10,000 pods on devices, all selected by a rule
-// that pauses; the clock moves by a period between calls, so that a budget that counts when
-// its verdicts are old counts at every call. run does not run: its recounts are off the
+// BenchmarkReach: one call of Reach with 10,000 pods on devices, all selected by a rule
+// that holds; the clock moves by a period between calls, so that a census that counts when
+// its counts are old counts at every call. run does not run: its recounts are off the
 // engine's locks, and not what this measures.
-func BenchmarkPaused(b *testing.B) {
-	r := newBudgetRig(b, Budget{Fraction: 0.25}, 10_000,
+func BenchmarkReach(b *testing.B) {
+	r := newCensusRig(b, engine.Confirm{Fraction: 0.25}, 10_000,
 		rule("all", &resourcev1.DeviceTaintSelector{Pool: ptrTo("p1")}, noExecute("bad", at(0))))
 	r.b.goLive()
-	cause := []engine.Cause{{Holder: ID(driver, "p1", "d5"), Key: "bad", Group: driver + "/p1"}}
+	cause := engine.Cause{Holder: ID(driver, "p1", "d5"), Key: "bad", Group: driver + "/p1"}
+	into := make([]engine.Reach, 0, 4)
 	b.ReportAllocs()
 	for b.Loop() {
 		r.clock.Step(DefaultStatusPeriod)
-		if _, paused := r.b.Paused(engine.Ref{}, cause); !paused {
-			b.Fatal("not paused")
+		if got := r.b.Reach(cause, into[:0]); len(got) != 1 || got[0].Evicts != 10_000 {
+			b.Fatalf("got %+v", got)
 		}
 	}
 }

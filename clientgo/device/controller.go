@@ -34,21 +34,20 @@ type Options struct {
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
 	// Engine is the engine's options, with these rules: Tolerations.Rules is always
-	// tolerations.DeviceRules; DryRun must be false (Mode says it) and Pauser nil (Budget
-	// sets it); Observer, if not nil, is told every decision after the Events and the
-	// metrics; Clock is the Controller's one clock (nil means the real one): the engine's,
-	// the deleters', the Events', the metrics', the rules' status's, the budget's, the
-	// discovery's retries and Reachability's probes. On a fake clock, the taints'
-	// TimeAdded must be of the fake clock's time line: one of the real clock on a fake
-	// clock set after it counts as long past, and evicts at once.
+	// tolerations.DeviceRules; DryRun must be false (Mode says it); Observer, if not nil,
+	// is told every decision after the Events and the metrics; Clock is the Controller's
+	// one clock (nil means the real one): the engine's, the deleters', the Events', the
+	// metrics', the rules' status's, the census's, the discovery's retries and
+	// Reachability's probes. On a fake clock, the taints' TimeAdded must be of the fake
+	// clock's time line: one of the real clock on a fake clock set after it counts as long
+	// past, and evicts at once. Confirm.Census must be nil: with Confirm.Fraction set, the
+	// controller counts what each DeviceTaintRule, and each pool's taints, would evict (see
+	// the package documentation, "Holding a rule until it is confirmed").
 	Engine engine.Options
-	// Budget pauses a DeviceTaintRule, or a pool's taints, that would evict too many pods;
-	// see [Budget]. The zero Budget pauses nothing.
-	Budget Budget
 	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
 	// a pod that a rule makes due, the rule's status is written, and the shortest time
-	// between two writes of one generation (see the Reason constants); and how often
-	// the budget counts every scope again. 0 means [DefaultStatusPeriod].
+	// between two writes of one generation (see the Reason constants); and how often the
+	// census of Engine.Confirm counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
@@ -90,7 +89,8 @@ type Options struct {
 // an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
 // [clientgo.EvictionDeleter] with kube's device condition; a [clientgo.EventObserver]
 // records kube's Events ([Events]); the DeviceTaintRules' status says what each rule
-// evicts, as kube writes it; a [Budget] may pause a rule that would evict too many pods.
+// evicts, as kube writes it; the engine's budgets may hold evictions back, among them
+// Confirm, which holds a rule that would evict too many pods until an operator confirms it.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
@@ -103,7 +103,7 @@ type Controller struct {
 	src     *Source
 	eng     *engine.Engine[*v1.Pod]
 	status  *ruleStatus
-	budget  *budget               // nil without one
+	census  *census               // Engine.Confirm's; nil without it
 	events  *clientgo.EventWriter // nil in ModeDryRun
 	notes   engine.Observer       // the EventObserver; nil in ModeDryRun
 	opts    Options
@@ -126,15 +126,12 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	switch {
 	case opts.Engine.DryRun:
 		return nil, fmt.Errorf("device: Options.Engine.DryRun is set: ask for a dry run with Mode %q", clientgo.ModeDryRun)
-	case opts.Engine.Pauser != nil:
-		return nil, errors.New("device: Options.Engine.Pauser is set: the Budget is the device side's Pauser")
+	case opts.Engine.Confirm.Census != nil:
+		return nil, errors.New("device: Options.Engine.Confirm.Census is set: the controller counts for Confirm")
 	case opts.StatusPeriod < 0:
 		return nil, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
 	case opts.PodGroups != PodGroupsAuto && opts.PodGroups != PodGroupsOn && opts.PodGroups != PodGroupsOff:
 		return nil, fmt.Errorf("device: unknown Options.PodGroups %q (want %q, %q or %q)", opts.PodGroups, PodGroupsAuto, PodGroupsOn, PodGroupsOff)
-	}
-	if err := opts.Budget.validate(); err != nil {
-		return nil, err
 	}
 	if opts.StatusPeriod == 0 {
 		opts.StatusPeriod = DefaultStatusPeriod
@@ -156,10 +153,10 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if opts.Reachability != nil && eopts.Unreachable == nil {
 		eopts.Unreachable = clientgo.IsUnreachable
 	}
-	if opts.Budget.on() {
-		c.budget = newBudget(opts.Budget, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Resume(scope) })
-		c.status.budget, eopts.Pauser = c.budget, c.budget
-		c.budget.flipped = func(scope string) {
+	if eopts.Confirm.Fraction > 0 {
+		c.census = newCensus(eopts.Confirm, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Recounted(scope) })
+		c.status.census, eopts.Confirm.Census = c.census, c.census
+		c.census.flipped = func(scope string) {
 			if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 				c.status.dueNow(name)
 			}
@@ -196,8 +193,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	c.src.changed = func(scope string) {
-		if c.budget != nil {
-			c.budget.changed(scope)
+		if c.census != nil {
+			c.census.changed(scope)
 		}
 		if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 			c.status.ruleChanged(name)
@@ -249,16 +246,17 @@ func (c *Controller) Informers() Informers { return c.inf }
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Lead runs what the leader does until ctx is done: once the informers have synced (and,
-// with PodGroupsAuto, discovery has said whether PodGroups are served), the budget's
-// counts, the rules' status (each rule counted once before the engine starts) and the
-// engine; from the start, the Events and, with [Options.Reachability], its Run. As kube's
-// controller does, it evicts only from synced caches: a cluster listed in part can show a
-// device with the taint of a pool's older generation whose newer one has not arrived yet.
-// It returns when all of them have stopped: nil when ctx ended it, or, when the engine
-// failed (a method of the Source or of an Observer panicked: an [engine.PanicError]), the
-// engine's error, having stopped the rest. It needs the informers running:
-// [Controller.Run] starts them, or the [clientgo.Controller] whose Options.Alongside it is
-// given, which stops too when Lead fails. A Controller leads once: a second call returns an error.
+// with PodGroupsAuto, discovery has said whether PodGroups are served), the census of
+// Engine.Confirm, the rules' status (each rule counted once before the engine starts) and
+// the engine; from the start, the Events and, with [Options.Reachability], its Run. As
+// kube's controller does, it evicts only from synced caches: a cluster listed in part can
+// show a device with the taint of a pool's older generation whose newer one has not
+// arrived yet. It returns when all of them have stopped: nil when ctx ended it, or, when
+// the engine failed (a method of the Source or of an Observer panicked: an
+// [engine.PanicError]), the engine's error, having stopped the rest. It needs the
+// informers running: [Controller.Run] starts them, or the [clientgo.Controller] whose
+// Options.Alongside it is given, which stops too when Lead fails. A Controller leads once:
+// a second call returns an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
@@ -274,9 +272,9 @@ func (c *Controller) Lead(ctx context.Context) error {
 	}
 	var err error
 	if c.waitSynced(lctx) && c.discoverPodGroups(lctx) {
-		if c.budget != nil {
-			c.budget.goLive()
-			wg.Go(func() { c.budget.run(lctx) })
+		if c.census != nil {
+			c.census.goLive()
+			wg.Go(func() { c.census.run(lctx) })
 		}
 		if c.opts.Mode != clientgo.ModeDryRun {
 			c.status.start()

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -243,12 +244,13 @@ func TestRuleStatus(t *testing.T) {
 	})
 }
 
-// TestBudget: a rule that selects every device would evict every pod that uses one: it
-// pauses (the engine's Pending and Delayed say Paused, an Event says why, the rule's status
-// too) until it selects few enough; then what it still makes due goes, and the rest is
-// cancelled. A pool whose devices the driver taints is paused the same way; a budget with
-// MinPods above what a scope would evict lets it go.
-func TestBudget(t *testing.T) {
+// TestConfirm: a rule that selects every device would evict every pod that uses one: it
+// is held (the engine's Pending and Delayed say Unconfirmed, an Event names the annotation,
+// the rule's status says why and how to confirm) until an operator confirms it with the
+// annotation, then every pod goes; or until it selects few enough, then what it still
+// makes due goes, and the rest is cancelled. A pool whose devices the driver taints is held
+// the same way; MinTargets above what a scope would evict lets it go.
+func TestConfirm(t *testing.T) {
 	pods := func() []runtime.Object {
 		var objs []runtime.Object
 		for i, d := range []string{"p1/d0", "p1/d1", "p1/d2", "p2/d0"} {
@@ -257,32 +259,62 @@ func TestBudget(t *testing.T) {
 		}
 		return objs
 	}
-	t.Run("a rule that selects every device", func(t *testing.T) {
+	confirm := func(c engine.Confirm) Options { return Options{Engine: engine.Options{Confirm: c}} }
+	held := func(t *testing.T, r *rig, n int) {
+		t.Helper()
+		pending := r.c.Engine().Pending()
+		for _, p := range pending {
+			if p.Delayed != engine.ReasonUnconfirmed {
+				t.Errorf("got %+v pending, want it held, Unconfirmed", p)
+			}
+		}
+		if len(pending) != n {
+			t.Errorf("got %d pending, want %d held", len(pending), n)
+		}
+	}
+	t.Run("a rule that selects every device, confirmed", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rec := &recorder{}
-			r := newRig(t, Options{Budget: Budget{Fraction: 0.5}, Observers: []engine.Observer{rec}}, pods()...)
+			opts := confirm(engine.Confirm{Fraction: 0.5})
+			opts.Observers = []engine.Observer{rec}
+			r := newRig(t, opts, pods()...)
 			all := rule("all", &resourcev1.DeviceTaintSelector{}, noExecute("bad", at(0)))
 			r.create(all)
 			r.sleep(time.Minute)
 			if got := r.writes(); len(got) != 1 || !strings.HasPrefix(got[0], "patch devicetaintrules/status") {
 				t.Fatalf("got requests %q, want the rule's status only", got)
 			}
-			pending := r.c.Engine().Pending()
-			for _, p := range pending {
-				if p.Delayed != engine.ReasonPaused {
-					t.Errorf("got %+v pending, want it paused", p)
+			held(t, r, 4)
+			if c := r.condition("all"); c.Reason != ReasonEvictionPaused || c.Status != "True" ||
+				c.Message != "4 pods need to be evicted in 1 namespace. Eviction paused: it would evict 4 of the 4 pods that use devices, more than 50%. "+
+					"Annotate the DeviceTaintRule with taintevict.io/confirm-eviction=bad to confirm it." {
+				t.Errorf("got the rule's condition %s %s %q, want it paused, saying why and how to confirm", c.Status, c.Reason, c.Message)
+			}
+			if got := r.events(); len(got) != 4 || got[0] != "a: "+ConfirmMessage {
+				t.Errorf("got Events %q, want %q on each pod", got, ConfirmMessage)
+			}
+			all.Annotations = map[string]string{eviction.ConfirmAnnotation: "other"} // another key: confirms nothing
+			r.update(all)
+			held(t, r, 4)
+			all.Annotations[eviction.ConfirmAnnotation] = "bad"
+			r.update(all)
+			for _, name := range []string{"a", "b", "c", "d"} {
+				if _, ok := r.deleted(name); !ok {
+					t.Errorf("%s: not deleted once the rule was confirmed", name)
 				}
 			}
-			if len(pending) != 4 {
-				t.Errorf("got %d pending, want 4 paused", len(pending))
+			if got := rec.count("Delayed"); got != 4 {
+				t.Errorf("got %d Delayed reports, want 4", got)
 			}
-			if c := r.condition("all"); c.Reason != ReasonEvictionPaused || c.Status != "True" ||
-				c.Message != "4 pods need to be evicted in 1 namespace. Eviction paused: it would evict 4 of the 4 pods that use devices, more than 50%." {
-				t.Errorf("got the rule's condition %s %s %q, want it paused, saying why", c.Status, c.Reason, c.Message)
-			}
-			if got := r.events(); len(got) != 4 || got[0] != "a: "+PausedMessage {
-				t.Errorf("got Events %q, want %q on each pod", got, PausedMessage)
-			}
+		})
+	})
+	t.Run("a rule that selects every device, narrowed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newRig(t, confirm(engine.Confirm{Fraction: 0.5}), pods()...)
+			all := rule("all", &resourcev1.DeviceTaintSelector{}, noExecute("bad", at(0)))
+			r.create(all)
+			r.sleep(time.Minute)
+			held(t, r, 4)
 			all.Spec.DeviceSelector = device("p1", "d0")
 			all.Generation = 2
 			r.update(all)
@@ -291,50 +323,47 @@ func TestBudget(t *testing.T) {
 					t.Errorf("%s: got deleted %v, want %v", name, got, want)
 				}
 			}
-			if got := rec.count("Delayed"); got != 4 {
-				t.Errorf("got %d Delayed reports, want 4", got)
-			}
 		})
 	})
 	t.Run("a pool the driver taints", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			r := newRig(t, Options{Budget: Budget{Fraction: 0.5}}, pods()...)
+			r := newRig(t, confirm(engine.Confirm{Fraction: 0.5}), pods()...)
 			bad := []resourcev1.DeviceTaint{noExecute("bad", at(0))}
 			r.create(slice("p1", map[string][]resourcev1.DeviceTaint{"d0": bad, "d1": bad, "d2": bad}))
 			r.sleep(time.Minute)
 			if got := r.writes(); len(got) != 0 {
 				t.Fatalf("got requests %q, want none", got)
 			}
+			held(t, r, 3)
 			r.update(slice("p1", map[string][]resourcev1.DeviceTaint{"d0": bad, "d1": bad, "d2": nil}))
 			if got := r.writes(); len(got) != 4 {
 				t.Errorf("got requests %q, want a and b evicted", got)
 			}
 		})
 	})
-	t.Run("a namespace", func(t *testing.T) {
+	t.Run("a pool confirmed on its slice", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			objs := pods()
-			inNS(objs[6], "small")
-			inNS(objs[7], "small")
-			r := newRig(t, Options{Budget: Budget{NamespaceFraction: 0.5}}, objs...)
-			r.create(rule("d", device("p2", "d0"), noExecute("bad", at(0))))
+			r := newRig(t, confirm(engine.Confirm{Fraction: 0.5}), pods()...)
+			bad := []resourcev1.DeviceTaint{noExecute("bad", at(0))}
+			sl := slice("p1", map[string][]resourcev1.DeviceTaint{"d0": bad, "d1": bad, "d2": bad})
+			r.create(sl)
 			r.sleep(time.Minute)
-			if got := r.writes(); len(got) != 1 {
-				t.Errorf("got requests %q, want the rule's status only: d is the one pod of namespace small", got)
-			}
-			if c := r.condition("d"); c.Reason != ReasonEvictionPaused || !strings.HasSuffix(c.Message, "it would evict 1 of the 1 pods that use devices in namespace small, more than 50%.") {
-				t.Errorf("got the rule's condition %s %q, want it paused for namespace small", c.Reason, c.Message)
+			held(t, r, 3)
+			sl.Annotations = map[string]string{eviction.ConfirmAnnotation: "*"}
+			r.update(sl)
+			if got := r.writes(); len(got) != 6 {
+				t.Errorf("got requests %q, want a, b and c evicted", got)
 			}
 		})
 	})
-	t.Run("MinPods", func(t *testing.T) {
+	t.Run("MinTargets", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			r := newRig(t, Options{Budget: Budget{Fraction: 0.5, MinPods: 5}}, pods()...)
+			r := newRig(t, confirm(engine.Confirm{Fraction: 0.5, MinTargets: 5}), pods()...)
 			r.create(rule("all", &resourcev1.DeviceTaintSelector{}, noExecute("bad", at(0))))
 			r.sleep(time.Minute)
 			for _, name := range []string{"a", "b", "c", "d"} {
 				if _, ok := r.deleted(name); !ok {
-					t.Errorf("%s: not deleted, want deleted: 4 pods are fewer than MinPods", name)
+					t.Errorf("%s: not deleted, want deleted: 4 pods are fewer than MinTargets", name)
 				}
 			}
 		})
@@ -349,14 +378,14 @@ func inNS(obj runtime.Object, ns string) runtime.Object {
 // TestNewControllerRejects: options out of range are errors, and no Controller.
 func TestNewControllerRejects(t *testing.T) {
 	for name, opts := range map[string]Options{
-		"engine dry run":     {Engine: engine.Options{DryRun: true}},
-		"a pauser":           {Engine: engine.Options{Pauser: engine.PauserFunc(func(engine.Ref, []engine.Cause) (string, bool) { return "", false })}},
-		"a negative period":  {StatusPeriod: -time.Second},
-		"a fraction above 1": {Budget: Budget{Fraction: 1.5}},
-		"negative MinPods":   {Budget: Budget{Fraction: 0.5, MinPods: -1}},
-		"an unknown mode":    {Mode: "drain"},
-		"unknown PodGroups":  {PodGroups: "maybe"},
-		"a negative timeout": {Mode: clientgo.ModeEvict, PDBTimeout: -time.Second},
+		"engine dry run":      {Engine: engine.Options{DryRun: true}},
+		"a census":            {Engine: engine.Options{Confirm: engine.Confirm{Fraction: 0.5, Census: (*census)(nil)}}},
+		"a negative period":   {StatusPeriod: -time.Second},
+		"a fraction above 1":  {Engine: engine.Options{Confirm: engine.Confirm{Fraction: 1.5}}},
+		"negative MinTargets": {Engine: engine.Options{Confirm: engine.Confirm{Fraction: 0.5, MinTargets: -1}}},
+		"an unknown mode":     {Mode: "drain"},
+		"unknown PodGroups":   {PodGroups: "maybe"},
+		"a negative timeout":  {Mode: clientgo.ModeEvict, PDBTimeout: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			client := newFakeClient()

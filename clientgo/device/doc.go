@@ -26,11 +26,22 @@
 //   - [Events], [KubeMetrics]: kube's Events and metric names.
 //   - The rules' status: each DeviceTaintRule's EvictionInProgress condition, with kube's
 //     reasons and messages, at kube's times (see [ReasonPodsPendingEviction]).
-//   - [Budget], off by default: pauses a rule that would evict too many pods
-//     (kubernetes#141422: a DeviceTaintRule with an empty selector evicts every pod that
-//     uses a device).
+//   - A census of what each rule, and each pool's taints, would evict, for the engine's
+//     Confirm (see Holding a rule until it is confirmed).
 //   - [PodGroupMode]: claims reserved for a PodGroup, as kube's DRAWorkloadResourceClaims
 //     gate has them.
+//
+// # Holding a rule until it is confirmed
+//
+// With [engine.Options.Confirm] (the command's -confirm-fraction), a DeviceTaintRule, or
+// the NoExecute taints of one pool's ResourceSlices, that would evict more than a fraction
+// of the pods that use devices is held (kubernetes#141422: a rule with an empty selector
+// evicts every such pod). Its evictions wait, reported Delayed with
+// [engine.ReasonUnconfirmed], with an Event on each pod ([ConfirmMessage]); the rule's
+// status says [ReasonEvictionPaused], with the counts and the annotation that confirms it.
+// They go once an operator sets [eviction.ConfirmAnnotation] on the rule to its taint's key
+// (or "*"), or on a slice of the pool, or once the rule would evict few enough. An eviction
+// that another taint makes due goes.
 //
 // # Differences from kube
 //
@@ -49,6 +60,8 @@
 //   - A failed delete is retried after the engine's backoff ([engine.Backoff]: from 100
 //     ms, doubling up to 2 minutes), which spares a failing API server; kube's work queue
 //     retries after 5 ms, doubling.
+//   - Optional, off by default: the engine's budgets (Confirm among them), and the
+//     Eviction API instead of DELETE ([Options.Mode]).
 //
 // Errors are prefixed "device:".
 package device

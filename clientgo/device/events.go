@@ -2,6 +2,7 @@ package device
 
 import (
 	"github.com/taintevict/taintevict/clientgo"
+	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -15,9 +16,14 @@ const (
 	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
 )
 
-// PausedMessage is the message of the Event a [Controller] records when a [Budget] holds a
+// PausedMessage is the message of the Event a [Controller] records when the brake holds a
 // pod's eviction back.
 const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
+
+// ConfirmMessage is the message of the Event a [Controller] records when Confirm holds a
+// pod's eviction back until an operator confirms the taint.
+const ConfirmMessage = "Pausing deletion: the device taint would evict too many pods at once; annotate its DeviceTaintRule (or ResourceSlice) with " +
+	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
 
 // Events are kube's device taint eviction controller's Events, which a [Controller]
 // records with a [clientgo.EventObserver], at the moments that type says (Marking once the
@@ -26,12 +32,14 @@ const PausedMessage = "Pausing deletion: a budget holds back the evictions of th
 //   - "Marking for deletion";
 //   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
 //     deletion or replacement under its name, about which kube records nothing;
-//   - ours, [PausedMessage], when a [Budget] pauses the eviction.
+//   - ours, [PausedMessage], when the brake pauses the eviction, and [ConfirmMessage],
+//     when Confirm holds it until an operator confirms the taint.
 var Events = clientgo.Events{
 	Reason:     EventReason,
 	Marking:    func(engine.Ref) string { return "Marking for deletion" },
 	Cancelling: func(engine.Ref) string { return "Cancelling deletion" },
 	Pausing:    func(engine.Ref) string { return PausedMessage },
+	Confirming: func(engine.Ref) string { return ConfirmMessage },
 	Cancels: func(reason engine.Reason) bool {
 		return reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced
 	},

@@ -28,6 +28,8 @@ func TestEvents(t *testing.T) {
 		{"cancelled, the pod deleted", func(o *clientgo.EventObserver) { o.Cancelled(web, engine.ReasonTargetDeleted) }, ""},
 		{"cancelled, the pod replaced", func(o *clientgo.EventObserver) { o.Cancelled(web, engine.ReasonReplaced) }, ""},
 		{"paused", func(o *clientgo.EventObserver) { o.Delayed(web, engine.ReasonPaused) }, "Normal DeviceTaintManagerEviction " + PausedMessage},
+		{"held until confirmed", func(o *clientgo.EventObserver) { o.Delayed(web, engine.ReasonUnconfirmed) }, "Normal DeviceTaintManagerEviction " + ConfirmMessage},
+		{"in flight: routine", func(o *clientgo.EventObserver) { o.Delayed(web, engine.ReasonInFlight) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.NewFakeRecorder(4)

@@ -125,9 +125,11 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // checks) that is allocated and reserved for it ([resourceclaim.IsReservedForPod]), each
 // with the tolerations of its allocation result; with [Source.FollowPodGroups], a claim
 // reserved for, or made for, the pod's PodGroup counts too, as kube's checks say with its
-// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving.
+// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving. Its owner
+// is [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
+	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
 	d.Bindings = d.Bindings[:0]
 	groups := s.podGroups.Load()
 	for name, mustCheckOwner := range resourceclaim.PodClaims(pod) {
@@ -167,12 +169,7 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 // other slices. It allocates nothing of its own: the recheck before each eviction calls it.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
-	var newest int64
-	for i, o := range objs {
-		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
-			newest = sl.Spec.Pool.Generation
-		}
-	}
+	newest := newestGeneration(objs)
 	for _, o := range objs {
 		if sl, ok := o.(*resourcev1.ResourceSlice); ok {
 			for _, d := range sl.Spec.Devices {
@@ -185,6 +182,17 @@ func (s *Source) pool(pool string, f func(name string, taints []resourcev1.Devic
 		}
 	}
 	return older
+}
+
+// newestGeneration returns the newest pool generation of objs, the slices of one pool.
+func newestGeneration(objs []any) int64 {
+	var newest int64
+	for i, o := range objs {
+		if sl, ok := o.(*resourcev1.ResourceSlice); ok && (i == 0 || sl.Spec.Pool.Generation > newest) {
+			newest = sl.Spec.Pool.Generation
+		}
+	}
+	return newest
 }
 
 // sliceTaints returns the taints of device id in its pool's slices, and whether it is in
@@ -239,9 +247,13 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 // ruleChanged feeds the engine the devices that old or new selects, among those of the
 // slices and those allocated, with their taints now: rule changes are rare. A change of the
 // status alone (the controller's own writes, each coming back as an update) changes no
-// taint, and is passed over.
+// taint, and is passed over; one of its eviction.ConfirmAnnotation alone is told to the
+// census only.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
+		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
+			s.changed(ruleScope(new.Name)) // confirmed, or no longer: no taint changes
+		}
 		return
 	}
 	s.feed.Lock()

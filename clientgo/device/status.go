@@ -24,16 +24,17 @@ import (
 )
 
 // The reasons of the EvictionInProgress condition on a DeviceTaintRule: kube's, and
-// ReasonEvictionPaused, ours, for a rule that [Budget] pauses.
+// ReasonEvictionPaused, ours, for a rule that [engine.Options.Confirm] holds until it is
+// confirmed.
 //
 // A [Controller] writes the condition with kube's reasons and messages, at kube's times:
 // at once for a new rule, a changed spec, and every rule when the controller starts to
 // lead, counted before the engine hears of the change (so before any eviction it makes); a
 // status period ([Options.StatusPeriod]) after each eviction it counts for, and after each
-// change of a pod that the rule makes due or of its claims; at once when a budget pauses or
-// resumes the rule; at most once a period for a generation. Completed is thus written a
-// period after the last eviction, as kube writes it. In [clientgo.ModeDryRun] nothing is
-// written.
+// change of a pod that the rule makes due or of its claims; at once when Confirm starts or
+// stops holding the rule; at most once a period for a generation. Completed is thus
+// written a period after the last eviction, as kube writes it. In [clientgo.ModeDryRun]
+// nothing is written.
 const (
 	ReasonPodsPendingEviction = "PodsPendingEviction"
 	ReasonCompleted           = "Completed"
@@ -116,7 +117,7 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 //     evicts anything for it);
 //   - a period after a pod evicted for the rule, or a change of a pod that the rule's
 //     taint makes due (its claims, its node, its leaving), or of its claims;
-//   - at once when the budget pauses or resumes the rule;
+//   - at once when Confirm's census starts or stops holding the rule;
 //   - never within a period of the last write of the same generation: such a write waits
 //     until the period has passed, then counts again.
 //
@@ -131,11 +132,11 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 // (see counting): the rules whose taints are among the reasons of the eviction, on any
 // device of the pod, as kube counts them.
 //
-// Locks: mu guards the maps; it is not held while counting, writing, or calling the budget.
+// Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
-	budget *budget // nil without one
+	census *census // nil without Confirm
 	clock  clock.Clock
 	period time.Duration
 	wake   chan struct{} // run's: due changed
@@ -332,7 +333,7 @@ func (r *ruleStatus) touched(pod *v1.Pod) {
 	r.mu.Unlock()
 }
 
-// dueNow makes rule name's status due at once: the budget paused or resumed it.
+// dueNow makes rule name's status due at once: the census started or stopped holding it.
 func (r *ruleStatus) dueNow(name string) {
 	r.mu.Lock()
 	if r.live {
@@ -470,7 +471,7 @@ func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) 
 	switch rule.Spec.Taint.Effect {
 	case resourcev1.DeviceTaintEffectNoExecute:
 		t := r.src.count(r.src.ruleTaints(rule), now)
-		why, paused := r.budget.why(ruleScope(rule.Name))
+		why, paused := r.census.why(ruleScope(rule.Name), rule.Spec.Taint.Key)
 		settled = t.pods > 0 || inflight == 0
 		switch {
 		case t.pods > 0:

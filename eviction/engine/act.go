@@ -105,7 +105,10 @@ func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	s := c.k.Scratch()
 	r := &s.req
-	*r = budget.Request{ID: uint64(c.id), Key: c.k.Key(), UID: c.ev.uid, Holder: c.ev.holder, Now: now.UnixNano()}
+	*r = budget.Request{ID: uint64(c.id), Key: c.k.Key(), UID: c.ev.uid, Holder: c.ev.holder, Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
+	if !v.target.Created.IsZero() {
+		r.Created = v.target.Created.UnixNano()
+	}
 	if e.gate.NeedsCauses() {
 		since := now
 		if x := c.ev.x; x != nil && x.since != 0 {
@@ -119,6 +122,7 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 		h = x.hold
 	}
 	h, d := e.gate.Admit(r, h)
+	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()
 		return false

@@ -48,11 +48,18 @@
 //   - A failed action is retried with backoff until it succeeds, the target is gone or the
 //     eviction is cancelled; it is never dropped. Each call is bounded by a timeout, and a
 //     panic is recovered and retried.
-//   - Budgets against mass eviction, off by default: [Options.RateLimit],
-//     [Options.TaintRateLimits], and [Options.Brake], which pauses a taint key's evictions
-//     while more than a fraction of the holders (of all, or of one group) carry it; and
-//     [Options.Pauser], through which the caller holds back evictions by budgets of its
-//     own (such as the share of the targets a taint would evict) until [Engine.Resume].
+//   - Budgets against mass eviction, each off by default, each reported through
+//     [Observer.Delayed] with its reason and listed so by [Engine.Pending]:
+//     [Options.RateLimit] and [Options.TaintRateLimits]; [Options.Brake], which pauses a
+//     taint key's evictions while more than a fraction, or at least a floor, of the
+//     holders (of all, or of one group) carry it, and says what a fully disrupted group
+//     does; [Options.InFlight], which bounds the evictions acted on and not yet gone;
+//     [Options.NamespaceLimit] and [Options.OwnerLimit], at most so many evictions of a
+//     namespace, or of a workload, within a span of time; [Options.LoopDamping], which
+//     slows down a workload whose re-created targets are evicted again and again;
+//     [Options.Confirm], which holds a taint that would evict too many targets at once
+//     until an operator confirms it; and [Options.Pauser], through which the caller holds
+//     back evictions by budgets of its own until [Engine.Resume].
 //   - [Engine.Pending] previews what will be acted on, and when; [Options.DryRun] acts on
 //     nothing but reports everything; [Engine.WaitIdle] lets a test or a simulation on a
 //     fake clock wait until everything it fed has been done.
@@ -109,14 +116,16 @@
 //  1. a target's stripe lock (internal/store): taken by every decision about the target,
 //     held across its Source lookups, Observer calls and the rest of this list; one at a
 //     time;
-//  2. the gate's lock (internal/budget): the budgets and the holds; also taken alone, by
-//     HolderUpdated, HolderDeleted and Resume;
+//  2. the gate's lock (internal/budget): the budgets and the holds, and under it the
+//     caller's Pauser and Census (which take only locks of their own); also taken alone, by
+//     HolderUpdated, HolderDeleted, Resume and Recounted;
 //  3. the act workers' limit's (internal/concurrency), under which the schedule's is taken
 //     to apply a new limit;
 //  4. leaf locks, taken last and alone: the holder table's (holders.go), the unreachable
 //     index's (engine.go), the schedule's (timedqueue).
 //
 // The intake's shard locks (internal/intake) are taken with no other lock held. The update
-// methods, Resume and RetryUnreachable take no stripe lock: they queue updates, or wake
-// evictions in the schedule, which an act worker then looks at under the lock.
+// methods, Resume, Recounted and RetryUnreachable take no stripe lock: they queue updates,
+// or wake evictions in the schedule, which an act worker then looks at under the lock. A
+// Census must therefore call Recounted with its own lock released.
 package engine

@@ -98,8 +98,8 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 		obs:   opts.Observer,
 		opts:  opts,
 		rules: rules{source: opts.DeadlineSource, tol: opts.Tolerations},
-		gate:  opts.gate(),
 	}
+	e.gate = opts.gate(e.stats.kept)
 	e.store = store.New(func(s *scratch) {
 		// Room for two bindings, made at once: most targets have one or two, and a
 		// decision then allocates nothing, not even the first time.
@@ -170,6 +170,17 @@ func (e *Engine[T]) TargetDeleted(t T) {
 func (e *Engine[T]) Resume(scope string) {
 	if e.gate != nil && e.opts.Pauser != nil {
 		e.wake(e.gate.Wake(budget.PauserScope(scope)))
+	}
+}
+
+// Recounted tells the Engine that the counts or the confirmation of the scope name of
+// Options.Confirm's Census changed: an act worker asks the budgets again about each
+// eviction it holds, in the order they fell due. A scope that holds nothing, or an Engine
+// without Confirm, makes it do nothing. It returns at once, and is safe for concurrent use
+// (but not from within Census.Reach).
+func (e *Engine[T]) Recounted(name string) {
+	if e.gate != nil && e.opts.Confirm.Fraction > 0 {
+		e.wake(e.gate.Wake(budget.ConfirmScope(name)))
 	}
 }
 

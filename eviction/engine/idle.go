@@ -16,10 +16,10 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // error. Idle means: every update made before the call has been processed, and no eviction
 // that is due at the clock's current time is queued, waiting for an act worker, or running
 // (its Actuator call and the updates that call makes, such as the target's removal,
-// included). Evictions due later are not waited for; nor are those that wait
-// for a budget (Options.RateLimit, TaintRateLimits, Brake, Pauser): one that waits for a
-// token is not due until the token's time, and one the brake or the Pauser holds not until
-// it is released (then it is due at once, and waited for).
+// included). Evictions due later are not waited for; nor are those that wait for a
+// budget: one that waits for a token or a window is not due until then, and one a budget
+// holds (the brake, the Pauser, InFlight, Confirm) not until it is released (then it is
+// due at once, and waited for).
 //
 // Once idle, it also gives back at once the storage that evictions gone in a burst left,
 // which the Engine otherwise gives back a few seconds after the burst.

@@ -305,8 +305,9 @@ func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
 	admittedBefore := c.ev.flags & admitted
+	c.ev.flags &^= admitted // not ended: it counts for the budgets until the Source shows it gone
 	c.clearMarks()
-	c.ev.flags |= admittedBefore // it counts for the budgets until the Source shows it gone
+	c.ev.flags |= admittedBefore
 	c.to("succeed", acted)
 	c.e.obs.Succeeded(cl.ref, cl.a, false)
 	return wasClosed
@@ -354,7 +355,7 @@ func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
 // releaseHold gives back what the eviction holds at the budgets, if anything.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
-		c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano())
+		c.e.wake(c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano()))
 		x.hold, x.until = nil, 0
 	}
 }

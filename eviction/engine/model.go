@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -42,6 +44,29 @@ type Target struct {
 	Leaving Reason
 	// Bindings are the holders the target is bound to. A target with none is not evicted.
 	Bindings []Binding
+	// Owner is the workload the target belongs to, within its namespace: for a pod, its
+	// controller (a ReplicaSet's Deployment, a StatefulSet, a DaemonSet, a Job). The
+	// budgets per owner read it ([Options.OwnerLimit], [Options.LoopDamping]); the zero
+	// Owner is none.
+	Owner Owner
+	// Created is when the target was created, for [Options.LoopDamping]; the zero time is
+	// not known.
+	Created time.Time
+}
+
+// Owner is the workload a target belongs to: its kind and name, within the target's
+// namespace, as the [Source] says (for a pod, "Deployment" and its name). The zero Owner
+// is none.
+type Owner struct {
+	Kind, Name string
+}
+
+// String returns "Kind/Name", or "" for none.
+func (o Owner) String() string {
+	if o == (Owner{}) {
+		return ""
+	}
+	return o.Kind + "/" + o.Name
 }
 
 // Ref names a target to act on: the target, the incarnation (UID) that was due, and the

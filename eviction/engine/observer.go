@@ -26,7 +26,10 @@ type Observer interface {
 	// eviction that is due at once). It opens the eviction, or moves an open one.
 	Scheduled(target Ref, at time.Time)
 	// Delayed: the eviction is due but waits at a budget: for a token of a rate limit
-	// ([ReasonRateLimited]), or for the brake or the Pauser to release it ([ReasonPaused]);
+	// ([ReasonRateLimited]), for the brake or the Pauser to release it ([ReasonPaused]),
+	// for an eviction in flight to end ([ReasonInFlight]), for the window of its namespace
+	// or owner ([ReasonNamespaceLimit], [ReasonOwnerLimit]), for its loop backoff
+	// ([ReasonRecreated]), or for an operator to confirm its taint ([ReasonUnconfirmed]);
 	// it stays pending. Reported when the reason changes, and only before the first
 	// Actuator call.
 	Delayed(target Ref, reason Reason)

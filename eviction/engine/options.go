@@ -47,7 +47,7 @@ const DefaultActTimeout = 30 * time.Second
 // workers that follow the actuator's latency (from [MinActWorkers] up to
 // [DefaultMaxActWorkers]), actuator calls bounded by [DefaultActTimeout] and retried forever
 // with the default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations,
-// no observer, real actions, and no rate limit or brake.
+// no observer, real actions, and no budget: no rate limit, brake, bound or hold.
 type Options struct {
 	// Clock tells the time and runs the timers. nil means the real clock. Deadlines count
 	// from the taints' TimeAdded on this clock's time line: on a fake clock, give taints
@@ -120,10 +120,26 @@ type Options struct {
 	// Pauser, when not nil, holds back evictions that are due by budgets of the caller's,
 	// after the Brake and before the rate limits, until [Engine.Resume]; see [Pauser].
 	Pauser Pauser
+	// InFlight bounds the evictions acted on and not yet gone; see [InFlight]. The zero
+	// InFlight bounds nothing.
+	InFlight InFlight
+	// NamespaceLimit bounds the evictions of each namespace within a span of time; see
+	// [Window]. The zero Window bounds nothing.
+	NamespaceLimit Window
+	// OwnerLimit bounds the evictions of each workload ([Target.Owner]) within a span of
+	// time; see [Window]. Targets without an owner are not bounded. The zero Window bounds
+	// nothing.
+	OwnerLimit Window
+	// LoopDamping slows down a workload whose re-created targets are evicted again and
+	// again; see [LoopDamping]. The zero LoopDamping damps nothing.
+	LoopDamping LoopDamping
+	// Confirm holds the evictions of a taint that would evict too many targets at once
+	// until an operator confirms it; see [Confirm]. The zero Confirm holds nothing.
+	Confirm Confirm
 }
 
 func (o Options) normalize() (Options, error) {
-	errs := []error{o.Backoff.validate(), validateBudgets(o.RateLimit, o.TaintRateLimits, o.Brake)}
+	errs := []error{o.Backoff.validate(), o.validateBudgets()}
 	if o.Workers < 0 || o.ActWorkers < 0 || o.MaxActWorkers < 0 {
 		errs = append(errs, fmt.Errorf("engine: Workers (%d), ActWorkers (%d) and MaxActWorkers (%d) must not be negative", o.Workers, o.ActWorkers, o.MaxActWorkers))
 	}

@@ -30,4 +30,19 @@ const (
 	// ReasonPaused: the eviction waits because Options.Brake paused the evictions caused by
 	// a taint that makes it due, or because Options.Pauser holds it.
 	ReasonPaused Reason = "Paused"
+	// ReasonInFlight: the eviction waits for one of the evictions in flight to end
+	// (Options.InFlight).
+	ReasonInFlight Reason = "InFlight"
+	// ReasonNamespaceLimit: the eviction waits for its namespace's window to open
+	// (Options.NamespaceLimit).
+	ReasonNamespaceLimit Reason = "NamespaceLimit"
+	// ReasonOwnerLimit: the eviction waits for its owner's window to open
+	// (Options.OwnerLimit).
+	ReasonOwnerLimit Reason = "OwnerLimit"
+	// ReasonRecreated: the target was re-created under an owner evicted a moment ago, and
+	// waits its backoff (Options.LoopDamping).
+	ReasonRecreated Reason = "Recreated"
+	// ReasonUnconfirmed: the taint that makes the eviction due would evict too many targets
+	// at once, and waits for an operator's confirmation (Options.Confirm).
+	ReasonUnconfirmed Reason = "Unconfirmed"
 )

@@ -15,7 +15,8 @@ type Stats struct {
 	// Scheduled evictions wait for their deadline, or are due and wait for an act worker.
 	Scheduled int
 	// Delayed evictions are due and wait at a budget, by the reason reported to
-	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused]).
+	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused], [ReasonInFlight],
+	// [ReasonNamespaceLimit], [ReasonOwnerLimit], [ReasonRecreated], [ReasonUnconfirmed]).
 	Delayed map[Reason]int
 	// Retrying evictions wait for the retry of a failed call.
 	Retrying int
@@ -67,6 +68,16 @@ type counters struct {
 	sourceErrors atomic.Uint64
 }
 
+// kept returns the evictions the Engine keeps: open, running, being closed, or acted on.
+// It reads only the counters, so that a budget may ask it under the gate's lock.
+func (c *counters) kept() int {
+	var n int64
+	for s := scheduled; s < nStates; s++ {
+		n += c.n[s].Load()
+	}
+	return int(n)
+}
+
 // moved counts an eviction that went from state from to state to.
 func (c *counters) moved(from, to state) {
 	if from != to {
@@ -82,8 +93,8 @@ type Pending struct {
 	// retry, or waits at a budget (then it is when the Engine found it due). An eviction
 	// whose Actuator call is running is not pending, and not listed.
 	At time.Time
-	// Delayed is why an eviction that is due waits at a budget: [ReasonRateLimited] or
-	// [ReasonPaused]; empty when it does not.
+	// Delayed is why an eviction that is due waits at a budget (see [Stats].Delayed);
+	// empty when it does not.
 	Delayed Reason
 }
 

@@ -60,6 +60,7 @@ type holderReader func(name string, now time.Time) (holderView, error)
 func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now time.Time) error {
 	v.exists = found
 	v.target.Key, v.target.UID, v.target.Leaving = types.NamespacedName{}, "", ""
+	v.target.Owner, v.target.Created = Owner{}, time.Time{}
 	v.target.Bindings, v.holders = v.target.Bindings[:0], v.holders[:0]
 	if !found {
 		return nil

@@ -146,6 +146,6 @@ func (s *Source) Locate(t engine.Target) (types.NamespacedName, string) {
 
 // Describe copies t into d.
 func (s *Source) Describe(t engine.Target, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = t.Key, t.UID, t.Leaving
+	d.Key, d.UID, d.Leaving, d.Owner, d.Created = t.Key, t.UID, t.Leaving, t.Owner, t.Created
 	d.Bindings = append(d.Bindings[:0], t.Bindings...)
 }

@@ -12,6 +12,9 @@
 // deleting it. A workload that tolerates nothing moves at once; one that tolerates the
 // outage for N seconds moves at the taint's TimeAdded plus N; one that tolerates it forever
 // stays; and when the cluster recovers first, the workloads still on it keep their place.
+// The workloads of one application (the engine's Target.Owner) move at most one a minute
+// (engine.Options.OwnerLimit): when a second region goes down, the application's second
+// workload waits for its turn, reported Delayed OwnerLimit.
 //
 // The fleet (fleet.go) is the engine's Source, over an in-memory table of clusters and
 // workloads; the program updates it and then tells the engine, as informers would. Time is a

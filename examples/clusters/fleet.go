@@ -19,6 +19,7 @@ type workload struct {
 	uid         types.UID
 	cluster     string
 	tolerations []v1.Toleration
+	owner       engine.Owner // the application, for Options.OwnerLimit
 }
 
 // cluster is a holder: its region is its group, for the brake.
@@ -68,7 +69,7 @@ func (f *fleet) Holder(name string) (engine.Holder, bool, error) {
 func (f *fleet) Locate(w *workload) (types.NamespacedName, string) { return w.key, w.cluster }
 
 func (f *fleet) Describe(w *workload, d *engine.Target) {
-	d.Key, d.UID = w.key, w.uid
+	d.Key, d.UID, d.Owner = w.key, w.uid, w.owner
 	d.Bindings = append(d.Bindings, engine.Binding{Holder: w.cluster, Tolerations: w.tolerations})
 }
 

@@ -39,11 +39,13 @@ var (
 	orderOf = map[types.NamespacedName]int{}
 )
 
-// placement is a workload of the simulation: where it starts, and what it tolerates.
+// placement is a workload of the simulation: where it starts, what it tolerates, and the
+// application it belongs to ("" for none).
 type placement struct {
 	name, cluster, about string
 	seconds              *int64 // of its toleration of unreachable; nil with forever false: none
 	forever              bool
+	app                  string
 }
 
 func secs(s int64) *int64 { return &s }
@@ -52,11 +54,11 @@ var (
 	regions = []struct{ cluster, region string }{{"us-east-1", "us"}, {"us-east-2", "us"}, {"eu-west-1", "eu"}}
 	// placements are in the order of the output.
 	placements = []placement{
-		{"shop/web", "us-east-1", "no tolerations", nil, false},
-		{"shop/api", "us-east-1", "unreachable for 60s", secs(60), false},
-		{"shop/db", "us-east-1", "unreachable for 300s", secs(300), false},
-		{"logging/agent", "us-east-1", "unreachable forever", nil, true},
-		{"shop/cart", "us-east-2", "no tolerations", nil, false},
+		{"shop/web", "us-east-1", "no tolerations; application storefront", nil, false, "storefront"},
+		{"shop/api", "us-east-1", "unreachable for 60s", secs(60), false, ""},
+		{"shop/db", "us-east-1", "unreachable for 300s", secs(300), false, ""},
+		{"logging/agent", "us-east-1", "unreachable forever", nil, true, ""},
+		{"shop/cart", "us-east-2", "unreachable for 10s; application storefront", secs(10), false, "storefront"},
 	}
 	// script is what happens to the clusters, and when.
 	script = []struct {
@@ -82,6 +84,9 @@ func run(w io.Writer, also ...engine.Observer) error {
 	for i, p := range placements {
 		ns, name, _ := strings.Cut(p.name, "/")
 		wl := &workload{key: types.NamespacedName{Namespace: ns, Name: name}, uid: types.UID(p.name + "-1"), cluster: p.cluster}
+		if p.app != "" {
+			wl.owner = engine.Owner{Kind: "Application", Name: p.app}
+		}
 		if p.seconds != nil || p.forever {
 			wl.tolerations = []v1.Toleration{{Key: unreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: p.seconds}}
 		}
@@ -95,7 +100,10 @@ func run(w io.Writer, also ...engine.Observer) error {
 		defer mu.Unlock()
 		moves = append(moves, line{orderOf[w], 1, fmt.Sprintf("%-9s  %-13s  %s -> %s", "moved", w, from, to)})
 	}}
-	e, err := engine.New(m, f, engine.Options{Clock: clk, Observer: append(engine.Observers{obs}, also...)})
+	// An application's workloads move one a minute (Options.OwnerLimit): a region that goes
+	// down does not take all of an application's replicas through a move at once.
+	e, err := engine.New(m, f, engine.Options{Clock: clk, Observer: append(engine.Observers{obs}, also...),
+		OwnerLimit: engine.Window{Max: 1, Per: time.Minute}})
 	if err != nil {
 		return err
 	}
@@ -111,7 +119,7 @@ func run(w io.Writer, also ...engine.Observer) error {
 		e.TargetUpdated(wl)
 	}
 
-	fmt.Fprintf(w, "Workloads on clusters, simulated: %d clusters in 2 regions, %d workloads, one engine.Engine.\n", len(f.clusters), len(placements))
+	fmt.Fprintf(w, "Workloads on clusters, simulated: %d clusters in 2 regions, %d workloads, one engine.Engine; an application's workloads move one a minute.\n", len(f.clusters), len(placements))
 	fmt.Fprintf(w, "The clock is fake and moves %v at a time; the output is the same on every run.\n\n", tick)
 	fmt.Fprintf(w, "Workloads, and what they tolerate of %s:NoExecute:\n", unreachable)
 	for _, p := range placements {
@@ -190,6 +198,8 @@ func printStep(w io.Writer, at time.Duration, events []evictiontest.Event, moves
 			verb, detail = "cancelled", "on "+e.Pod.Holder+": "+string(e.Reason)
 		case evictiontest.Failed:
 			verb, detail = "failed", e.Err.Error()
+		case evictiontest.Delayed:
+			verb, detail = "delayed", "on "+e.Pod.Holder+": "+string(e.Reason)
 		default:
 			continue // Started, and Succeeded: the move says it
 		}

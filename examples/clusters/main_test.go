@@ -40,6 +40,8 @@ func TestClustersOutcomes(t *testing.T) {
 		"+02:00    moved      shop/web       us-east-2 -> eu-west-1",   // its region is down: another
 		"+03:00    moved      shop/api       us-east-2 -> eu-west-1",   // due before us-east-1 is back
 		"+03:00    cancelled  shop/db        on us-east-1: NotTainted", // its cluster recovered first
+		"+02:10    delayed    shop/cart      on us-east-2: OwnerLimit", // storefront moved web a moment ago
+		"+03:00    moved      shop/cart      us-east-2 -> eu-west-1",   // a minute after web
 		"  us-east-1  shop/db, logging/agent",                          // agent tolerates forever
 	} {
 		if !strings.Contains(out.String(), want+"\n") {

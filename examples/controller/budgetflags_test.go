@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -13,31 +14,41 @@ import (
 
 func TestBudgetFlags(t *testing.T) {
 	tests := []struct {
-		name  string
-		args  []string
-		rate  eviction.Limit
-		taint map[string]eviction.Limit
-		brake eviction.Brake
+		name string
+		args []string
+		want eviction.Options // its budgets
 	}{
 		{name: "none: no budget"},
-		{name: "a rate; its burst defaults to a second's worth", args: []string{"-eviction-rate=5"}, rate: eviction.Limit{PerSecond: 5, Burst: 5}},
-		{name: "a slow rate: a burst of 1", args: []string{"-eviction-rate=0.2"}, rate: eviction.Limit{PerSecond: 0.2, Burst: 1}},
-		{name: "a rate and a burst", args: []string{"-eviction-rate=5", "-eviction-burst=20"}, rate: eviction.Limit{PerSecond: 5, Burst: 20}},
+		{name: "a rate; its burst defaults to a second's worth", args: []string{"-eviction-rate=5"}, want: eviction.Options{RateLimit: eviction.Limit{PerSecond: 5, Burst: 5}}},
+		{name: "a slow rate: a burst of 1", args: []string{"-eviction-rate=0.2"}, want: eviction.Options{RateLimit: eviction.Limit{PerSecond: 0.2, Burst: 1}}},
+		{name: "a rate and a burst", args: []string{"-eviction-rate=5", "-eviction-burst=20"}, want: eviction.Options{RateLimit: eviction.Limit{PerSecond: 5, Burst: 20}}},
 		{name: "taint rates, with and without a burst",
-			args:  []string{"-taint-rate=node.kubernetes.io/unreachable=2/4", "-taint-rate=example.com/maintenance=0.5"},
-			taint: map[string]eviction.Limit{"node.kubernetes.io/unreachable": {PerSecond: 2, Burst: 4}, "example.com/maintenance": {PerSecond: 0.5, Burst: 1}}},
-		{name: "the brake", args: []string{"-brake-fraction=0.5", "-brake-zone-fraction=0.55"}, brake: eviction.Brake{Fraction: 0.5, ZoneFraction: 0.55}},
+			args: []string{"-taint-rate=node.kubernetes.io/unreachable=2/4", "-taint-rate=example.com/maintenance=0.5"},
+			want: eviction.Options{TaintRateLimits: map[string]eviction.Limit{"node.kubernetes.io/unreachable": {PerSecond: 2, Burst: 4}, "example.com/maintenance": {PerSecond: 0.5, Burst: 1}}}},
+		{name: "the brake", args: []string{"-brake-fraction=0.5", "-brake-zone-fraction=0.55"}, want: eviction.Options{Brake: eviction.Brake{Fraction: 0.5, ZoneFraction: 0.55}}},
+		{name: "the brake's floors", args: []string{"-brake-holders=10", "-brake-zone-holders=3"}, want: eviction.Options{Brake: eviction.Brake{Holders: 10, ZoneHolders: 3}}},
+		{name: "a fully disrupted zone pauses", args: []string{"-full-disruption=pause"}, want: eviction.Options{Brake: eviction.Brake{FullDisruption: eviction.FullDisruption{Pause: true}}}},
+		{name: "a fully disrupted zone's rate", args: []string{"-full-disruption=0.1"}, want: eviction.Options{Brake: eviction.Brake{FullDisruption: eviction.FullDisruption{Rate: eviction.Limit{PerSecond: 0.1, Burst: 1}}}}},
+		{name: "in flight", args: []string{"-in-flight=20", "-in-flight-fraction=0.1"}, want: eviction.Options{InFlight: eviction.InFlight{Max: 20, Fraction: 0.1}}},
+		{name: "windows", args: []string{"-namespace-limit=10/1m", "-owner-limit=1/30s"},
+			want: eviction.Options{NamespaceLimit: eviction.Window{Max: 10, Per: time.Minute}, OwnerLimit: eviction.Window{Max: 1, Per: 30 * time.Second}}},
+		{name: "loop damping, its backoff by default", args: []string{"-loop-window=15m"},
+			want: eviction.Options{LoopDamping: eviction.LoopDamping{Window: 15 * time.Minute, Backoff: eviction.Backoff{Base: 10 * time.Second, Cap: 10 * time.Minute}}}},
+		{name: "loop damping's backoff", args: []string{"-loop-window=15m", "-loop-backoff-base=1m", "-loop-backoff-cap=1h"},
+			want: eviction.Options{LoopDamping: eviction.LoopDamping{Window: 15 * time.Minute, Backoff: eviction.Backoff{Base: time.Minute, Cap: time.Hour}}}},
+		{name: "confirm", args: []string{"-confirm-fraction=0.2", "-confirm-min-pods=50"}, want: eviction.Options{Confirm: eviction.Confirm{Fraction: 0.2, MinTargets: 50}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := flagsOf(t, tc.args...).controllerOptions()
-			assert.Equal(t, tc.rate, opts.Manager.RateLimit)
-			assert.Equal(t, tc.taint, opts.Manager.TaintRateLimits)
-			assert.Equal(t, tc.brake, opts.Manager.Brake)
+			var got eviction.Options
+			got.RateLimit, got.TaintRateLimits, got.Brake = opts.Manager.RateLimit, opts.Manager.TaintRateLimits, opts.Manager.Brake
+			got.InFlight, got.NamespaceLimit, got.OwnerLimit = opts.Manager.InFlight, opts.Manager.NamespaceLimit, opts.Manager.OwnerLimit
+			got.LoopDamping, got.Confirm = opts.Manager.LoopDamping, opts.Manager.Confirm
+			assert.Equal(t, tc.want, got)
 			// What the flags accept, the Manager accepts.
-			_, err := eviction.New(nil, &evictiontest.Cache{}, eviction.Options{
-				DryRun: true, RateLimit: opts.Manager.RateLimit, TaintRateLimits: opts.Manager.TaintRateLimits, Brake: opts.Manager.Brake,
-			})
+			got.DryRun = true
+			_, err := eviction.New(nil, &evictiontest.Cache{}, got)
 			assert.NoError(t, err)
 		})
 	}
@@ -63,6 +74,19 @@ func TestBadBudgetFlags(t *testing.T) {
 		{[]string{"-brake-fraction=1.5"}, "-brake-fraction must be in (0, 1], or 0 for off, got 1.5"},
 		{[]string{"-brake-fraction=-0.5"}, "-brake-fraction must be in (0, 1]"},
 		{[]string{"-brake-zone-fraction=NaN"}, "-brake-zone-fraction must be in (0, 1]"},
+		{[]string{"-brake-zone-holders=-1"}, "-brake-holders and -brake-zone-holders must not be negative"},
+		{[]string{"-full-disruption=stop"}, `invalid value "stop" for flag -full-disruption: want pause or RATE[/BURST]`},
+		{[]string{"-full-disruption=1/0"}, "the burst must be a whole number"},
+		{[]string{"-in-flight=-1"}, "-in-flight must not be negative"},
+		{[]string{"-in-flight-fraction=2"}, "-in-flight-fraction must be in (0, 1]"},
+		{[]string{"-namespace-limit=10"}, `invalid value "10" for flag -namespace-limit: want N/DURATION`},
+		{[]string{"-namespace-limit=0/1m"}, "want N/DURATION with N at least 1"},
+		{[]string{"-owner-limit=1/soon"}, "want N/DURATION with a positive DURATION"},
+		{[]string{"-owner-limit=1/-1m"}, "want N/DURATION with a positive DURATION"},
+		{[]string{"-loop-window=-1m"}, "-loop-window must not be negative"},
+		{[]string{"-loop-backoff-base=1m", "-loop-backoff-cap=1s"}, "-loop-backoff-cap (1s) not less"},
+		{[]string{"-confirm-fraction=1.5"}, "-confirm-fraction must be in (0, 1]"},
+		{[]string{"-confirm-min-pods=5"}, "-confirm-min-pods needs -confirm-fraction"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -54,7 +54,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 			return nil, err
 		}
 		set.controllers = set.dev
-		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.device.budgetText})
+		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.budgets.budgetText})
 		if !cfg.device.runs(controllerNode) {
 			return set, nil
 		}
@@ -79,17 +79,18 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 }
 
 // deviceOptions are the device Controller's options of cfg: the node side's mode,
-// workers, backoff and deadline source, and the device budget.
+// workers, backoff, deadline source and budgets (each controller counts its own).
 func deviceOptions(cfg config, obs *lineObserver) device.Options {
 	node := cfg.controllerOptions()
 	m := node.Manager
+	eo := engine.Options{Workers: m.Workers, ActWorkers: m.ActWorkers, MaxActWorkers: m.MaxActWorkers,
+		ActTimeout: m.ActTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource}
+	// The same act workers as the node side: -delete-workers pins them, 0 follows the
+	// client's budget, up to -max-delete-workers.
+	cfg.budgets.apply(&eo)
 	return device.Options{
-		Mode: node.Mode, PDBTimeout: node.PDBTimeout, Budget: cfg.device.budget, PodGroups: cfg.device.podGroups,
-		// The same act workers as the node side: -delete-workers pins them, 0 follows
-		// the client's budget, up to -max-delete-workers.
-		Engine: engine.Options{Workers: m.Workers, ActWorkers: m.ActWorkers, MaxActWorkers: m.MaxActWorkers,
-			ActTimeout: m.ActTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource},
-		Observers: []engine.Observer{deviceObserver{Observer: obs, DeleteObserver: obs}},
+		Mode: node.Mode, PDBTimeout: node.PDBTimeout, PodGroups: cfg.device.podGroups,
+		Engine: eo, Observers: []engine.Observer{deviceObserver{Observer: obs, DeleteObserver: obs}},
 	}
 }
 

@@ -224,7 +224,7 @@ func (cfg config) controllerOptions() clientgo.Options {
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
 		Manager: eviction.Options{Workers: cfg.workers, ActWorkers: cfg.deleteWorkers, MaxActWorkers: cfg.maxDeleteWorkers},
 	}
-	opts.Manager.RateLimit, opts.Manager.TaintRateLimits, opts.Manager.Brake = cfg.budgets.options()
+	cfg.budgets.apply(&opts.Manager)
 	cfg.manager.apply(&opts.Manager)
 	return opts
 }

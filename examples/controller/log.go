@@ -69,6 +69,11 @@ func (o *lineObserver) Failed(pod eviction.PodRef, a eviction.Attempt, err error
 }
 
 func (o *lineObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	if reason == eviction.ReasonUnconfirmed {
+		o.printf("delayed    %s on %s: %s (the taint would evict too many pods at once: confirm it with the annotation %s=KEY on the node, the DeviceTaintRule or the ResourceSlice)",
+			pod, pod.Holder, reason, eviction.ConfirmAnnotation)
+		return
+	}
 	o.printf("delayed    %s on %s: %s", pod, pod.Holder, reason)
 }
 

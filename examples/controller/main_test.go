@@ -21,6 +21,7 @@ import (
 
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/clientgo/device"
+	"github.com/taintevict/taintevict/eviction"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the informers, the
@@ -272,6 +273,7 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
 		manager:   managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2, deleteTimeout: 30 * time.Second},
+		budgets:   budgetFlags{loopBase: 10 * time.Second, loopCap: 10 * time.Minute},
 		device:    deviceFlags{controllers: []string{controllerNode}},
 		clients:   clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
 		serving:   servingFlags{secure: true},
@@ -295,10 +297,12 @@ func TestParseFlags(t *testing.T) {
 	assert.True(t, cfg.leaderElect, "leader election by default in a pod")
 	assert.Equal(t, "taintevict-system", cfg.leNamespace)
 
-	cfg = flagsOf(t, "-kubeconfig=x", "-controllers=device,node", "-device-budget-fraction=0.5", "-device-budget-min-pods=3", "-max-delete-workers=64")
+	cfg = flagsOf(t, "-kubeconfig=x", "-controllers=device,node", "-confirm-fraction=0.5", "-confirm-min-pods=3", "-in-flight=7", "-max-delete-workers=64")
 	assert.Equal(t, []string{controllerDevice, controllerNode}, cfg.device.controllers)
 	dopts := deviceOptions(cfg, &lineObserver{})
-	assert.Equal(t, device.Budget{Fraction: 0.5, MinPods: 3}, dopts.Budget)
+	assert.Equal(t, eviction.Confirm{Fraction: 0.5, MinTargets: 3}, dopts.Engine.Confirm, "the budgets are both sides'")
+	assert.Equal(t, eviction.InFlight{Max: 7}, dopts.Engine.InFlight)
+	assert.Equal(t, eviction.Confirm{Fraction: 0.5, MinTargets: 3}, cfg.controllerOptions().Manager.Confirm)
 	assert.Equal(t, 8, dopts.Engine.Workers)
 	assert.Equal(t, 0, dopts.Engine.ActWorkers, "the device side's act workers follow the budget, as the node side's")
 	assert.Equal(t, 64, dopts.Engine.MaxActWorkers)
@@ -353,10 +357,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-controllers=nodes"}, `unknown controller "nodes": want node, device or node,device`},
 		{[]string{"-controllers=node,node"}, "node given twice"},
 		{[]string{"-controllers=device"}, "-controllers other than node needs -kubeconfig"},
-		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-fraction=2"}, "-device-budget-fraction must be in (0, 1]"},
-		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-namespace-fraction=-0.5"}, "-device-budget-namespace-fraction must be in (0, 1]"},
-		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-min-pods=-1"}, "-device-budget-min-pods must not be negative"},
-		{[]string{"-kubeconfig=x", "-device-budget-fraction=0.5"}, "the -device-budget flags need -controllers with device"},
+		{[]string{"-kubeconfig=x", "-controllers=device", "-device-budget-fraction=0.5"}, "flag provided but not defined: -device-budget-fraction"},
 		{[]string{"-kubeconfig=x", "-controllers=device", "-device-pod-groups=yes"}, `unknown mode "yes": want auto, on or off`},
 		{[]string{"-kubeconfig=x", "-device-pod-groups=on"}, "-device-pod-groups needs -controllers with device"},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -109,7 +110,7 @@ func indexPods(pods []podSpec) podIndex {
 	return x
 }
 
-// nodeObject and podObject are the API objects of the cluster's nodes and pods.
+// nodeObject returns the API object of a node of the cluster.
 func nodeObject(name, zone string) *v1.Node {
 	return &v1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name: name, UID: types.UID("uid-" + name),
@@ -117,11 +118,17 @@ func nodeObject(name, zone string) *v1.Node {
 	}}
 }
 
-func podObject(p podSpec) *v1.Pod {
+// podObject returns the pod of p, created at created, controlled by owner ("Kind/name",
+// "" for none).
+func podObject(p podSpec, owner string, created time.Time) *v1.Pod {
 	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, UID: types.UID("uid-" + p.name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, UID: types.UID("uid-" + p.name), CreationTimestamp: metav1.NewTime(created)},
 		Spec:       v1.PodSpec{NodeName: p.node, Tolerations: p.tolerations},
 		Status:     v1.PodStatus{Phase: v1.PodRunning},
+	}
+	if kind, name, ok := strings.Cut(owner, "/"); ok {
+		yes := true
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID("uid-" + name), Controller: &yes}}
 	}
 	if p.finished {
 		pod.Status.Phase = v1.PodSucceeded

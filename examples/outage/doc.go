@@ -18,6 +18,15 @@
 // At +04:00 two of zone-a's nodes come back: their pods stay, and the brake releases what
 // fell due meanwhile on the third.
 //
+// Three more show the budgets kube's controller does not have. Under caps (Options.InFlight,
+// Options.NamespaceLimit), a pod taking 30 s to terminate counts as in flight until it is
+// gone, and a namespace goes at most 2 a minute. A small zone (Options.Brake.ZoneHolders,
+// Brake.FullDisruption) is held at 2 of its 3 nodes, and once fully down goes at a rate of
+// its own. A maintenance taint put on every node by mistake (Options.Confirm) is held until
+// an operator confirms it on a node with the taintevict.io/confirm-eviction annotation, or
+// until it would evict few enough; a DaemonSet that puts its pod back on a node being
+// drained waits 30 s, then 60 s (Options.LoopDamping).
+//
 // Time is a fake clock moved in 10-second steps, so six simulated minutes take well under a
 // second. After every step the program waits with Manager.WaitIdle until the Manager has
 // done everything the step caused, then prints: the output is the same on every run.

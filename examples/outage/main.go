@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,14 @@ type scenario struct {
 	pods   []podSpec
 	opts   eviction.Options
 	script []action
+	// key is the taint the pods' tolerations are shown for: unreachable when empty.
+	key string
+	// owners names the controller of some pods ("namespace/name" -> "DaemonSet/agent").
+	owners map[string]string
+	// grace is how long a deleted pod takes to terminate (0: it is gone at once).
+	grace time.Duration
+	// later are pods the script creates, in the order of the output after pods.
+	later []podSpec
 }
 
 type action struct {
@@ -37,7 +46,7 @@ type action struct {
 	do   func(c *cluster)
 }
 
-var scenarios = []scenario{
+var scenarios = append([]scenario{
 	{
 		intro: "A zone outage, simulated",
 		pods:  pods,
@@ -73,7 +82,7 @@ var scenarios = []scenario{
 			}},
 		},
 	},
-}
+}, budgetScenarios...)
 
 // cluster is one scenario's simulation and what it prints.
 type cluster struct {
@@ -101,7 +110,7 @@ func run(w io.Writer) error {
 // runScenario runs one simulation and writes its timeline to w: set the cluster, then at
 // each tick step the clock, play the script, wait until the Manager is idle, and print.
 func runScenario(w io.Writer, sc scenario) (err error) {
-	s, err := newSim(start, sc.opts)
+	s, err := newSim(start, sc.opts, sc.grace)
 	if err != nil {
 		return err
 	}
@@ -110,7 +119,7 @@ func runScenario(w io.Writer, sc scenario) (err error) {
 			err = stopErr
 		}
 	}()
-	c := &cluster{sim: s, podIndex: indexPods(sc.pods), sc: sc, w: w}
+	c := &cluster{sim: s, podIndex: indexPods(append(slices.Clone(sc.pods), sc.later...)), sc: sc, w: w}
 	c.printIntro()
 
 	// The informers' initial list: nothing is tainted yet, so nothing is scheduled.
@@ -118,7 +127,7 @@ func runScenario(w io.Writer, sc scenario) (err error) {
 		s.setNode(nodeObject(n.name, n.zone))
 	}
 	for _, p := range sc.pods {
-		s.setPod(podObject(p))
+		s.setPod(podObject(p, sc.owners[p.namespace+"/"+p.name], start.Add(-time.Hour)))
 	}
 	if err := s.wait(); err != nil {
 		return err
@@ -133,6 +142,9 @@ func runScenario(w io.Writer, sc scenario) (err error) {
 			}
 			events := s.take()
 			c.print(events)
+			if err := c.printReaped(); err != nil {
+				return err
+			}
 			if slices.ContainsFunc(events, func(e evictiontest.Event) bool { return e.Kind == evictiontest.Delayed }) {
 				c.printPending() // what waits, and since when
 			}
@@ -164,19 +176,43 @@ func (c *cluster) play(t time.Duration) error {
 }
 
 // taint adds the unreachable NoExecute taint to a node, added now.
-func (c *cluster) taint(name string) {
+func (c *cluster) taint(name string) { c.taintWith(name, unreachable) }
+
+// taintWith adds a NoExecute taint with key to a node, added now.
+func (c *cluster) taintWith(name, key string) {
 	c.tainted = append(c.tainted, name)
 	now := metav1.NewTime(c.clock.Now())
 	c.updateNode(name, func(n *v1.Node) {
-		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: unreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &now})
+		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Effect: v1.TaintEffectNoExecute, TimeAdded: &now})
 	})
 }
 
 // untaint removes the unreachable taint from a node.
-func (c *cluster) untaint(name string) {
+func (c *cluster) untaint(name string) { c.untaintKey(name, unreachable) }
+
+// untaintKey removes the taints with key from a node.
+func (c *cluster) untaintKey(name, key string) {
 	c.updateNode(name, func(n *v1.Node) {
-		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == unreachable })
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == key })
 	})
+}
+
+// printReaped removes the Terminating pods whose time has come, as their kubelet would,
+// waits for what that causes, and prints it.
+func (c *cluster) printReaped() error {
+	gone := c.reap()
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := c.wait(); err != nil {
+		return err
+	}
+	slices.SortFunc(gone, func(a, b string) int { return cmp.Compare(c.order[a], c.order[b]) })
+	for _, p := range gone {
+		fmt.Fprintf(c.w, "%s    %-9s  %-16s  %s\n", since(c.clock.Now()), "gone", p, "terminated")
+	}
+	c.print(c.take())
+	return nil
 }
 
 // updateNode stores a changed copy of a node, as the API server would.

@@ -186,6 +186,87 @@ func TestPartition(t *testing.T) {
 	}
 }
 
+// onceAt checks that lines hold exactly one line of verb about pod, at at, ending last.
+func onceAt(t *testing.T, lines [][]string, verb, pod, at, last string) {
+	t.Helper()
+	got := find(lines, verb, pod)
+	if len(got) != 1 || got[0][0] != at || got[0][len(got[0])-1] != last {
+		t.Errorf("%s %s: %v, want once at %s ending %q", verb, pod, got, at, last)
+	}
+}
+
+// TestCaps checks the third scenario: at most 2 evictions in flight, a pod counting until
+// its 30 s of termination are over, and at most 2 a minute of namespace shop.
+func TestCaps(t *testing.T) {
+	out := scenarioOutput(t, runOutage(t), 2)
+	lines := timeline(out)
+	for _, e := range []struct{ pod, at, node string }{
+		{"shop/web-1", "+00:00", "node-a1"}, {"shop/web-2", "+00:10", "node-a1"}, // 2 in flight
+		{"batch/job-1", "+00:30", "node-a3"}, {"batch/job-2", "+00:40", "node-a3"}, // as web-1 and web-2 go
+		{"shop/web-3", "+01:00", "node-a2"}, {"shop/web-4", "+01:10", "node-a2"}, // shop's window, then a pod gone each
+	} {
+		onceAt(t, lines, "evicted", e.pod, e.at, e.node)
+	}
+	onceAt(t, lines, "delayed", "batch/job-1", "+00:10", "InFlight")
+	if got := find(lines, "delayed", "shop/web-3"); len(got) != 3 || got[1][len(got[1])-1] != "NamespaceLimit" {
+		t.Errorf("shop/web-3: delayed %v, want InFlight, then NamespaceLimit, then InFlight", got)
+	}
+	// Never more than 2 in flight: each eviction follows a pod gone once 2 are out.
+	inFlight, most := 0, 0
+	for _, f := range lines {
+		switch f[1] {
+		case "evicted":
+			inFlight++
+		case "gone":
+			inFlight--
+		}
+		most = max(most, inFlight)
+	}
+	if most != 2 {
+		t.Errorf("at most %d pods in flight, want 2", most)
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestSmallZone checks the fourth scenario: the brake's floor holds zone-a at 2 of its 3
+// nodes; when all 3 are down, it goes at its own rate, one every 30 s.
+func TestSmallZone(t *testing.T) {
+	out := scenarioOutput(t, runOutage(t), 3)
+	lines := timeline(out)
+	onceAt(t, lines, "evicted", "shop/web-1", "+00:00", "node-a1")
+	onceAt(t, lines, "delayed", "shop/web-2", "+01:00", "Paused")
+	onceAt(t, lines, "evicted", "shop/web-2", "+02:00", "node-a2")
+	onceAt(t, lines, "evicted", "shop/web-3", "+02:30", "node-a3")
+	onceAt(t, lines, "evicted", "shop/queue-1", "+03:00", "node-a3")
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestConfirmHold checks the last scenario: a taint on every node that would evict most
+// pods is held until an operator confirms it on a node (that node's pods go), or until it
+// would evict few enough; a DaemonSet pod put back on the node confirmed waits 30 s, then
+// 60 s, after the last eviction.
+func TestConfirmHold(t *testing.T) {
+	out := scenarioOutput(t, runOutage(t), 4)
+	lines := timeline(out)
+	for _, pod := range []string{"shop/web-1", "logging/agent-a1", "shop/web-2", "logging/agent-a2", "shop/web-3", "logging/agent-b1"} {
+		onceAt(t, lines, "delayed", pod, "+01:00", "Unconfirmed")
+	}
+	onceAt(t, lines, "evicted", "shop/web-3", "+02:00", "node-b1")
+	onceAt(t, lines, "evicted", "logging/agent-b1", "+02:00", "node-b1")
+	onceAt(t, lines, "delayed", "logging/agent-x1", "+02:10", "Recreated")
+	onceAt(t, lines, "evicted", "logging/agent-x1", "+02:30", "node-b1")
+	onceAt(t, lines, "evicted", "logging/agent-x2", "+03:30", "node-b1")
+	onceAt(t, lines, "evicted", "shop/web-1", "+04:00", "node-a1")
+	onceAt(t, lines, "cancelled", "shop/web-2", "+04:00", "NotTainted")
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
 // TestOutageRepeated runs the simulation many times: the output must never change.
 func TestOutageRepeated(t *testing.T) {
 	n := 50

@@ -120,7 +120,8 @@ func (c *cluster) printPending() {
 func (c *cluster) printIntro() {
 	fmt.Fprintf(c.w, "%s: %d nodes in 2 zones, %d pods, one eviction.Manager.\n", c.sc.intro, len(nodes), len(c.sc.pods))
 	fmt.Fprintf(c.w, "The clock is fake and moves %v at a time; the output is the same on every run.\n\n", tick)
-	fmt.Fprintf(c.w, "Pods, and what they tolerate of %s:NoExecute:\n", unreachable)
+	key := cmp.Or(c.sc.key, unreachable)
+	fmt.Fprintf(c.w, "Pods, and what they tolerate of %s:NoExecute:\n", key)
 	for _, n := range nodes {
 		label := n.zone + "  " + n.name
 		for _, p := range c.sc.pods {

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -27,11 +30,18 @@ type sim struct {
 	obs   *evictiontest.Observer
 	m     *eviction.Manager
 	stop  func() error
+	// grace is how long a deleted pod takes to terminate: 0 removes it at once; otherwise
+	// it is Terminating until reap removes it, as its kubelet would.
+	grace time.Duration
+
+	mu   sync.Mutex
+	ends map[string]time.Time // "namespace/name" of a Terminating pod -> when it is gone
 }
 
-// newSim starts a Manager with opts on a fake clock set to start.
-func newSim(start time.Time, opts eviction.Options) (*sim, error) {
-	s := &sim{clock: testclock.NewFakeClock(start), cache: &evictiontest.Cache{}, obs: &evictiontest.Observer{}}
+// newSim starts a Manager with opts on a fake clock set to start, its deleted pods taking
+// grace to terminate.
+func newSim(start time.Time, opts eviction.Options, grace time.Duration) (*sim, error) {
+	s := &sim{clock: testclock.NewFakeClock(start), cache: &evictiontest.Cache{}, obs: &evictiontest.Observer{}, grace: grace, ends: map[string]time.Time{}}
 	opts.Clock, opts.Observer = s.clock, s.obs
 	m, err := eviction.New(s, s.cache, opts)
 	if err != nil {
@@ -52,15 +62,50 @@ func newSim(start time.Time, opts eviction.Options) (*sim, error) {
 }
 
 // Delete deletes the pod, with its UID as a precondition as a real Deleter would send it,
-// then reports the deletion as the informer would.
+// then reports the deletion as the informer would: the pod is gone, or, with a grace
+// period, Terminating until reap.
 func (s *sim) Delete(_ context.Context, ref eviction.PodRef) error {
 	pod, _ := s.cache.Pod(ref.Namespace, ref.Name)
 	if pod == nil || pod.UID != ref.UID {
 		return eviction.ErrPodGone
 	}
-	s.cache.DeletePod(ref.Namespace, ref.Name)
-	s.m.PodUpdated(pod, nil)
+	if s.grace == 0 {
+		s.cache.DeletePod(ref.Namespace, ref.Name)
+		s.m.PodUpdated(pod, nil)
+		return nil
+	}
+	if pod.DeletionTimestamp == nil {
+		p := pod.DeepCopy()
+		now := metav1.NewTime(s.clock.Now())
+		p.DeletionTimestamp = &now
+		s.mu.Lock()
+		s.ends[ref.String()] = now.Add(s.grace)
+		s.mu.Unlock()
+		s.setPod(p)
+	}
 	return nil
+}
+
+// reap removes the Terminating pods whose grace period is over, as their kubelet would,
+// and returns them as "namespace/name".
+func (s *sim) reap() []string {
+	now := s.clock.Now()
+	s.mu.Lock()
+	var gone []string
+	for key, at := range s.ends {
+		if !at.After(now) {
+			gone = append(gone, key)
+			delete(s.ends, key)
+		}
+	}
+	s.mu.Unlock()
+	for _, key := range gone {
+		ns, name, _ := strings.Cut(key, "/")
+		if pod := s.cache.DeletePod(ns, name); pod != nil {
+			s.m.PodUpdated(pod, nil)
+		}
+	}
+	return gone
 }
 
 // setNode stores a node in the cache, then tells the Manager, in the order an informer

@@ -411,8 +411,8 @@ func TestBadInputUnboundPodAndDeletedNode(t *testing.T) {
 }
 
 // A DeviceTaintRule with an empty selector selects every device of the cluster; one
-// without a selector selects none (the API's documented meanings). With a device budget
-// the empty one pauses, says why in its status, and waits quietly; without one, it evicts
+// without a selector selects none (the API's documented meanings). With -confirm-fraction
+// the empty one is held, says why in its status, and waits quietly; without it, it evicts
 // every pod that uses a device, and only those.
 func TestBadInputDeviceRuleEmptySelector(t *testing.T) {
 	s := newDeviceScene(t, "gpu-0", "gpu-1")
@@ -420,7 +420,7 @@ func TestBadInputDeviceRuleEmptySelector(t *testing.T) {
 	s.podOnDevices("p1", alloc{device: "gpu-1"})
 	s.pod("no-device", s.node("n"))
 	args := []string{"-controllers=node,device"}
-	paused := startController(t, "paused controller", append(args, "-device-budget-fraction=0.5")...)
+	paused := startController(t, "paused controller", append(args, "-confirm-fraction=0.5")...)
 
 	// Without a selector: nothing.
 	name := s.prefix + "-none"
@@ -436,7 +436,8 @@ func TestBadInputDeviceRuleEmptySelector(t *testing.T) {
 	// Empty: every device, so every pod that uses one: paused.
 	s.rule("all", "ecc", resourcev1.DeviceTaintEffectNoExecute, &resourcev1.DeviceTaintSelector{})
 	cond = s.ruleCondition("all", func(c metav1.Condition) bool { return c.Reason == "EvictionPaused" })
-	assert.Equal(t, "2 pods need to be evicted in 1 namespace. Eviction paused: it would evict 2 of the 2 pods that use devices, more than 50%.", cond.Message)
+	assert.Equal(t, "2 pods need to be evicted in 1 namespace. Eviction paused: it would evict 2 of the 2 pods that use devices, more than 50%. "+
+		"Annotate the DeviceTaintRule with taintevict.io/confirm-eviction=ecc to confirm it.", cond.Message)
 	paused.waitOutput(t, "delayed    "+s.ns+"/p1", failAfter)
 	paused.quiet(t)
 	s.assertKept("p0", "p1", "no-device")

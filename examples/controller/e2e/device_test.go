@@ -134,36 +134,3 @@ func TestDeviceRestartKeepsDeadline(t *testing.T) {
 	_, seen := s.waitDeleted("web")
 	assertAt(t, "the eviction after the restart", seen, added.Add(10*time.Second))
 }
-
-// The brake of kubernetes#141422: a rule that selects every device would evict every pod
-// that uses one; with -device-budget-fraction it pauses instead, its status says why, and
-// the pods get an Event; once the rule selects one device only, that device's pod goes.
-func TestDeviceBudgetBrake(t *testing.T) {
-	s := newDeviceScene(t, "gpu-0", "gpu-1", "gpu-2", "gpu-3")
-	for i, d := range []string{"gpu-0", "gpu-1", "gpu-2", "gpu-3"} {
-		s.podOnDevices("p"+string(rune('0'+i)), alloc{device: d})
-	}
-	c := startController(t, "controller", "-controllers=device", "-device-budget-fraction=0.5")
-
-	// Every device of the cluster: those of the scenes that ran before are gone with them.
-	s.rule("all", "ecc", resourcev1.DeviceTaintEffectNoExecute, &resourcev1.DeviceTaintSelector{})
-	cond := s.ruleCondition("all", func(c metav1.Condition) bool { return c.Reason == "EvictionPaused" })
-	assert.Equal(t, "4 pods need to be evicted in 1 namespace. Eviction paused: it would evict 4 of the 4 pods that use devices, more than 50%.", cond.Message)
-	pod := s.getPod("p0")
-	s.waitDeviceEvent(pod, "Pausing deletion")
-	c.waitOutput(t, "delayed    "+s.ns+"/p0", failAfter)
-	for _, p := range []string{"p0", "p1", "p2", "p3"} {
-		s.assertNotEvicted(p)
-	}
-
-	r, err := admin.ResourceV1().DeviceTaintRules().Get(s.ctx, s.prefix+"-all", metav1.GetOptions{})
-	if assert.NoError(t, err) {
-		r.Spec.DeviceSelector = &resourcev1.DeviceTaintSelector{Driver: ptr.To(s.driver), Device: ptr.To("gpu-0")}
-		_, err = admin.ResourceV1().DeviceTaintRules().Update(s.ctx, r, metav1.UpdateOptions{})
-		assert.NoError(t, err)
-	}
-	s.waitDeleted("p0")
-	for _, p := range []string{"p1", "p2", "p3"} {
-		s.assertNotEvicted(p)
-	}
-}

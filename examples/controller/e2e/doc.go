@@ -49,6 +49,12 @@
 //     with nothing listening and with a webhook that never answers), with deploy/webhook's
 //     configuration and deploy/explain.yaml's rules.
 //
+// Issue 30, budgets against mass eviction, each tallied from the audit log:
+// TestZoneOutageCaps (a zone outage under -namespace-limit and -in-flight, with pods that
+// take 3 s to terminate: deadline order, never more than the caps allow, at the pace they
+// allow) and TestDeviceConfirm (a DeviceTaintRule that selects every device, held by
+// -confirm-fraction until its annotation is set, then every pod evicted once).
+//
 // README.md here tabulates the faults: what the controller promises, what the last run
 // measured.
 //
@@ -56,9 +62,9 @@
 // (with kube's device condition and Event, in two requests, no GET), at TimeAdded + N and
 // kept forever, a rule added later evicts and one deleted first cancels, the rules'
 // EvictionInProgress status, a pod on two devices at the earlier deadline and a claim
-// reserved for another pod, a restart that keeps the deadline, and the budget that pauses a
-// rule selecting every device; TestLeastPrivilege runs two of them with
-// -controllers=node,device as the service account of deploy/ and deploy/device/.
+// reserved for another pod, and a restart that keeps the deadline; TestLeastPrivilege runs
+// two of them with -controllers=node,device as the service account of deploy/ and
+// deploy/device/.
 // TestDevicePodGroup (issue 28): a claim reserved for a PodGroup evicts the group's pods that
 // use it and a None rule counts them, on a control plane of its own whose kube-apiserver
 // serves PodGroups (GenericWorkload, DRAWorkloadResourceClaims,

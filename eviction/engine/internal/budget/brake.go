@@ -10,7 +10,12 @@ import (
 // over all holders and per group, and decides from these counts which keys' evictions are
 // paused. A key is paused when more than the fraction of holders (of all, or of one group)
 // carry it, and resumes when fewer than the fraction do: at exactly the fraction it stays as
-// it was, so a fleet hovering there does not flap.
+// it was, so a fleet hovering there does not flap. It is paused too while at least the
+// floor of holders carry it (of all, or of one group), whatever the fraction. A group all
+// of whose holders carry the key is fully disrupted, as kube's node lifecycle controller
+// says of a zone: its evictions of that key pause (BrakeRules.FullPause), or go at a rate
+// of their own (BrakeRules.FullRate, taken by the Tokens budget), the group's other rules
+// not holding them, as kube evicts from a zone that is down altogether.
 //
 // Each holder update costs O(its taints) plus, when the number of holders in a scope
 // changes, a look at each key counted in that scope (a fleet has a handful): nothing rescans
@@ -18,11 +23,30 @@ import (
 // The gate asks it first, before the rate limits, about every eviction that falls due; it
 // is not safe for concurrent use (the gate's lock guards it); make it with NewBrake.
 type Brake struct {
-	fraction     float64 // of all known holders; 0: no fleet-wide rule
-	zoneFraction float64 // of the known holders of each group; 0: no group rule
-	holders      map[string]holderMark
-	all          tally
-	zones        map[string]*tally
+	all, group scopeRules
+	holders    map[string]holderMark
+	every      tally
+	zones      map[string]*tally
+}
+
+// BrakeRules are what the brake pauses: a key carried by more than Fraction of all holders
+// or by at least Holders of them; within a group, by more than GroupFraction of its holders
+// or by at least GroupHolders of them; and, in a group all of whose holders carry it,
+// pause (FullPause) or go at FullRate. The zero value of each rule is off.
+type BrakeRules struct {
+	Fraction, GroupFraction float64
+	Holders, GroupHolders   int
+	FullPause               bool
+	FullRate                Rate
+}
+
+// scopeRules are the rules of one kind of scope: all holders, or one group.
+type scopeRules struct {
+	fraction  float64
+	floor     int
+	group     bool // full disruption applies
+	fullPause bool
+	fullRate  Rate
 }
 
 // holderMark is what the brake counted for one holder.
@@ -37,24 +61,31 @@ type tally struct {
 	keys    map[string]*keyCount
 }
 
-// keyCount counts the holders of a scope that carry a key, and whether that pauses the key.
+// keyCount counts the holders of a scope that carry a key, and what that does to the key's
+// evictions.
 type keyCount struct {
 	n      int
-	paused bool
+	over   bool    // over the fraction (with its hysteresis)
+	paused bool    // paused by any rule
+	full   *bucket // fully disrupted, with a rate of its own: its bucket
 }
 
-// NewBrake returns the brake of fraction (of all holders) and groupFraction (of each
-// group's), each 0 for no such rule; nil when neither pauses anything.
-func NewBrake(fraction, groupFraction float64) *Brake {
-	if fraction <= 0 && groupFraction <= 0 {
+// NewBrake returns the brake of rules; nil when they pause nothing.
+func NewBrake(r BrakeRules) *Brake {
+	if r.Fraction <= 0 && r.GroupFraction <= 0 && r.Holders <= 0 && r.GroupHolders <= 0 && !r.FullPause && r.FullRate.PerSecond <= 0 {
 		return nil
 	}
 	return &Brake{
-		fraction:     fraction,
-		zoneFraction: groupFraction,
-		holders:      make(map[string]holderMark),
-		zones:        make(map[string]*tally),
+		all:     scopeRules{fraction: r.Fraction, floor: r.Holders},
+		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, group: true, fullPause: r.FullPause, fullRate: r.FullRate},
+		holders: make(map[string]holderMark),
+		zones:   make(map[string]*tally),
 	}
+}
+
+// on reports whether the rules of a scope can pause anything.
+func (r scopeRules) on() bool {
+	return r.fraction > 0 || r.floor > 0 || r.fullPause || r.fullRate.PerSecond > 0
 }
 
 // NeedsCauses reports true: the brake pauses by the keys and groups of the causes.
@@ -70,6 +101,17 @@ func (b *Brake) Admit(r *Request, _ any) (Verdict, any) {
 
 // Release does nothing: the brake reserves nothing.
 func (b *Brake) Release(any, int64) {}
+
+// fullBucket returns the bucket of the rate of a fully disrupted group that the cause takes
+// a token of, or nil.
+func (b *Brake) fullBucket(c Cause) *bucket {
+	if z := b.zones[c.Group]; z != nil {
+		if k := z.keys[c.Key]; k != nil {
+			return k.full
+		}
+	}
+	return nil
+}
 
 // HolderUpdated counts a holder for the brake, as the gate's [HolderCounter].
 func (b *Brake) HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope {
@@ -106,16 +148,16 @@ func (b *Brake) remove(name string, resumed []Scope) []Scope {
 
 // count adds (d = 1) or removes (d = -1) a holder with mark in both scopes it belongs to.
 func (b *Brake) count(mark holderMark, d int, resumed []Scope) []Scope {
-	if b.fraction > 0 {
-		resumed = b.all.count(mark.keys, d, b.fraction, Scope{Kind: KindBrake}, resumed)
+	if b.all.on() {
+		resumed = b.every.count(mark.keys, d, b.all, Scope{Kind: KindBrake}, resumed)
 	}
-	if b.zoneFraction > 0 {
+	if b.group.on() {
 		z := b.zones[mark.zone]
 		if z == nil {
 			z = &tally{}
 			b.zones[mark.zone] = z
 		}
-		resumed = z.count(mark.keys, d, b.zoneFraction, Scope{Kind: KindBrake, Group: mark.zone, Grouped: true}, resumed)
+		resumed = z.count(mark.keys, d, b.group, Scope{Kind: KindBrake, Group: mark.zone, Grouped: true}, resumed)
 		if z.holders == 0 {
 			delete(b.zones, mark.zone)
 		}
@@ -125,7 +167,7 @@ func (b *Brake) count(mark holderMark, d int, resumed []Scope) []Scope {
 
 // count adds d to the holders of t and to the count of each of keys, then decides again for
 // every key whose share changed: all of them when the number of holders changed.
-func (t *tally) count(keys []string, d int, f float64, scope Scope, resumed []Scope) []Scope {
+func (t *tally) count(keys []string, d int, r scopeRules, scope Scope, resumed []Scope) []Scope {
 	if t.keys == nil {
 		t.keys = make(map[string]*keyCount)
 	}
@@ -140,12 +182,30 @@ func (t *tally) count(keys []string, d int, f float64, scope Scope, resumed []Sc
 	}
 	for k, c := range t.keys { // d is never 0: the number of holders changed
 		share := float64(c.n)
-		limit := f * float64(t.holders)
+		limit := r.fraction * float64(t.holders)
 		switch {
-		case !c.paused && share > limit:
+		case r.fraction <= 0:
+		case !c.over && share > limit:
+			c.over = true
+		case c.over && (share < limit || c.n == 0):
+			c.over = false
+		}
+		was := c.paused
+		c.paused = c.over || r.floor > 0 && c.n >= r.floor
+		full := r.group && c.n > 0 && c.n == t.holders
+		switch {
+		case full && r.fullRate.PerSecond > 0:
+			c.paused = false // down altogether: it goes, at its own rate
+			if c.full == nil {
+				c.full = newBucket(r.fullRate)
+			}
+		case full && r.fullPause:
 			c.paused = true
-		case c.paused && (share < limit || c.n == 0):
-			c.paused = false
+			c.full = nil
+		default:
+			c.full = nil
+		}
+		if was && !c.paused {
 			scope.Key = k
 			resumed = append(resumed, scope)
 		}
@@ -160,7 +220,7 @@ func (t *tally) count(keys []string, d int, f float64, scope Scope, resumed []Sc
 // does.
 func (b *Brake) paused(causes []Cause) (Scope, bool) {
 	for _, c := range causes {
-		if k := b.all.keys[c.Key]; k != nil && k.paused {
+		if k := b.every.keys[c.Key]; k != nil && k.paused {
 			return Scope{Kind: KindBrake, Key: c.Key}, true
 		}
 		if z := b.zones[c.Group]; z != nil {

@@ -15,9 +15,9 @@ type testHolder struct {
 }
 
 // brakeConfig is what NewBrake takes.
-type brakeConfig struct{ Fraction, ZoneFraction float64 }
+type brakeConfig = BrakeRules
 
-func newBrake(c brakeConfig) *Brake { return NewBrake(c.Fraction, c.ZoneFraction) }
+func newBrake(c brakeConfig) *Brake { return NewBrake(c) }
 
 func brakeHolder(name, group string, keys ...string) testHolder {
 	h := testHolder{Name: name, Group: group}
@@ -109,14 +109,14 @@ func TestBrake(t *testing.T) {
 			{do: removeNodes(0, 3, "a"), wantResumed: []Scope{all(keyU)}},
 			{do: removeNodes(0, 3, "a")}, // unknown nodes: nothing
 		}},
-		{"a zone rule pauses one zone and not the other", brakeConfig{ZoneFraction: 0.5}, []brakeStep{
+		{"a zone rule pauses one zone and not the other", brakeConfig{GroupFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 10, "a"), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 			{do: setNodes(0, 10, "b")},
 			{do: setNodes(0, 6, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}},
 				running: []brakeQuery{{zone: "b", keys: []string{keyU}}}},
 			{do: setNodes(0, 2, "a"), wantResumed: []Scope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"the cluster rule and the zone rule together", brakeConfig{Fraction: 0.9, ZoneFraction: 0.5}, []brakeStep{
+		{"the cluster rule and the zone rule together", brakeConfig{Fraction: 0.9, GroupFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 4, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
 			{do: setNodes(0, 4, "b"), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}},
 				running: []brakeQuery{{zone: "b", keys: []string{keyU}}}, wantResumed: []Scope{all(keyU)}},
@@ -130,7 +130,37 @@ func TestBrake(t *testing.T) {
 			{do: setNodes(0, 2, "a")},
 			{do: setNodes(2, 4, "a", keyU, keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
 		}},
-		{"nodes without a zone form a zone of their own", brakeConfig{ZoneFraction: 0.5}, []brakeStep{
+		{"a floor: at least 2 of a zone's nodes pause, whatever the fraction", brakeConfig{GroupHolders: 2}, []brakeStep{
+			{do: setNodes(0, 100, "a"), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(0, 1, "a", keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(1, 2, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}}},
+			{do: setNodes(0, 1, "a"), wantResumed: []Scope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+		}},
+		{"a floor of all holders, with a fraction that would not pause", brakeConfig{Fraction: 0.9, Holders: 3}, []brakeStep{
+			{do: setNodes(0, 10, "a")},
+			{do: setNodes(0, 10, "b")},
+			{do: setNodes(0, 2, "a", keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(0, 1, "b", keyU), paused: []brakeQuery{{zone: "b", keys: []string{keyU}, scope: all(keyU)}}},
+			{do: removeNodes(0, 1, "b"), wantResumed: []Scope{all(keyU)}},
+		}},
+		{"a small pool: the fraction trips at 2 of 3, the floor at 1", brakeConfig{GroupFraction: 0.55, GroupHolders: 1}, []brakeStep{
+			{do: setNodes(0, 3, "a")},
+			{do: setNodes(0, 1, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}}},
+		}},
+		{"full disruption pauses a zone all of whose nodes carry the key", brakeConfig{FullPause: true}, []brakeStep{
+			{do: setNodes(0, 3, "a")},
+			{do: setNodes(0, 2, "a", keyU), running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(2, 3, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}}},
+			{do: setNodes(3, 4, "a"), wantResumed: []Scope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+		}},
+		{"full disruption with a rate: the zone's fraction does not hold it, the fleet's does", brakeConfig{Fraction: 0.9, GroupFraction: 0.5, FullRate: Rate{PerSecond: 1, Burst: 1}}, []brakeStep{
+			{do: setNodes(0, 3, "a")},
+			{do: setNodes(0, 3, "b")},
+			{do: setNodes(0, 2, "a", keyU), paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: inZone("a", keyU)}}},
+			{do: setNodes(2, 3, "a", keyU), wantResumed: []Scope{inZone("a", keyU)}, running: []brakeQuery{{zone: "a", keys: []string{keyU}}}},
+			{do: setNodes(0, 3, "b", keyU), wantResumed: []Scope{inZone("b", keyU)}, paused: []brakeQuery{{zone: "a", keys: []string{keyU}, scope: all(keyU)}}},
+		}},
+		{"nodes without a zone form a zone of their own", brakeConfig{GroupFraction: 0.5}, []brakeStep{
 			{do: setNodes(0, 4, ""), running: []brakeQuery{{keys: []string{keyU}}}},
 			{do: setNodes(0, 3, "", keyU), paused: []brakeQuery{{keys: []string{keyU}, scope: inZone("", keyU)}}},
 		}},
@@ -159,7 +189,7 @@ func TestBrake(t *testing.T) {
 }
 
 func TestBrakeZoneChange(t *testing.T) {
-	b := newBrake(brakeConfig{ZoneFraction: 0.5})
+	b := newBrake(brakeConfig{GroupFraction: 0.5})
 	setNodes(0, 2, "a", keyU)(b, nil)
 	setNodes(0, 2, "b")(b, nil)
 	if _, ok := pausedBy(b, "a", []string{keyU}); !ok {
@@ -193,10 +223,40 @@ func TestBrakeIgnoresOtherEffects(t *testing.T) {
 // TestBrakeUnchangedNodeAllocatesNothing: most node updates are status changes, and the
 // brake sees every one of them.
 func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
-	b := newBrake(brakeConfig{Fraction: 0.5, ZoneFraction: 0.5})
+	b := newBrake(brakeConfig{Fraction: 0.5, GroupFraction: 0.5})
 	n := brakeHolder("n", "a", keyU, keyM)
 	setHolder(b, n, nil)
 	if got := testing.AllocsPerRun(100, func() { b.set(n.Name, n.Group, n.Taints, nil) }); got != 0 {
 		t.Errorf("set of an unchanged node: %v allocations, want 0", got)
+	}
+}
+
+// TestBrakeFullRate: the evictions of a fully disrupted zone take a token of the zone's own
+// bucket as well, and only while the zone is fully disrupted.
+func TestBrakeFullRate(t *testing.T) {
+	const sec = int64(1e9)
+	b := NewBrake(BrakeRules{FullRate: Rate{PerSecond: 1, Burst: 1}})
+	g := NewGate(b, NewTokens(Rate{}, nil, b))
+	taint := []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoExecute}}
+	g.HolderUpdated("a-0", "a", taint, false)
+	g.HolderUpdated("a-1", "a", taint, false)
+	g.HolderUpdated("b-0", "b", taint, false)
+	g.HolderUpdated("b-1", "b", nil, false)
+	inA := []Cause{{Holder: "a-0", Key: keyU, Group: "a"}}
+	inB := []Cause{{Holder: "b-0", Key: keyU, Group: "b"}}
+	for i, want := range []int64{0, sec, 2 * sec} {
+		_, d := g.Admit(req(uint64(i+1), "ns", fmt.Sprint("a", i), 0, inA...), nil)
+		if d.Wait != (want > 0) || d.Until != want {
+			t.Errorf("zone a, eviction %d: got %+v, want a slot at %ds", i+1, d, want/sec)
+		}
+	}
+	for i := range 3 {
+		if _, d := g.Admit(req(uint64(i+10), "ns", fmt.Sprint("b", i), 0, inB...), nil); d.Wait {
+			t.Errorf("zone b (1 of 2 tainted), eviction %d: got %+v, want it to go: no rate of its own", i+1, d)
+		}
+	}
+	g.HolderUpdated("a-2", "a", nil, false) // zone a no longer fully disrupted
+	if _, d := g.Admit(req(20, "ns", "a9", 0, inA...), nil); d.Wait {
+		t.Errorf("zone a, 2 of 3 tainted: got %+v, want it to go", d)
 	}
 }

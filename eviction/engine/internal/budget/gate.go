@@ -27,18 +27,29 @@ type Request struct {
 	Holder string
 	// Causes are the taints that make it due; filled only when [Gate.NeedsCauses].
 	Causes []Cause
+	// Owner is the workload the target belongs to, as its Source says; zero for none.
+	Owner Owner
+	// Created is when the target was created (unix nanoseconds); 0 when not known.
+	Created int64
 	// Now is the time of the question, in unix nanoseconds of the caller's clock.
 	Now int64
 }
 
+// Owner is the workload a target belongs to: a kind and a name, within the target's
+// namespace. The zero Owner is none.
+type Owner struct {
+	Kind, Name string
+}
+
 // Scope names what holds evictions until it is released: a taint key paused by the brake,
-// over all holders or within one group, or a scope the caller's Pauser named. Budgets make
-// their own, told apart by Kind.
+// over all holders or within one group, a scope the caller's Pauser or Census named, or one
+// eviction's place in a queue (Seq). Budgets make their own, told apart by Kind.
 type Scope struct {
 	Kind    Kind
 	Key     string
 	Group   string
 	Grouped bool
+	Seq     uint64
 }
 
 // Kind tells apart the scopes of different budgets.
@@ -48,6 +59,8 @@ type Kind uint8
 const (
 	KindBrake Kind = iota + 1
 	KindPauser
+	KindInFlight
+	KindConfirm
 )
 
 // Verdict is one budget's answer about an eviction that is due.
@@ -82,11 +95,17 @@ type Budget interface {
 	Release(state any, now int64)
 }
 
+// Recorder is a budget that is told of each eviction every budget let go: one that counts
+// the evictions of a span of time.
+type Recorder interface {
+	// Went: every budget let the eviction r go; its Actuator call comes next.
+	Went(r *Request)
+}
+
 // Tracker is a budget that follows the evictions it let go until they end, as one that
 // bounds the evictions in flight must.
 type Tracker interface {
-	// Went: every budget let the eviction r go; its Actuator call comes next.
-	Went(r *Request)
+	Recorder
 	// Ended: the eviction id, which went, has ended: its target is gone or was moved
 	// (the Source shows the action's effect), or it was closed without one. It appends to
 	// released the scopes that may let evictions go now.
@@ -112,6 +131,8 @@ type Decision struct {
 	Until int64
 	// Report is the reason to report as Delayed; empty when it did not change.
 	Report string
+	// Woken are other evictions that may go now: the caller looks at them again.
+	Woken []Woken
 }
 
 // Gate is what an eviction that is due passes before its first attempt: its budgets, in
@@ -123,7 +144,9 @@ type Gate struct {
 	budgets  []Budget
 	causes   bool
 	counters []HolderCounter
+	went     []Recorder
 	trackers []Tracker
+	refill   []Refiller
 	waiting  map[Scope]map[uint64]*Hold // holds that wait for a scope, by the caller's ID
 	delayed  map[string]int             // holds by the reason they wait for
 	fresh    Hold                       // the hold of an eviction asked about first, until it waits
@@ -137,6 +160,14 @@ type HolderCounter interface {
 	HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope
 }
 
+// Refiller is a budget whose room can open at other times than when a scope it holds
+// changes: after each Admit, Release and Ended, the gate asks it which of the evictions it
+// holds may go now, and wakes them.
+type Refiller interface {
+	// Refill appends to released the scopes whose evictions may go now.
+	Refill(released []Scope) []Scope
+}
+
 // NewGate returns a gate over budgets, asked in their order; nil when there are none.
 func NewGate(budgets ...Budget) *Gate {
 	if len(budgets) == 0 {
@@ -148,8 +179,14 @@ func NewGate(budgets ...Budget) *Gate {
 		if c, ok := b.(HolderCounter); ok {
 			g.counters = append(g.counters, c)
 		}
+		if r, ok := b.(Recorder); ok {
+			g.went = append(g.went, r)
+		}
 		if t, ok := b.(Tracker); ok {
 			g.trackers = append(g.trackers, t)
+		}
+		if r, ok := b.(Refiller); ok {
+			g.refill = append(g.refill, r)
 		}
 	}
 	return g
@@ -211,13 +248,25 @@ func (g *Gate) Admit(r *Request, h *Hold) (*Hold, Decision) {
 			g.countLocked(v.Reason, +1)
 			h.reason, d.Report = v.Reason, v.Reason
 		}
+		d.Woken = g.refillLocked(nil)
 		return h, d
 	}
 	g.countLocked(h.reason, -1)
-	for _, t := range g.trackers {
-		t.Went(r)
+	for _, w := range g.went {
+		w.Went(r)
 	}
-	return nil, Decision{}
+	return nil, Decision{Woken: g.refillLocked(nil)}
+}
+
+// refillLocked wakes what the Refillers say may go now, with released.
+func (g *Gate) refillLocked(released []Scope) []Woken {
+	for _, r := range g.refill {
+		released = r.Refill(released)
+	}
+	if len(released) == 0 {
+		return nil
+	}
+	return g.wakeLocked(released)
 }
 
 // Ended tells the budgets that track evictions that the eviction id, which went, has
@@ -232,12 +281,13 @@ func (g *Gate) Ended(id uint64, now int64) []Woken {
 	for _, t := range g.trackers {
 		released = t.Ended(id, now, released)
 	}
-	return g.wakeLocked(released)
+	return g.refillLocked(released)
 }
 
 // Release forgets the hold h of the eviction id, which leaves the gate without going
-// (cancelled, skipped, or scheduled anew), and gives back what its budgets reserved.
-func (g *Gate) Release(id uint64, h *Hold, now int64) {
+// (cancelled, skipped, or scheduled anew), and gives back what its budgets reserved. It
+// returns the evictions that the room it gave back lets go.
+func (g *Gate) Release(id uint64, h *Hold, now int64) []Woken {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.unwaitLocked(id, h)
@@ -249,6 +299,7 @@ func (g *Gate) Release(id uint64, h *Hold, now int64) {
 	}
 	g.countLocked(h.reason, -1)
 	h.reason = ""
+	return g.refillLocked(nil)
 }
 
 func (g *Gate) unwaitLocked(id uint64, h *Hold) {

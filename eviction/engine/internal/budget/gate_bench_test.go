@@ -27,9 +27,9 @@ func BenchmarkGateAdmit(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var bs []Budget
 			if tc.brake {
-				bs = append(bs, NewBrake(1, 1))
+				bs = append(bs, NewBrake(BrakeRules{Fraction: 1, GroupFraction: 1}))
 			}
-			g := NewGate(append(bs, NewTokens(high, tc.keys))...)
+			g := NewGate(append(bs, NewTokens(high, tc.keys, nil))...)
 			taint := []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoExecute}}
 			for i := range 5000 {
 				g.HolderUpdated(fmt.Sprintf("n-%d", i), fmt.Sprintf("z-%d", i%3), taint, false)

@@ -68,8 +68,8 @@ func TestGateToyBudget(t *testing.T) {
 // the eviction is given back, so that the token goes to the next eviction.
 func TestGateOrder(t *testing.T) {
 	const sec = int64(1e9)
-	brake := NewBrake(0.5, 0)
-	g := NewGate(brake, NewTokens(Rate{PerSecond: 1, Burst: 1}, nil))
+	brake := NewBrake(BrakeRules{Fraction: 0.5})
+	g := NewGate(brake, NewTokens(Rate{PerSecond: 1, Burst: 1}, nil, nil))
 	key := "node.kubernetes.io/unreachable"
 	taint := []v1.Taint{{Key: key, Effect: v1.TaintEffectNoExecute}}
 	g.HolderUpdated("n1", "", nil, false)

@@ -48,6 +48,7 @@ func (r Rate) Validate(field string) error {
 type Tokens struct {
 	overall *bucket            // nil: no overall limit
 	byKey   map[string]*bucket // per taint key
+	full    *Brake             // its fully disrupted groups' rates; nil for none
 	buf     []*bucket          // the buckets of one request, reused under the gate's lock
 }
 
@@ -57,10 +58,14 @@ type tokenHold struct {
 	from []*bucket
 }
 
-// NewTokens returns the budget of an overall rate (zero: none) and of per-key rates; nil
-// when neither limits anything.
-func NewTokens(overall Rate, perKey map[string]Rate) *Tokens {
-	t := &Tokens{byKey: map[string]*bucket{}}
+// NewTokens returns the budget of an overall rate (zero: none), of per-key rates, and of
+// the rates of full's fully disrupted groups (nil, or a brake without such a rate: none);
+// nil when none of them limits anything.
+func NewTokens(overall Rate, perKey map[string]Rate, full *Brake) *Tokens {
+	if full != nil && full.group.fullRate.PerSecond <= 0 {
+		full = nil
+	}
+	t := &Tokens{byKey: map[string]*bucket{}, full: full}
 	if overall.PerSecond > 0 {
 		t.overall = newBucket(overall)
 	}
@@ -69,14 +74,15 @@ func NewTokens(overall Rate, perKey map[string]Rate) *Tokens {
 			t.byKey[k] = newBucket(r)
 		}
 	}
-	if t.overall == nil && len(t.byKey) == 0 {
+	if t.overall == nil && len(t.byKey) == 0 && full == nil {
 		return nil
 	}
 	return t
 }
 
-// NeedsCauses reports whether there are per-key limits, which read the causes.
-func (t *Tokens) NeedsCauses() bool { return len(t.byKey) > 0 }
+// NeedsCauses reports whether there are per-key limits or extra buckets, which read the
+// causes.
+func (t *Tokens) NeedsCauses() bool { return len(t.byKey) > 0 || t.full != nil }
 
 // Admit lets the eviction go when its slot has come, and otherwise holds a slot for it.
 func (t *Tokens) Admit(r *Request, state any) (Verdict, any) {
@@ -111,6 +117,12 @@ func (t *Tokens) bucketsFor(causes []Cause) []*bucket {
 	}
 	for _, c := range causes {
 		if b := t.byKey[c.Key]; b != nil && !slices.Contains(bs, b) {
+			bs = append(bs, b)
+		}
+		if t.full == nil {
+			continue
+		}
+		if b := t.full.fullBucket(c); b != nil && !slices.Contains(bs, b) {
 			bs = append(bs, b)
 		}
 	}

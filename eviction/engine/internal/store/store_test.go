@@ -82,7 +82,8 @@ func TestStoreAgainstAMap(t *testing.T) {
 }
 
 // TestStoreEmptiedStripeForgetsItsStorage: a stripe that empties lets its pages and index
-// go, and an ID from before stays stale after its slot number is handed out again.
+// go (but for the page and small index of one that held few keys), and an ID from before
+// stays stale after its slot number is handed out again.
 func TestStoreEmptiedStripeForgetsItsStorage(t *testing.T) {
 	s := New[int, struct{}](nil, nil)
 	var old []ID
@@ -97,9 +98,12 @@ func TestStoreEmptiedStripeForgetsItsStorage(t *testing.T) {
 		l.Drop(id)
 		l.Unlock()
 	}
+	// A stripe that held few keys keeps the little storage they took (remove compacts only
+	// a table larger than 4*minTable): which stripes held few depends on the hash's random
+	// seed, so every one is held to that bound, and the larger ones to nothing.
 	for i := range s.stripes {
-		if st := &s.stripes[i]; st.pages != nil || st.table != nil {
-			t.Fatalf("stripe %d keeps %d pages and a table of %d after emptying", i, len(st.pages), len(st.table))
+		if st := &s.stripes[i]; len(st.pages) > 1 || len(st.table) > 4*minTable {
+			t.Fatalf("stripe %d keeps %d pages and a table of %d after emptying, want at most 1 and %d", i, len(st.pages), len(st.table), 4*minTable)
 		}
 	}
 	for i := range 20000 {

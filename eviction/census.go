@@ -1,0 +1,255 @@
+package eviction
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/tolerations"
+)
+
+// ConfirmAnnotation is the annotation by which an operator confirms a taint that
+// Options.Confirm holds because it would evict too many pods at once: on a node, for that
+// node's taints; on a DeviceTaintRule or a ResourceSlice (clientgo/device), for its taint.
+// Its value lists the taint keys it confirms, separated by commas, or is "*" for every key:
+//
+//	kubectl annotate node node-1 taintevict.io/confirm-eviction=example.com/maintenance
+//
+// A confirmation names the key so that it confirms nothing else: a taint of another key
+// that comes later is held again.
+const ConfirmAnnotation = "taintevict.io/confirm-eviction"
+
+// Confirms reports whether value, that of a [ConfirmAnnotation], confirms the taint key:
+// it lists the key, or "*". It allocates nothing.
+func Confirms(value, key string) bool {
+	for value != "" {
+		var k string
+		k, value, _ = strings.Cut(value, ",")
+		if k = strings.TrimSpace(k); k == "*" || k == key && k != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeCensus is the Manager's [engine.Census] for Options.Confirm. Its scope is a taint key:
+// what the NoExecute taints with that key would evict (the pods bound to the nodes that
+// carry it, not leaving, that do not tolerate one of them forever), of all pods bound to a
+// node and not leaving; confirmed on the nodes whose [ConfirmAnnotation] names the key.
+//
+// It counts from the updates the Manager is given, before it passes them on to the
+// engine, so that the counts are there when the evictions an update causes fall due: a pod
+// update costs O(the NoExecute taints of its node), a node update whose NoExecute taints
+// changed O(its pods), with a lookup of them in the Cache. It keeps, for each pod counted
+// for a key, the keys it counts for, so that a pod the Cache lists before its own update
+// arrives is never counted twice. It calls recount (the engine's Recounted) with each key
+// whose verdict changed: it goes from under Confirm's rule to over it, or back, or a node's
+// confirmation of it changed. It counts what it is told: like the brake, it sees the nodes
+// of an outage one at a time, so it holds what falls due after a key has gone over the
+// rule (feed the Manager the informers' lists before Run).
+//
+// Locks: mu guards the counts; it is taken in the Manager's update methods and in Reach
+// (under the engine's locks), and recount is called with it released.
+type nodeCensus struct {
+	cache   Cache
+	rule    engine.Confirm
+	tol     tolerations.Options
+	recount func(key string)
+
+	mu      sync.Mutex
+	targets int                     // pods bound to a node and not leaving
+	nodes   map[string]censusNode   // nodes with NoExecute taints or a confirmation
+	pods    map[types.UID]podKeys   // the keys each pod counts for, if any
+	keys    map[string]*censusCount // by taint key
+}
+
+// censusNode is what the census keeps of a node.
+type censusNode struct {
+	taints  []v1.Taint // its NoExecute taints
+	confirm string     // its ConfirmAnnotation
+}
+
+// podKeys are the keys a pod counts for: most pods, one, which takes no slice.
+type podKeys struct {
+	some  bool // first is set
+	first string
+	more  []string
+}
+
+// has reports whether k is among the keys.
+func (p podKeys) has(k string) bool { return p.some && p.first == k || slices.Contains(p.more, k) }
+
+// add adds k, which it does not have.
+func (p *podKeys) add(k string) {
+	if !p.some {
+		p.some, p.first = true, k
+		return
+	}
+	p.more = append(p.more, k)
+}
+
+// censusCount is what a key would evict, and whether that is over Confirm's rule as last
+// told.
+type censusCount struct {
+	evicts int
+	over   bool
+}
+
+var _ engine.Census = (*nodeCensus)(nil)
+
+func newNodeCensus(cache Cache, rule engine.Confirm, tol tolerations.Options) *nodeCensus {
+	return &nodeCensus{cache: cache, rule: rule, tol: tol, recount: func(string) {},
+		nodes: map[string]censusNode{}, pods: map[types.UID]podKeys{}, keys: map[string]*censusCount{}}
+}
+
+// Reach gives the count of the cause's key, confirmed when the cause's node confirms it.
+func (c *nodeCensus) Reach(cause engine.Cause, into []engine.Reach) []engine.Reach {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := engine.Reach{Scope: cause.Key, Targets: c.targets, Counted: true,
+		Confirmed: Confirms(c.nodes[cause.Holder].confirm, cause.Key)}
+	if k := c.keys[cause.Key]; k != nil {
+		r.Evicts = k.evicts
+	}
+	return append(into, r)
+}
+
+// counted reports whether pod counts among all pods: bound to a node, and not leaving.
+func counted(pod *v1.Pod) bool {
+	return pod != nil && pod.Spec.NodeName != "" && LeavingReason(pod) == ""
+}
+
+// podChanged counts a pod update (old nil: added; new nil: deleted).
+func (c *nodeCensus) podChanged(old, new *v1.Pod) {
+	c.mu.Lock()
+	if counted(old) {
+		c.targets--
+	}
+	if old != nil {
+		c.uncount(old.UID)
+	}
+	if new != nil {
+		c.uncount(new.UID) // counted already by its node's update, if it came first
+		c.count(new)
+		if counted(new) {
+			c.targets++
+		}
+	}
+	flips := c.flips(nil)
+	c.mu.Unlock()
+	c.tell(flips)
+}
+
+// nodeChanged counts a node update (new nil: the node name was deleted): when its NoExecute
+// taints changed, it counts its pods again; when its confirmation changed, the verdicts of
+// its keys are told again.
+func (c *nodeCensus) nodeChanged(name string, new *v1.Node) {
+	var next censusNode
+	if new != nil {
+		next = censusNode{taints: tolerations.NoExecuteTaints(new.Spec.Taints), confirm: new.Annotations[ConfirmAnnotation]}
+	}
+	c.mu.Lock()
+	prev := c.nodes[name]
+	var flips []string
+	if next.confirm != prev.confirm {
+		for _, t := range append(slices.Clip(prev.taints), next.taints...) {
+			if Confirms(prev.confirm, t.Key) != Confirms(next.confirm, t.Key) && !slices.Contains(flips, t.Key) {
+				flips = append(flips, t.Key)
+			}
+		}
+	}
+	if len(next.taints) == 0 && next.confirm == "" {
+		delete(c.nodes, name)
+	} else {
+		c.nodes[name] = next
+	}
+	if changedTaints(prev.taints, next.taints) {
+		if pods, err := c.cache.PodsOnNode(name); err == nil { // a Cache that fails: counted at the pods' updates
+			for _, p := range pods {
+				if p != nil && p.Spec.NodeName == name {
+					c.uncount(p.UID)
+					c.count(p)
+				}
+			}
+		}
+	}
+	flips = c.flips(flips)
+	c.mu.Unlock()
+	c.tell(flips)
+}
+
+// changedTaints reports whether a and b differ in a taint's key, value or effect: what the
+// counts read (TimeAdded does not change whether a taint is tolerated forever).
+func changedTaints(a, b []v1.Taint) bool {
+	return !slices.EqualFunc(a, b, func(x, y v1.Taint) bool { return x.Key == y.Key && x.Value == y.Value && x.Effect == y.Effect })
+}
+
+// count counts pod for each key of its node's NoExecute taints that it does not tolerate
+// forever; under mu.
+func (c *nodeCensus) count(pod *v1.Pod) {
+	if !counted(pod) {
+		return
+	}
+	taints := c.nodes[pod.Spec.NodeName].taints
+	var keys podKeys
+	for i := range taints {
+		k := taints[i].Key
+		// Whether a taint is tolerated forever does not depend on the time: any will do.
+		if keys.has(k) || tolerations.Deadline(taints[i:i+1], pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
+			continue
+		}
+		keys.add(k)
+		n := c.keys[k]
+		if n == nil {
+			n = &censusCount{}
+			c.keys[k] = n
+		}
+		n.evicts++
+	}
+	if keys.some {
+		c.pods[pod.UID] = keys
+	}
+}
+
+// uncount takes the pod uid out of the counts of its keys; under mu.
+func (c *nodeCensus) uncount(uid types.UID) {
+	keys, ok := c.pods[uid]
+	if !ok {
+		return
+	}
+	delete(c.pods, uid)
+	c.keys[keys.first].evicts--
+	for _, k := range keys.more {
+		c.keys[k].evicts--
+	}
+}
+
+// flips appends to out the keys whose verdict changed (over Confirm's rule, or not), and
+// forgets those that evict nothing; under mu. O(keys counted).
+func (c *nodeCensus) flips(out []string) []string {
+	for k, n := range c.keys {
+		if over := c.rule.Exceeds(n.evicts, c.targets); over != n.over {
+			n.over = over
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		if n.evicts == 0 && !n.over {
+			delete(c.keys, k)
+		}
+	}
+	return out
+}
+
+// tell tells the engine of the keys whose verdict changed; not under mu, since the engine
+// calls Reach under its own lock.
+func (c *nodeCensus) tell(keys []string) {
+	for _, k := range keys {
+		c.recount(k)
+	}
+}

@@ -1,0 +1,97 @@
+package budget
+
+import (
+	"testing"
+)
+
+// TestWindow: at most Max evictions of a key within any span of Per; the waiting ones are
+// told to come back as the window opens, one opening each, a window later for those after
+// the first Max; other keys and evictions without a key are not counted.
+func TestWindow(t *testing.T) {
+	const sec = int64(1e9)
+	w := NewWindow(2, 60*sec, "NamespaceLimit", NamespaceKey)
+	g := NewGate(w)
+	for i, at := range []int64{0, 10 * sec} {
+		if _, d := g.Admit(req(uint64(i+1), "a", "p", at), nil); d.Wait {
+			t.Fatalf("%d at %ds: got %+v, want it to go", i+1, at/sec, d)
+		}
+	}
+	if _, d := g.Admit(req(10, "b", "p", 10*sec), nil); d.Wait {
+		t.Fatalf("namespace b: got %+v, want it to go: its own window", d)
+	}
+	var holds []*Hold
+	for i, want := range []int64{60, 70, 120, 130} {
+		h, d := g.Admit(req(uint64(i+3), "a", "p", 20*sec), nil)
+		if !d.Wait || d.Until != want*sec || d.Report != "NamespaceLimit" {
+			t.Fatalf("waiting %d: got %+v, want to come back at %ds, reported NamespaceLimit", i+1, d, want)
+		}
+		holds = append(holds, h)
+	}
+	// At 60 s the first eviction left the window: the first waiting goes, the second is
+	// still early.
+	if _, d := g.Admit(req(3, "a", "p", 60*sec), holds[0]); d.Wait {
+		t.Fatalf("waiting 1 at 60s: got %+v, want it to go", d)
+	}
+	if _, d := g.Admit(req(4, "a", "p", 60*sec), holds[1]); !d.Wait || d.Until != 70*sec || d.Report != "" {
+		t.Fatalf("waiting 2 at 60s: got %+v, want it back at 70s, not reported again", d)
+	}
+	if _, d := g.Admit(req(4, "a", "p", 70*sec), holds[1]); d.Wait {
+		t.Fatalf("waiting 2 at 70s: got %+v, want it to go", d)
+	}
+	// The third leaves (cancelled); the fourth goes when its time comes, a window after
+	// the first two went.
+	g.Release(5, holds[2], 80*sec)
+	if _, d := g.Admit(req(6, "a", "p", 120*sec), holds[3]); d.Wait {
+		t.Fatalf("waiting 4 at 120s: got %+v, want it to go", d)
+	}
+	if got := len(g.Delayed()); got != 0 {
+		t.Errorf("Delayed() = %v, want none", g.Delayed())
+	}
+}
+
+// TestWindowOwner: an owner's window counts the targets of that owner in its namespace;
+// targets without an owner are not counted.
+func TestWindowOwner(t *testing.T) {
+	g := NewGate(NewWindow(1, 1e9, "OwnerLimit", OwnerKey))
+	web := Owner{Kind: "Deployment", Name: "web"}
+	ask := func(id uint64, ns string, o Owner) Decision {
+		r := req(id, ns, "p", 0)
+		r.Owner = o
+		_, d := g.Admit(r, nil)
+		return d
+	}
+	for _, tc := range []struct {
+		id    uint64
+		ns    string
+		owner Owner
+		wait  bool
+	}{
+		{1, "a", web, false},
+		{2, "a", web, true},
+		{3, "b", web, false},
+		{4, "a", Owner{Kind: "Deployment", Name: "api"}, false},
+		{5, "a", Owner{}, false},
+		{6, "a", Owner{}, false},
+	} {
+		if d := ask(tc.id, tc.ns, tc.owner); d.Wait != tc.wait {
+			t.Errorf("%d (%s, %v): got %+v, want wait %v", tc.id, tc.ns, tc.owner, d, tc.wait)
+		}
+	}
+}
+
+// TestWindowForgets: keys whose window is empty are forgotten, so that a budget per owner
+// does not grow with every workload ever evicted.
+func TestWindowForgets(t *testing.T) {
+	w := NewWindow(1, 10, "OwnerLimit", OwnerKey)
+	g := NewGate(w)
+	for i := range 10_000 {
+		r := req(uint64(i), "ns", "p", int64(i)*100)
+		r.Owner = Owner{Kind: "Job", Name: string(rune('a' + i%26))}
+		if _, d := g.Admit(r, nil); d.Wait {
+			t.Fatalf("%d: waits", i)
+		}
+	}
+	if len(w.keys) > 1 || len(w.expiry.list)-w.expiry.head > 2 {
+		t.Errorf("after 10,000 evictions each alone in its window: %d keys and %d expiries kept, want at most 1 and 2", len(w.keys), len(w.expiry.list)-w.expiry.head)
+	}
+}
