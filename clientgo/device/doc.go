@@ -26,42 +26,34 @@
 //   - [Events], [KubeMetrics]: kube's Events and metric names.
 //   - The rules' status: each DeviceTaintRule's EvictionInProgress condition, with kube's
 //     reasons and messages, at kube's times (see [ReasonPodsPendingEviction]).
-//   - A census of what each rule, and each pool's taints, would evict, for the engine's
-//     Confirm (see Holding a rule until it is confirmed).
 //   - [PodGroupMode]: claims reserved for a PodGroup, as kube's DRAWorkloadResourceClaims
 //     gate has them.
 //
 // # Holding a rule until it is confirmed
 //
-// With [engine.Options.Confirm] (the command's -confirm-fraction), a DeviceTaintRule, or
-// the NoExecute taints of one pool's ResourceSlices, that would evict more than a fraction
-// of the pods that use devices is held (kubernetes#141422: a rule with an empty selector
-// evicts every such pod). Its evictions wait, reported Delayed with
-// [engine.ReasonUnconfirmed], with an Event on each pod ([ConfirmMessage]); the rule's
-// status says [ReasonEvictionPaused], with the counts and the annotation that confirms it.
-// They go once an operator sets [eviction.ConfirmAnnotation] on the rule to its taint's key
-// (or "*"), or on a slice of the pool, or once the rule would evict few enough. An eviction
-// that another taint makes due goes.
+// With [engine.Options.Confirm], a DeviceTaintRule, or one pool's NoExecute taints, that
+// would evict more than a fraction of the pods that use devices is held (kubernetes#141422:
+// a rule with an empty selector evicts every such pod): Delayed with
+// [engine.ReasonUnconfirmed], an Event on each pod ([ConfirmMessage]), the rule's status
+// [ReasonEvictionPaused]. Its evictions go once an operator sets
+// [eviction.ConfirmAnnotation] to the taint's key (or "*") on the rule, or on a slice of
+// the pool, or once it would evict few enough.
 //
 // # Differences from kube
 //
-// On purpose, each pinned by a test; in all else, kube's own test scenarios, ported, pass
-// as they do on kube's controller:
+// On purpose, each pinned by a test; in all else kube's own test scenarios, ported, pass:
 //
-//   - A toleration with an empty effect counts for a NoExecute taint, as the API and the
-//     scheduler's allocator read it; kube (v1.37) counts only effect NoExecute, and evicts
-//     at once a pod whose claim tolerates {operator: Exists}.
-//   - A finished pod (Succeeded or Failed) is never evicted; kube deletes it
-//     (kubernetes#96363: a Job's completed pod deleted, so that the Job runs it again).
+//   - A toleration with an empty effect counts, as the API reads it; kube (v1.37) counts
+//     only effect NoExecute ([tolerations.Rules]).
+//   - A finished pod is never evicted; kube deletes it (kubernetes#96363: a Job's
+//     completed pod deleted, so the Job ran it again).
 //   - A TimeAdded in the future (a skewed clock) counts from when the controller first saw
 //     the taint; kube waits until TimeAdded.
 //   - Two requests per eviction, the status patch and the DELETE, both bound to the pod's
 //     UID; kube GETs the pod first.
-//   - A failed delete is retried after the engine's backoff ([engine.Backoff]: from 100
-//     ms, doubling up to 2 minutes), which spares a failing API server; kube's work queue
-//     retries after 5 ms, doubling.
-//   - Optional, off by default: the engine's budgets (Confirm among them), and the
-//     Eviction API instead of DELETE ([Options.Mode]).
+//   - A failed delete is retried after [engine.Backoff] (100 ms, doubling up to 2 minutes),
+//     which spares a failing API server; kube's work queue retries after 5 ms, doubling.
+//   - Optional: the engine's budgets, and the Eviction API instead of DELETE ([Options.Mode]).
 //
 // Errors are prefixed "device:".
 package device
