@@ -18,14 +18,14 @@ import (
 //
 // Pod and Node read the stores by key, as the listers do, and return the listers' NotFound
 // API error for an object that is not there; the Manager takes that as "does not exist", as
-// it does a nil object. They skip the listers only to save the lister a namespaced lookup
-// allocates, four times per evicted pod. PodsOnNode reads the spec.nodeName index (see
-// [NodeNameIndex]).
+// it does a nil object. PodsOnNode reads the spec.nodeName index (see [NodeNameIndex]).
 //
 // The objects returned are the informers' own: shared, and never to be modified. The
 // Manager only reads them. All methods are safe for concurrent use and never block on the
 // API server. The zero InformerCache is not usable: create one with [NewInformerCache].
 type InformerCache struct {
+	// The stores are read by key rather than through the listers only to save the
+	// allocation that a lister's namespaced lookup makes, four times per evicted pod.
 	pods, nodes cache.Indexer
 }
 

@@ -21,9 +21,15 @@ type Mode string
 
 // The Modes.
 const (
-	ModeDelete Mode = "delete"  // [PodDeleter]: kube's way, in two API calls
-	ModeEvict  Mode = "evict"   // [EvictionDeleter]: honours PodDisruptionBudgets
-	ModeDryRun Mode = "dry-run" // deletes nothing, marks nothing, records no Events; reports
+	// ModeDelete removes pods with a [PodDeleter]: kube's way, in two API calls.
+	ModeDelete Mode = "delete"
+	// ModeEvict removes pods with an [EvictionDeleter], which honours
+	// PodDisruptionBudgets.
+	ModeEvict Mode = "evict"
+	// ModeDryRun removes nothing: it deletes no pod, marks none and records no Events. The
+	// metrics and the Observers are still told every decision, a due eviction as
+	// Succeeded with dryRun true.
+	ModeDryRun Mode = "dry-run"
 )
 
 // Options configures a [Controller]. The zero value deletes as kube does, with the
@@ -283,8 +289,8 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 // it holds the Lease). Before it returns, it stops all of them and waits for their
 // goroutines, the Manager and the EventWriter first, so that no Deleter call or Event is
 // under way when the informers go, and only then releases the Lease (Events still queued
-// then are not written; [Controller.Events] counts them). The Manager logs
-// through ctx's logger (klog.FromContext).
+// then are not written; [Controller.Events] counts them). The Manager logs through ctx's
+// logger ([klog.FromContext]).
 //
 // Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost (the Manager was
 // stopped at once); an error wrapping the failure when the Manager or one of

@@ -26,7 +26,7 @@ const (
 	DisruptionMessage = "Taint manager: deleting due to NoExecute taint"
 )
 
-// PodGetter reads a pod from a cache. [InformerCache] and every eviction.Cache implement
+// PodGetter reads a pod from a cache. [InformerCache] and every [eviction.Cache] implement
 // it.
 type PodGetter interface {
 	Pod(namespace, name string) (*v1.Pod, error)
@@ -55,14 +55,15 @@ type PodDeleterOptions struct {
 //
 //  1. a strategic merge patch of the pod's status subresource that sets the condition
 //     DisruptionTarget=True (reason [DisruptionReason], message [DisruptionMessage], or
-//     those of [PodDeleterOptions],
-//     observedGeneration the pod's generation, as kube v1.37 sets it) and carries the pod's
-//     UID in metadata.uid, so that the API server rejects it for any other pod of that name;
+//     those of [PodDeleterOptions]; observedGeneration the pod's generation, as kube v1.37
+//     sets it) and carries the pod's UID in metadata.uid, so that the API server rejects it
+//     for any other pod of that name;
 //  2. a DELETE with a UID precondition, unless the patch's answer shows the pod being
 //     deleted already.
 //
 // Kube reads the pod first (a GET) and deletes without a precondition, so that a pod
-// re-created under the same name meanwhile can be deleted in its place (kubernetes#119862).
+// re-created under the same name meanwhile can be deleted in its place: a race of the kind
+// of kubernetes#119862, where kube deleted a pod for a taint removed a moment before.
 //
 // The patch is sent even when the cached pod is marked already (a retry, or a controller
 // that took over from one that crashed): the server then writes nothing, and its answer is

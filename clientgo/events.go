@@ -23,8 +23,9 @@ const EventReason = "TaintManagerEviction"
 // brake holds an eviction back.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
-// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when
-// eviction.Options.Confirm holds an eviction back until an operator confirms its taint.
+// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
+// Confirm budget of [eviction.Options] holds an eviction back until an operator confirms
+// its taint ([eviction.ConfirmAnnotation]).
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
 // Events are the Events an [EventObserver] records: those of one of kube's controllers,
@@ -149,8 +150,8 @@ func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Delayed records Pausing when the reason is eviction.ReasonPaused, Confirming when it is
-// eviction.ReasonUnconfirmed, and nothing for another reason.
+// Delayed records Pausing when the reason is [eviction.ReasonPaused], Confirming when it
+// is [eviction.ReasonUnconfirmed], and nothing for another reason.
 func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	switch {
 	case reason == eviction.ReasonPaused:

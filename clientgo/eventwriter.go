@@ -59,13 +59,13 @@ type EventCounts struct {
 	Dropped int64
 }
 
-// EventWriter is a record.EventRecorder for a controller that must not lose an Event nor
+// EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
 // let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
 // while 1,000 Events wait, it queues every Event without limit (a small record each) and
 // writes them from [EventWriter.Run], one at a time, in the order they were recorded, so
 // that each pod's Events arrive in order. Give it a client of its own, with its own rate
-// limiter (a clientset made from a rest.Config with its own QPS and Burst): then an Event
-// never takes a token that an eviction's request needs.
+// limiter (a clientset made from a [k8s.io/client-go/rest.Config] with its own QPS and
+// Burst): then an Event never takes a token that an eviction's request needs.
 //
 // What it writes is what client-go's recorder writes: the same Event (name, source,
 // timestamps, reportingController), through kube's correlator (a repeated Event is a PATCH
@@ -122,8 +122,8 @@ func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *Event
 	return w
 }
 
-// Event queues an Event about object, which is usually a *v1.ObjectReference (taken as it
-// is) or an object of client-go's scheme (its reference is made).
+// Event queues an Event about object, which is usually a [*v1.ObjectReference] (taken as
+// it is) or an object of client-go's scheme (its reference is made).
 func (w *EventWriter) Event(object runtime.Object, eventType, reason, message string) {
 	w.record(object, nil, eventType, reason, message)
 }

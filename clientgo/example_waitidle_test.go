@@ -24,13 +24,8 @@ import (
 // well with the real clock.
 func ExampleController_WaitIdle() {
 	clk := clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	minute := int64(60)
-	client := fake.NewClientset(
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
-		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: "uid-1"}, Spec: v1.PodSpec{
-			NodeName: "node-1", Tolerations: []v1.Toleration{{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists,
-				Effect: v1.TaintEffectNoExecute, TolerationSeconds: &minute}}}},
-	)
+	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
+		tolerating(web1(), 60))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // fails a stuck test
 	defer cancel()
 	c, err := clientgo.NewController(ctx, client, clientgo.NewFactory(client), clientgo.Options{
@@ -43,23 +38,19 @@ func ExampleController_WaitIdle() {
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(ctx) }()
 
-	// The taint's TimeAdded is of the fake clock's time line.
-	added := metav1.NewTime(clk.Now())
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: v1.NodeSpec{Taints: []v1.Taint{
-		{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute, TimeAdded: &added}}}}
-	if _, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// Taint the node, with a TimeAdded of the fake clock's time line.
+	added := clk.Now()
+	_, err = client.CoreV1().Nodes().Update(ctx, unreachable(added), metav1.UpdateOptions{})
+	if err != nil {
 		log.Fatal(err)
-	}
-	exists := func() bool {
-		_, err := client.CoreV1().Pods("shop").Get(ctx, "web-1", metav1.GetOptions{})
-		return !apierrors.IsNotFound(err)
 	}
 	for _, step := range []time.Duration{0, 59 * time.Second, time.Second} {
 		clk.Step(step)
 		if err := c.WaitIdle(ctx); err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("+%v: web-1 exists: %v\n", clk.Since(added.Time), exists())
+		_, err := client.CoreV1().Pods("shop").Get(ctx, "web-1", metav1.GetOptions{})
+		fmt.Printf("+%v: web-1 exists: %v\n", clk.Since(added), !apierrors.IsNotFound(err))
 	}
 	cancel()
 	if err := <-stopped; err != nil {

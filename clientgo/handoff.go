@@ -21,13 +21,13 @@ import (
 // [eviction.Manager] that remembers the last version of each node and pod it handed on,
 // so that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
 // holds: the supported way for a test (or a demonstration) on a fake clientset, and on a
-// fake clock, to wait without guessing. eviction.Manager.WaitIdle alone cannot know whether
-// the informers have delivered an update yet; this can.
+// fake clock, to wait without guessing. [eviction.Manager.WaitIdle] alone cannot know
+// whether the informers have delivered an update yet; this can.
 //
 // Give it to [Informers.AddHandlers] in place of the Manager; a [Controller] with
-// [Options.WaitIdle] makes one ([Controller.WaitIdle]). It keeps a pointer to each node's
-// and pod's object in the informers' cache (about 50 bytes an object): meant for tests and
-// demonstrations, not for a controller of a large cluster.
+// [Options.WaitIdle] makes one ([Controller.WaitIdle]). It keeps an entry per node and pod,
+// pointing to its object in the informers' cache: meant for tests and demonstrations, not
+// for a controller of a large cluster.
 //
 // On a fake clientset (k8s.io/client-go/kubernetes/fake), a deletion made between an
 // informer's list and its watch is lost (the fake replays to a new watch what was created
@@ -129,7 +129,7 @@ func (h *Handoff) poke() {
 }
 
 // WaitIdle waits until the Manager has been handed every node and pod as the API server
-// holds them now, and is idle (eviction.Manager.WaitIdle: nothing due left undone, nothing
+// holds them now, and is idle ([eviction.Manager.WaitIdle]: nothing due left undone, nothing
 // running), with no change on the server meanwhile; or until ctx is done, and then
 // returns its error. So every write made before the call, and every update the informers
 // hold, has reached the Manager, and what the Manager did about it (a pod deleted) is on

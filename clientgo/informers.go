@@ -97,7 +97,7 @@ type Updater interface {
 // have updated their caches, so that when the Manager reads the Cache while processing an
 // update, it sees that update or a newer one: the order the Manager relies on. Delete
 // events whose object the informer only knows from a relist (a
-// cache.DeletedFinalStateUnknown tombstone) are unwrapped; objects of another type are
+// [cache.DeletedFinalStateUnknown] tombstone) are unwrapped; objects of another type are
 // logged to logger and ignored. It may be called before or after the informers start: an
 // informer that runs already replays its cache to a new handler as adds.
 func (inf Informers) AddHandlers(m Updater, logger klog.Logger) error {

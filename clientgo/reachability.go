@@ -31,7 +31,7 @@ type ReachabilityOptions struct {
 
 // Reachability tells whether the API server answers, from the outcomes of the requests a
 // client makes anyway: it adds no request while the server answers. Put its transport
-// wrapper into the client's rest.Config ([Reachability.Wrap]); then
+// wrapper into the client's [k8s.io/client-go/rest.Config] ([Reachability.Wrap]); then
 //
 //   - a request that fails without an answer (a refused, reset or broken connection, a
 //     TLS failure), and a watch whose stream breaks (not one its caller closed), make the
@@ -99,9 +99,9 @@ func (r *Reachability) Err() error {
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
 }
 
-// Wrap returns rt with every request's outcome recorded; it has the signature of
-// rest.Config.WrapTransport (use rest.Config.Wrap). The returned RoundTripper is safe for
-// concurrent use when rt is.
+// Wrap returns rt with every request's outcome recorded. It is a transport wrapper for a
+// client's [k8s.io/client-go/rest.Config]: give it to the Config's Wrap method. The
+// returned RoundTripper is safe for concurrent use when rt is.
 func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }

@@ -1,11 +1,16 @@
 package clientgo_test
 
 import (
+	"context"
 	"fmt"
+	"log"
+	"net"
 	"net/http"
-	"net/url"
+	"net/http/httptest"
+	"sync/atomic"
 	"syscall"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/taintevict/taintevict/clientgo"
@@ -15,29 +20,38 @@ import (
 // tell it whether the API server answers. Give it to the Controller (Options.Reachability),
 // and to the device side's (package clientgo/device, its Options.Reachability) when both run
 // on the client, so that /readyz says so and the deletes that failed meanwhile are retried at
-// once when the server answers again.
+// once when the server answers again. Here an HTTP server stands for the API server, and
+// the client's dialer refuses to connect while it is down.
 func ExampleReachability() {
 	r, err := clientgo.NewReachability(clientgo.ReachabilityOptions{})
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	rc := &rest.Config{Host: "https://kube-apiserver:6443"}
-	rc.Wrap(r.Wrap)
-	_ = clientgo.Options{Reachability: r} // and the client from rc
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"major": "1", "minor": "37"}`) // GET /version
+	}))
+	defer server.Close()
+	var down atomic.Bool
+	rc := &rest.Config{Host: server.URL}
+	rc.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, syscall.ECONNREFUSED
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	rc.Wrap(r.Wrap) // the Reachability sees the outcome of each of the client's requests
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = clientgo.Options{Reachability: r} // for the Controller made with client
 
-	// What the client's transport would see: a refused connection, then an answer.
-	refused := r.Wrap(roundTripFunc(func(*http.Request) (*http.Response, error) {
-		return nil, &url.Error{Op: "Get", URL: rc.Host + "/api/v1/pods", Err: syscall.ECONNREFUSED}
-	}))
-	answers := r.Wrap(roundTripFunc(func(*http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
-	}))
-	req, _ := http.NewRequest("GET", rc.Host+"/api/v1/pods", nil)
-	_, _ = refused.RoundTrip(req)
-	fmt.Println("ready:", r.Err() == nil)
-	_, _ = answers.RoundTrip(req)
-	fmt.Println("ready:", r.Err() == nil)
+	for _, isDown := range []bool{true, false} {
+		down.Store(isDown)
+		_, err := client.Discovery().ServerVersion()
+		fmt.Printf("down: %v, request failed: %v, ready: %v\n", isDown, err != nil, r.Err() == nil)
+	}
 	// Output:
-	// ready: false
-	// ready: true
+	// down: true, request failed: true, ready: false
+	// down: false, request failed: false, ready: true
 }

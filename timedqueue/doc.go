@@ -2,11 +2,18 @@
 // the time the key is scheduled for, on a bounded pool of workers, retries failed work with
 // exponential backoff, and lets work be moved or cancelled at any time.
 //
-// It was written for controllers that keep a deadline per object (such as the eviction of
-// pods from tainted nodes) and must hold a million of them cheaply: pending work costs one
-// heap item and one slot, with no goroutine and no timer of its own. One timer, armed for
-// the earliest deadline, wakes the workers; the clock is injected, so tests drive it with a
-// fake clock. The package knows nothing of Kubernetes.
+//	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
+//		return evict(ctx, pod, node) // an error retries after a backoff
+//	}, timedqueue.Options{Workers: 8})
+//	...
+//	go q.Run(ctx)                                // until ctx is done
+//	q.Schedule("shop/web-1", "node-1", deadline) // moves or replaces earlier work for the key
+//	q.Cancel("shop/web-1")                       // the pod tolerates the taint after all
+//
+// It suits controllers that keep a deadline per object, such as the eviction of pods from
+// tainted nodes, by the million: pending work has no goroutine and no timer of its own,
+// and one timer, set for the earliest deadline, wakes the workers. The clock is injected,
+// so tests drive it with a fake clock. The package knows nothing of Kubernetes.
 //
 // # Lifecycle
 //

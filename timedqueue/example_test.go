@@ -51,7 +51,8 @@ func ExampleQueue() {
 // Scheduling a key again moves its deadline, earlier or later; scheduling it for the time it
 // already has only replaces its value.
 func ExampleQueue_Schedule() {
-	q, err := timedqueue.New(func(context.Context, string, int) error { return nil }, timedqueue.Options{})
+	noop := func(context.Context, string, int) error { return nil }
+	q, err := timedqueue.New(noop, timedqueue.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -84,7 +85,8 @@ func ExampleQueue_Schedule() {
 
 // Pending lists the work waiting to run, by deadline.
 func ExampleQueue_Pending() {
-	q, err := timedqueue.New(func(context.Context, string, string) error { return nil }, timedqueue.Options{})
+	noop := func(context.Context, string, string) error { return nil }
+	q, err := timedqueue.New(noop, timedqueue.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -11,16 +11,13 @@ var ErrStopped = errors.New("timedqueue: Run has returned and due work is left")
 
 // WaitIdle waits until the queue is idle at the clock's current time, and returns nil; or
 // returns ctx's error once ctx is done. Idle means that no work due at that time is pending,
-// waiting for a worker or running (retries due by then included), and that the
-// dispatcher's timer is set for the earliest deadline still ahead. Work scheduled for later
+// waiting for a worker or running (retries due by then included), and that the queue's one
+// timer on its clock is set for the earliest deadline still ahead. Work scheduled for later
 // does not hold WaitIdle back; on the real clock, work that comes due while it waits does.
 //
-// A fake clock stepped after WaitIdle returns fires exactly the work the step makes due.
-// This holds even when an earlier step came while the dispatcher was setting its timer
-// from a clock reading taken before that step (which delays a timer set for a duration by
-// the step): WaitIdle returns only after the dispatcher has read the clock again, after
-// WaitIdle was called, and set its timer from that reading. So a test steps the clock,
-// calls WaitIdle, and then looks at what ran.
+// A fake clock stepped after WaitIdle returns fires exactly the work the step makes due,
+// even when the step before landed while the queue was setting its timer. So a test steps
+// the clock, calls WaitIdle, and then looks at what ran.
 //
 // Before Run is called, WaitIdle returns nil at once when no work is due, and otherwise
 // waits until Run has run it, or for ctx: give it a ctx that ends if Run may never come.
@@ -33,6 +30,10 @@ func (q *Queue[K, V]) WaitIdle(ctx context.Context) error {
 	q.mu.Lock()
 	since := q.plans
 	q.mu.Unlock()
+	// A step that lands while the dispatcher sets its timer from a clock reading taken
+	// before the step delays that timer (set for a duration) by the step. So idle means a
+	// plan made since this call: the dispatcher has read the clock again, after the call,
+	// and set its timer from that reading.
 	q.wake() // have the dispatcher make a plan from a clock reading taken from now on
 	for {
 		q.mu.Lock()
@@ -56,7 +57,7 @@ func (q *Queue[K, V]) WaitIdle(ctx context.Context) error {
 }
 
 // Started returns a channel that is closed once Run has started: from then on, WaitIdle
-// returns only when the dispatcher's timer is set for the earliest deadline still ahead.
+// returns only when the queue's timer is set for the earliest deadline still ahead.
 // A caller that runs the queue in a goroutine of its own waits on it before it relies on
 // that, since Run may not have started yet when the goroutine has been launched.
 func (q *Queue[K, V]) Started() <-chan struct{} { return q.running }

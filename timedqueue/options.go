@@ -11,8 +11,7 @@ type Options struct {
 	// Clock tells the time and makes the one timer the queue uses. nil means the real clock.
 	// Tests pass a k8s.io/utils/clock/testing.FakeClock, step it, and call
 	// [Queue.WaitIdle] to wait for the work the step made due; a step right after WaitIdle
-	// returns fires exactly the work it makes due (see WaitIdle for why that holds even
-	// when a step lands while the queue sets its timer).
+	// returns fires exactly the work it makes due.
 	Clock clock.Clock
 	// Workers is how many work functions may run at once. 0 means DefaultWorkers; a
 	// negative value is an error.

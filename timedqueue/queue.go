@@ -231,9 +231,9 @@ func (q *Queue[K, V]) unchangedLocked(key K, value V, t int64) (idx int32, ok, s
 
 // Cancel removes the pending work of key, waiting or due or waiting to retry, and reports
 // whether there was any. Due work that a worker has claimed but not started yet counts as
-// pending: it is removed and never starts. It does not interrupt or wait for an attempt that is running (as
-// time.Timer.Stop does not wait for its function), but that attempt is not retried if it
-// fails.
+// pending: it is removed and never starts. It does not interrupt or wait for an attempt
+// that is running (as [time.Timer.Stop] does not wait for its function), but that attempt
+// is not retried if it fails.
 func (q *Queue[K, V]) Cancel(key K) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()

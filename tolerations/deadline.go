@@ -55,7 +55,7 @@ func after(t time.Time, s int64) time.Time {
 //   - otherwise the smallest tolerationSeconds, expires true.
 //
 // Forever is reported by expires rather than by a magic negative duration, the way
-// context.Context.Deadline reports "no deadline". used is normally the result of [Match].
+// [context.Context]'s Deadline reports "no deadline". used is normally the result of [Match].
 func MinTolerationTime(used []v1.Toleration) (shortest time.Duration, expires bool) {
 	if len(used) == 0 {
 		return 0, true
@@ -133,16 +133,17 @@ type Eviction struct {
 //     sight and stays pinned there; after a restart, first sight is the restart. Deadline
 //     takes first sight from fallback when TimeAdded is nil or zero (now when fallback is
 //     zero too), and counts a TimeAdded later than now as now. A caller that asks again
-//     later must pass, as TimeAdded, the earlier of the two, as eviction.Manager does;
-//     otherwise a TimeAdded in the future slides with the clock.
+//     later must pass, as TimeAdded, the earlier of the two, as
+//     [github.com/taintevict/taintevict/eviction.Manager] does; otherwise a TimeAdded in
+//     the future slides with the clock.
 //   - A NoExecute taint that no toleration tolerates gives EvictNow. (Under DeviceRules
 //     kube's device controller then evicts at the taint's TimeAdded, which here is at most
 //     now; for a TimeAdded in the future, kube waits until it, and Deadline, as for nodes,
 //     counts it as now.)
 //   - A toleration with tolerationSeconds <= 0 has run out at once (EvictNow), as in
 //     Kubernetes; one with nil tolerationSeconds never runs out. Seconds too large for a
-//     time.Duration (over 292 years) count in full, where kube's arithmetic overflows: the
-//     deadline is TimeAdded plus all of them, up to the latest time a time.Time holds, so
+//     [time.Duration] (over 292 years) count in full, where kube's arithmetic overflows: the
+//     deadline is TimeAdded plus all of them, up to the latest time a [time.Time] holds, so
 //     a TimeAdded centuries back never makes such a toleration run out.
 //   - A deadline at or before now gives EvictNow; no deadline at all gives Stay.
 //   - Taints of other effects are ignored, so a node's whole taint list may be passed.
@@ -192,7 +193,8 @@ func Deadline(taints []v1.Taint, tolerations []v1.Toleration, now, fallback time
 //
 // Unlike [Deadline], the taints' TimeAdded is never read, so a caller that restarts and
 // forgets since restarts every countdown: a pod that tolerates a taint for 300 s can stay
-// for up to 300 s after each restart (kubernetes/kubernetes issue 108268). Use it only to
+// for up to 300 s after each restart (kubernetes#108268: pods on a powered-off node left 9
+// minutes later, not 5, because kube-controller-manager restarted). Use it only to
 // reproduce kube exactly. Like kube, it returns EvictNow when any NoExecute taint is not
 // tolerated, and Stay when there is no NoExecute taint. It does not allocate.
 func ObservedDeadline(taints []v1.Taint, tolerations []v1.Toleration, since, now time.Time, opts Options) Eviction {

@@ -11,8 +11,8 @@ import (
 // resourceclaim.ToleratesTaint never matches the original; the original stays readable.
 const deviceOperatorPrefix = "device:"
 
-// DeviceTaints returns taints as v1.Taints that [Deadline], [Match] and [Tolerates] treat as
-// kube's device rules do, when the tolerations come from [DeviceTolerations] and
+// DeviceTaints returns taints as [v1.Taint] values that [Deadline], [Match] and [Tolerates]
+// treat as kube's device rules do, when the tolerations come from [DeviceTolerations] and
 // [Options.Rules] is [DeviceRules]. Key, Value and TimeAdded are copied (TimeAdded shares
 // the pointer) and the effect keeps its string: NoExecute stays NoExecute, NoSchedule stays
 // NoSchedule, and None or an unknown effect is never NoExecute, so it never evicts, as the
@@ -34,13 +34,13 @@ func DeviceTaints(taints []resourcev1.DeviceTaint) []v1.Taint {
 	return out
 }
 
-// DeviceTolerations returns tolerations as v1.Tolerations that [Deadline], [Match] and
-// [Tolerates] treat as kube's device rules do, when the taints come from [DeviceTaints]
+// DeviceTolerations returns tolerations as [v1.Toleration] values that [Deadline], [Match]
+// and [Tolerates] treat as kube's device rules do, when the taints come from [DeviceTaints]
 // and [Options.Rules] is [DeviceRules]. Key, Value, Effect (by its string) and
 // TolerationSeconds (sharing the pointer) are copied. The operators "" and Equal stay as
 // they are and Exists stays Exists; any other operator op, Lt and Gt included, becomes
 // "device:"+op, which is no operator of the API and which Tolerates never matches, whatever
-// the Options, as resourceclaim.ToleratesTaint never matches op. It returns nil for a nil
+// the Options, as [k8s.io/dynamic-resource-allocation/resourceclaim.ToleratesTaint] never matches op. It returns nil for a nil
 // slice and allocates otherwise; it is safe for concurrent use.
 func DeviceTolerations(tolerations []resourcev1.DeviceToleration) []v1.Toleration {
 	if tolerations == nil {
@@ -67,7 +67,7 @@ func DeviceTolerations(tolerations []resourcev1.DeviceToleration) []v1.Toleratio
 }
 
 // ToleratesDevice reports whether toleration tolerates taint, exactly as
-// resourceclaim.ToleratesTaint (k8s.io/dynamic-resource-allocation) does: an empty
+// [k8s.io/dynamic-resource-allocation/resourceclaim.ToleratesTaint] does: an empty
 // toleration effect matches every effect, otherwise the effects must be equal; an empty key
 // matches every key, otherwise the keys must be equal; "" and Equal require equal values;
 // Exists matches every value; any other operator never matches. Like ToleratesTaint it does

@@ -3,6 +3,13 @@
 // when the pod must leave the node. The same functions serve other taint carriers, such as
 // DRA devices (see Devices).
 //
+//	ev := tolerations.Deadline(node.Spec.Taints, pod.Spec.Tolerations, now, time.Time{}, tolerations.Options{})
+//	switch ev.Verdict {
+//	case tolerations.EvictNow: // the pod must leave now, for ev.Taint
+//	case tolerations.EvictAt: // at ev.At, unless the taints or tolerations change before
+//	case tolerations.Stay: // never, as they are
+//	}
+//
 // Every function is pure: none starts a goroutine, reads a clock or keeps state, so all are
 // safe for concurrent use. Time is a parameter.
 //
@@ -11,10 +18,9 @@
 // [Tolerates] decides whether one toleration tolerates one taint, exactly as the API types
 // in k8s.io/api do. [Match] pairs every NoExecute taint of a node with the first toleration,
 // in list order, that tolerates it, as kube-controller-manager does for nodes (the default,
-// [NodeRules]). The result therefore
-// depends on the order of the tolerations: when a finite toleration is listed before a
-// toleration that tolerates the same taint forever, the finite one is used and the pod is
-// evicted when it runs out.
+// [NodeRules]). The result therefore depends on the order of the tolerations: when a finite
+// toleration is listed before a toleration that tolerates the same taint forever, the
+// finite one is used and the pod is evicted when it runs out.
 //
 // The numeric operators Lt and Gt are alpha in Kubernetes and are off unless
 // [Options.ComparisonOperators] is set; when off, a toleration that uses them tolerates
@@ -34,22 +40,12 @@
 // k8s.io/api/resource/v1), and a claim tolerates them with the DeviceTolerations of the
 // request that allocated the device. [DeviceTaints] and [DeviceTolerations] convert them to
 // the core types, and [Options.Rules] set to [DeviceRules] makes [Deadline], [Match] and
-// [ObservedDeadline] follow kube's device taint eviction controller, which differs from the
-// node rules in the order of the tolerations, which does not matter: a toleration with nil
-// tolerationSeconds tolerates the taint forever, otherwise the shortest tolerationSeconds
-// counts.
-//
-// DeviceRules differ from kube's device controller (v1.37) in one way: a toleration with an
-// empty effect counts, as the API says (an empty effect matches every effect) and as the
-// scheduler's allocator and the node rules read it. Kube's controller counts only
-// tolerations whose effect is exactly NoExecute, so it evicts at once a pod whose claim
-// tolerates {operator: Exists}, which the allocator let onto the tainted device.
-//
-// Devices have no Lt and Gt operators: under DeviceRules they never match, and the
-// conversions turn any operator but "", Equal and Exists into one that matches nothing, as
-// [ToleratesDevice], kube's matching of device tolerations, does. [Deadline] then gives the
-// time for one allocated device, counted from the taints' TimeAdded; a pod using several
-// devices leaves at the earliest over them.
+// [ObservedDeadline] follow kube's device taint eviction controller: the order of the
+// tolerations does not matter, a toleration with nil tolerationSeconds tolerates the taint
+// forever, otherwise the shortest tolerationSeconds counts, and Lt and Gt never match.
+// [Deadline] then gives the time for one allocated device, counted from the taints'
+// TimeAdded; a pod using several devices leaves at the earliest over them. [Rules] says the
+// one way DeviceRules differ from kube's controller.
 //
 // # Validation
 //

@@ -31,7 +31,8 @@ func ExampleMatch() {
 	}
 	sixty := int64(60)
 	tols := []v1.Toleration{
-		{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &sixty},
+		{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists,
+			Effect: v1.TaintEffectNoExecute, TolerationSeconds: &sixty},
 		{Operator: v1.TolerationOpExists}, // tolerates every taint forever, but comes second
 	}
 
@@ -54,9 +55,11 @@ func ExampleMinTolerationTime() {
 func ExampleDeadline() {
 	// The node went unreachable at 12:00; the pod tolerates that for 300 s.
 	added := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	taints := []v1.Taint{{Key: "node.kubernetes.io/unreachable", Effect: v1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}}}
+	taints := []v1.Taint{{Key: "node.kubernetes.io/unreachable", Effect: v1.TaintEffectNoExecute,
+		TimeAdded: &metav1.Time{Time: added}}}
 	seconds := int64(300)
-	tols := []v1.Toleration{{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds}}
+	tols := []v1.Toleration{{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists,
+		Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds}}
 
 	now := added.Add(time.Minute)
 	e := tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{})
@@ -76,20 +79,23 @@ func ExampleDeviceTaints() {
 	// whatever the order. A toleration of effect NoSchedule only lets the claim be
 	// allocated the device; it does not count for eviction.
 	added := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	at, unhealthy := &metav1.Time{Time: added}, "gpu.example.com/unhealthy"
+	exists, noExecute := resourcev1.DeviceTolerationOpExists, resourcev1.DeviceTaintEffectNoExecute
 	device := []resourcev1.DeviceTaint{
-		{Key: "gpu.example.com/unhealthy", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}},
-		{Key: "gpu.example.com/firmware", Effect: resourcev1.DeviceTaintEffectNone, TimeAdded: &metav1.Time{Time: added}}, // informational
+		{Key: unhealthy, Effect: noExecute, TimeAdded: at},
+		{Key: "gpu.example.com/firmware", Effect: resourcev1.DeviceTaintEffectNone, TimeAdded: at},
 	}
 	long, short := int64(600), int64(120)
 	claim := []resourcev1.DeviceToleration{
-		{Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoSchedule}, // ignored for eviction
-		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &long},
-		{Key: "gpu.example.com/unhealthy", Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute, TolerationSeconds: &short},
+		{Operator: exists, Effect: resourcev1.DeviceTaintEffectNoSchedule}, // ignored for eviction
+		{Key: unhealthy, Operator: exists, Effect: noExecute, TolerationSeconds: &long},
+		{Key: unhealthy, Operator: exists, Effect: noExecute, TolerationSeconds: &short},
 	}
 
 	taints, tols := tolerations.DeviceTaints(device), tolerations.DeviceTolerations(claim)
 	now := added.Add(time.Minute)
-	e := tolerations.Deadline(taints, tols, now, time.Time{}, tolerations.Options{Rules: tolerations.DeviceRules})
+	deviceRules := tolerations.Options{Rules: tolerations.DeviceRules}
+	e := tolerations.Deadline(taints, tols, now, time.Time{}, deviceRules)
 	fmt.Println(e.Verdict, e.At.Format(time.TimeOnly), e.Toleration == &tols[2])
 
 	// Under the node rules the first toleration that tolerates the taint decides.
@@ -105,7 +111,8 @@ func ExampleObservedDeadline() {
 	// TimeAdded is not read.
 	taints := []v1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: v1.TaintEffectNoExecute}}
 	seconds := int64(300)
-	tols := []v1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds}}
+	tols := []v1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: v1.TolerationOpExists,
+		Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds}}
 
 	since := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	now := since.Add(time.Minute)
@@ -123,7 +130,8 @@ func ExampleObservedDeadline() {
 func ExampleValidateTolerations() {
 	seconds := int64(60)
 	tols := []v1.Toleration{
-		{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds},
+		{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists,
+			Effect: v1.TaintEffectNoExecute, TolerationSeconds: &seconds},
 		{Key: "dedicated", Operator: v1.TolerationOpExists, Value: "gpu"},
 	}
 	err := tolerations.ValidateTolerations(tols, tolerations.Options{})

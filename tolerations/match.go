@@ -31,7 +31,7 @@ func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
 }
 
 // Tolerates reports whether toleration tolerates taint. It agrees with
-// (*v1.Toleration).ToleratesTaint of k8s.io/api:
+// [v1.Toleration.ToleratesTaint]:
 //
 //   - an empty toleration effect matches every effect, otherwise the effects must be equal;
 //   - an empty toleration key matches every key, otherwise the keys must be equal;

@@ -18,6 +18,12 @@ type Options struct {
 // Rules says whose rules decide which tolerations count for a taint: kube's taint eviction
 // for pods on nodes, or kube's eviction for pods whose claims use tainted devices. The zero
 // value is [NodeRules]; a value that is neither constant works as NodeRules.
+//
+// [DeviceRules] differ from kube's device controller (v1.37) in one way: a toleration with
+// an empty effect counts, as the API says (an empty effect matches every effect) and as the
+// scheduler's allocator and the node rules read it. Kube's controller counts only
+// tolerations whose effect is exactly NoExecute, so it evicts at once a pod whose claim
+// tolerates {operator: Exists}, which the allocator let onto the tainted device.
 type Rules uint8
 
 const (
@@ -27,11 +33,11 @@ const (
 	NodeRules Rules = iota
 	// DeviceRules are the rules of kube's device taint eviction controller (claimEvictionTime
 	// in pkg/controller/devicetainteviction): for each NoExecute taint, the tolerations that
-	// tolerate it (of effect NoExecute, or empty: kube counts only NoExecute, see the
-	// package documentation) count, in any order. If one of
-	// them has nil tolerationSeconds the taint is tolerated forever; otherwise the taint's
-	// time is its TimeAdded plus the smallest tolerationSeconds of them (<= 0 counting as 0);
-	// with none, the taint evicts at its TimeAdded. Lt and Gt never match.
+	// tolerate it (of effect NoExecute, or empty: kube counts only NoExecute, see Rules)
+	// count, in any order. If one of them has nil tolerationSeconds the taint is tolerated
+	// forever; otherwise the taint's time is its TimeAdded plus the smallest
+	// tolerationSeconds of them (<= 0 counting as 0); with none, the taint evicts at its
+	// TimeAdded. Lt and Gt never match.
 	DeviceRules
 )
 

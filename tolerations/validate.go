@@ -36,7 +36,7 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 // ValidateTaints reports every taint in taints that the API server would reject in a node's
 // spec.taints: an empty or malformed key, a value that is not a valid label value, a missing
 // or unknown effect, or a second taint with the same key and effect. It returns nil when all
-// are valid, else the [FieldError]s joined with errors.Join. It applies the rules of nodes:
+// are valid, else one [*FieldError] per problem, joined with [errors.Join]. It applies the rules of nodes:
 // a device taint converted by [DeviceTaints] with effect None is reported as invalid.
 func ValidateTaints(taints []v1.Taint) error {
 	var errs []error
@@ -75,7 +75,7 @@ func ValidateTaints(taints []v1.Taint) error {
 // valid label value, or an unknown effect. Lt and Gt are accepted, with a canonical decimal
 // integer value, only when opts.ComparisonOperators is set. A negative tolerationSeconds is
 // valid, as in Kubernetes, and means evict now. It returns nil when all are valid, else the
-// [FieldError]s joined with errors.Join. It applies the rules of pods whatever opts.Rules
+// one [*FieldError] per problem, joined with [errors.Join]. It applies the rules of pods whatever opts.Rules
 // says: device tolerations follow other rules of the API server and are not validated here.
 func ValidateTolerations(tolerations []v1.Toleration, opts Options) error {
 	var errs []error

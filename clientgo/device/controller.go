@@ -46,8 +46,8 @@ type Options struct {
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
 	// a pod that a rule makes due, the rule's status is written, and the shortest time
-	// between two writes of one generation (see the package documentation); and how often
-	// the census of Engine.Confirm counts every scope again. 0 means [DefaultStatusPeriod].
+	// between two writes of one generation (see the Reason constants); and how often the
+	// census of Engine.Confirm counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
 	// Observers are told every decision too, after Engine.Observer. Those that implement
 	// clientgo.DeleteObserver are told how each pod went.
@@ -86,14 +86,14 @@ type Options struct {
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
-// an [engine.Engine] through a [Source]; pods are removed by clientgo's PodDeleter or
-// EvictionDeleter with kube's device condition; a clientgo.EventObserver records kube's
-// Events ([Events]); the DeviceTaintRules' status says what each rule evicts, as kube
-// writes it; the engine's budgets may hold evictions back, among them Confirm, which holds
-// a rule that would evict too many pods until an operator confirms it.
+// an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
+// [clientgo.EvictionDeleter] with kube's device condition; a [clientgo.EventObserver]
+// records kube's Events ([Events]); the DeviceTaintRules' status says what each rule
+// evicts, as kube writes it; the engine's budgets may hold evictions back, among them
+// Confirm, which holds a rule that would evict too many pods until an operator confirms it.
 //
-// Run it alone ([Controller.Run]), or give its [Controller.Lead] to a clientgo.Controller
-// of the same factory in clientgo.Options.Alongside, to run it under that one's Lease. Its
+// Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
+// of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
 // methods are safe for concurrent use. The zero Controller is not usable: create one with
 // [NewController].
 type Controller struct {
@@ -242,20 +242,21 @@ func (c *Controller) Informers() Informers { return c.inf }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
 // the initial listing to the engine: in [Controller.Run], or in [Controller.Lead] when a
-// clientgo.Controller runs it alongside (a standby replica's, then, only once it leads).
+// [clientgo.Controller] runs it alongside (a standby replica's, then, only once it leads).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Lead runs what the leader does until ctx is done: once the informers have synced (and,
 // with PodGroupsAuto, discovery has said whether PodGroups are served), the census of
-// Engine.Confirm, the rules' status (each rule counted once before the engine starts) and the
-// engine; from the start, the Events and, with Options.Reachability, its Run. As kube's controller
-// does, it evicts only from synced caches: a cluster listed in part can show a device with
-// the taint of a pool's older generation whose newer one has not arrived yet. It returns
-// when all of them have stopped: nil when ctx ended it, or, when the engine failed (a
-// method of the Source or of an Observer panicked: an engine.PanicError), the engine's
-// error, having stopped the rest. It needs the informers running: [Controller.Run] starts
-// them, or the clientgo.Controller whose Options.Alongside it is given, which stops too
-// when Lead fails. A Controller leads once: a second call returns an error.
+// Engine.Confirm, the rules' status (each rule counted once before the engine starts) and
+// the engine; from the start, the Events and, with [Options.Reachability], its Run. As
+// kube's controller does, it evicts only from synced caches: a cluster listed in part can
+// show a device with the taint of a pool's older generation whose newer one has not
+// arrived yet. It returns when all of them have stopped: nil when ctx ended it, or, when
+// the engine failed (a method of the Source or of an Observer panicked: an
+// [engine.PanicError]), the engine's error, having stopped the rest. It needs the
+// informers running: [Controller.Run] starts them, or the [clientgo.Controller] whose
+// Options.Alongside it is given, which stops too when Lead fails. A Controller leads once:
+// a second call returns an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
@@ -334,7 +335,7 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 // Run runs the controller alone until ctx is done: it starts the informers, waits for
 // their caches, and leads (with leader election, only while it holds the Lease). Before
 // it returns, it stops the leader's work, then releases the Lease, then stops the
-// informers. It returns nil when ctx ends it, clientgo.ErrLeaseLost when the Lease was
+// informers. It returns nil when ctx ends it, [clientgo.ErrLeaseLost] when the Lease was
 // lost, Lead's error when the engine failed (having stopped the rest and released the
 // Lease), or an error if the caches never synced. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
@@ -386,7 +387,7 @@ func leadFailure(failed <-chan error) error {
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]; see clientgo.Reachability.Err) and, with leader election, while
+// [Options.Reachability]; see [clientgo.Reachability.Err]) and, with leader election, while
 // the controller leads or waits for the Lease. It does not block.
 func (c *Controller) Ready() error {
 	select {
@@ -414,8 +415,9 @@ func (c *Controller) Healthy() error {
 	return nil
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics,
-// when not nil: package clientgo/metrics' Handler); see clientgo.ProbeHandler.
+// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics, when
+// not nil: [github.com/taintevict/taintevict/clientgo/metrics.Handler]); see
+// [clientgo.ProbeHandler].
 func (c *Controller) Handler(metrics http.Handler) http.Handler {
 	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

@@ -26,7 +26,7 @@ const ConfirmMessage = "Pausing deletion: the device taint would evict too many 
 	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
 
 // Events are kube's device taint eviction controller's Events, which a [Controller]
-// records with a clientgo.EventObserver, at the moments that type says (Marking once the
+// records with a [clientgo.EventObserver], at the moments that type says (Marking once the
 // Deleter's first request found the pod, as kube writes it once its GET found it):
 //
 //   - "Marking for deletion";

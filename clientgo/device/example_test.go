@@ -8,8 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
@@ -26,22 +24,10 @@ import (
 // device that the driver tainted a minute ago, and a pod whose claim was allocated that
 // device and does not tolerate the taint.
 func Example() {
-	added := metav1.NewTime(time.Now().Add(-time.Minute))
-	client := fake.NewClientset(
-		&resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "node-1-gpus"}, Spec: resourcev1.ResourceSliceSpec{
-			Driver: "gpu.example.com", Pool: resourcev1.ResourcePool{Name: "node-1", ResourceSliceCount: 1},
-			Devices: []resourcev1.Device{{Name: "gpu-0", Taints: []resourcev1.DeviceTaint{{Key: "gpu.example.com/ecc", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &added}}}},
-		}},
-		&resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "gpu"}, Status: resourcev1.ResourceClaimStatus{
-			Allocation:  &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: "gpu.example.com", Pool: "node-1", Device: "gpu-0"}}}},
-			ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "train", UID: "uid-1"}},
-		}},
-		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "train", UID: "uid-1"}, Spec: v1.PodSpec{NodeName: "node-1",
-			ResourceClaims: []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("gpu")}}}},
-	)
+	client := fake.NewClientset(taintedGPU(time.Now().Add(-time.Minute))...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := &printer{evicted: make(chan struct{})}
+	evicted := make(chan engine.Ref, 1)
 
 	// --- from here: the informers, the Source, the deleter, the engine.
 	inf, err := device.NewInformers(factory) // before factory.Start: it adds indexes
@@ -52,7 +38,7 @@ func Example() {
 	deleter := clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: src,
 		Reason: device.DisruptionReason, Message: device.DisruptionMessage})
 	e, err := engine.New(eviction.PodActuator(deleter), engine.Source[*v1.Pod](src), engine.Options{
-		Tolerations: tolerations.Options{Rules: tolerations.DeviceRules}, Observer: done})
+		Tolerations: tolerations.Options{Rules: tolerations.DeviceRules}, Observer: notify(evicted)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,7 +50,8 @@ func Example() {
 	factory.Start(ctx.Done())
 	// --- to here.
 
-	<-done.evicted
+	pod := <-evicted
+	fmt.Printf("evicted %s for %s\n", pod, pod.Holder)
 	cancel()
 	wg.Wait()
 	factory.Shutdown()
@@ -72,13 +59,33 @@ func Example() {
 	// evicted ml/train for gpu.example.com/node-1/gpu-0
 }
 
-// printer prints each eviction, and says when there was one.
-type printer struct {
-	engine.NopObserver
-	evicted chan struct{}
-}
+// The drop-in for kube's device taint eviction controller: NewController over a
+// SharedInformerFactory and a clientset, run alone until the context ends. Here the
+// clientset is a fake one, holding a device that its driver tainted a minute ago and a pod
+// whose claim was allocated that device and does not tolerate the taint; an Observer of
+// Options.Observers hears of the eviction. To run it under the Lease of the node side's
+// clientgo.Controller on the same factory, give that one c.Lead in its Options.Alongside
+// instead of calling Run.
+func ExampleNewController() {
+	client := fake.NewClientset(taintedGPU(time.Now().Add(-time.Minute))...)
+	evicted := make(chan engine.Ref, 1)
 
-func (p *printer) Succeeded(pod engine.Ref, _ engine.Attempt, _ bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := device.NewController(ctx, client, clientgo.NewFactory(client), device.Options{
+		Mode:      clientgo.ModeDelete, // kube's way; ModeEvict honours PodDisruptionBudgets
+		Observers: []engine.Observer{notify(evicted)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Run(ctx) }()
+
+	pod := <-evicted
 	fmt.Printf("evicted %s for %s\n", pod, pod.Holder)
-	close(p.evicted)
+	cancel()
+	fmt.Println("Run:", <-stopped)
+	// Output:
+	// evicted ml/train for gpu.example.com/node-1/gpu-0
+	// Run: <nil>
 }

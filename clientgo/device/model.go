@@ -121,12 +121,12 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 }
 
 // Describe binds a scheduled pod to every device of every claim it uses (those
-// resourceclaim.PodClaims names, and those made for it, as resourceclaim.IsForPod checks)
-// that is allocated and reserved for it (resourceclaim.IsReservedForPod), each with the
-// tolerations of its allocation result; with FollowPodGroups, a claim reserved for, or
-// made for, the pod's PodGroup counts too, as kube's checks say with its
+// [resourceclaim.PodClaims] names, and those made for it, as [resourceclaim.IsForPod]
+// checks) that is allocated and reserved for it ([resourceclaim.IsReservedForPod]), each
+// with the tolerations of its allocation result; with [Source.FollowPodGroups], a claim
+// reserved for, or made for, the pod's PodGroup counts too, as kube's checks say with its
 // DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving. Its owner
-// is eviction.PodOwner's.
+// is [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
 	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time

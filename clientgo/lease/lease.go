@@ -52,9 +52,11 @@ type Options struct {
 }
 
 // Elector is the [clientgo.Elector] of a coordination.k8s.io Lease: it runs a function
-// only while this replica holds the Lease. Give it to clientgo.Options.Elector, or to the
-// Options.Elector of package clientgo/device; to run several controllers under one Lease,
-// give one clientgo.Controller the others' work in clientgo.Options.Alongside instead.
+// only while this replica holds the Lease. Give it to the [clientgo.Options.Elector] of a
+// [clientgo.Controller], or of a device Controller
+// ([github.com/taintevict/taintevict/clientgo/device.Options]); to run several controllers
+// under one Lease, give one Controller the others' work in its [clientgo.Options.Alongside]
+// instead.
 //
 // Its methods are safe for concurrent use. The zero Elector is not usable: create one with
 // [New].

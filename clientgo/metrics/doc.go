@@ -4,8 +4,9 @@
 // (outcomes, delays, pending evictions, lateness, delete workers), labelled by controller,
 // so that both sides share one registry and one /metrics.
 //
-// Give a [Meter] to clientgo.Options.Metrics and to the Options.Metrics of package
-// clientgo/device; serve the registry with [Handler]:
+// Give a [Meter] to the Options.Metrics of a [clientgo.Controller] and of a
+// [github.com/taintevict/taintevict/clientgo/device.Controller]; serve the registry with
+// [Handler]:
 //
 //	reg := prometheus.NewRegistry()
 //	meter := metrics.NewMeter(reg)
@@ -14,7 +15,7 @@
 //	http.Handle("/", c.Handler(metrics.Handler(reg)))
 //
 // A controller of another kind, built on the engine, gets the same metrics from [New]
-// with a clientgo.Instrumented of its own. It is a package of its own so that a program
+// with a [clientgo.Instrumented] of its own. It is a package of its own so that a program
 // that keeps no metrics does not link Prometheus, whose init registers collectors of its
 // own on the global registry; nothing here registers on it.
 //

@@ -45,7 +45,7 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 //   - taintevict_evictions_total{controller, outcome, reason}: see the Outcome constants;
 //   - taintevict_evictions_delayed_total{controller, reason}: evictions that were due and
 //     had to wait for a rate limit (RateLimited) or the brake or a budget (Paused), counted
-//     once per change of reason (eviction.Observer.Delayed): how often the budgets acted;
+//     once per change of reason ([eviction.Observer].Delayed): how often the budgets acted;
 //   - taintevict_pending_evictions{controller} and
 //     taintevict_delayed_evictions{controller, reason}: gauges of the evictions pending
 //     now, and of those among them that are due and wait now for a rate limit or a budget
@@ -168,7 +168,7 @@ func (m *Meter) Instrument(c clientgo.Instrumented) (eviction.Observer, error) {
 }
 
 // Handler returns the handler of /metrics: the metrics of g in Prometheus's text format,
-// for clientgo.Controller.Handler.
+// for [clientgo.Controller.Handler].
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }

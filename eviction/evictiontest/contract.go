@@ -8,16 +8,15 @@ import (
 )
 
 // CheckContract checks that events, the reports an [Observer] recorded about one target
-// (see [Observer.Of] and [Observer.Events]), keep the contract of
-// [github.com/taintevict/taintevict/eviction/engine.Observer]: an eviction opens with its
-// first Scheduled and closes with exactly one Succeeded, Cancelled or Skipped; nothing else
-// comes while none is open, and its UID stays the same while it is open; Delayed comes
-// only before the eviction's first call; each Started is followed by exactly one outcome
-// before the next, and the calls of an eviction count 1, 2, 3...; a Failed with no call
-// (Attempt 0) never comes while a call runs. running says a call is under way as the
-// reports end: its Started may have no outcome yet. It returns whether the reports leave an
-// eviction open, or what broke the contract. Every instantiation of the engine runs it over
-// its own reports.
+// (see [Observer.Of] and [Observer.Events]), keep the contract of [engine.Observer]: an
+// eviction opens with its first Scheduled and closes with exactly one Succeeded, Cancelled
+// or Skipped; nothing else comes while none is open, and its UID stays the same while it
+// is open; Delayed comes only before the eviction's first call; each Started is followed
+// by exactly one outcome before the next, and the calls of an eviction count 1, 2, 3...; a
+// Failed with no call (Attempt 0) never comes while a call runs. running says a call is
+// under way as the reports end: its Started may have no outcome yet. It returns whether
+// the reports leave an eviction open, or what broke the contract. Every instantiation of
+// the engine runs it over its own reports.
 func CheckContract(events []Event, running bool) (open bool, err error) {
 	var uid types.UID
 	started, calls := -1, 0

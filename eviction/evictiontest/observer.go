@@ -55,7 +55,7 @@ func (e Event) String() string {
 	return fmt.Sprintf("%s %s (attempt %d)", e.Kind, e.Pod, e.Attempt)
 }
 
-// Observer is an [eviction.Observer] (the engine's [github.com/taintevict/taintevict/eviction/engine.Observer]) that records every
+// Observer is an [eviction.Observer] (the engine's [engine.Observer]) that records every
 // call. The zero value is ready to use.
 type Observer struct {
 	mu     sync.Mutex

@@ -18,7 +18,8 @@ func ExampleNodes() {
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	nodes := []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}}
 	tolerate := func(seconds *int64) []v1.Toleration {
-		return []v1.Toleration{{Key: "example.com/down", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
+		return []v1.Toleration{{Key: "example.com/down", Operator: v1.TolerationOpExists,
+			Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}}
 	}
 	var pods []*v1.Pod
 	for _, p := range []struct {
@@ -39,7 +40,8 @@ func ExampleNodes() {
 	for _, p := range res.Pods {
 		switch p.After.Verdict {
 		case whatif.Evicted:
-			fmt.Printf("%-6s goes at +%s (due at +%s)\n", p.Pod.Name, p.After.At.Sub(now), p.After.Deadline.Sub(now))
+			at, due := p.After.At.Sub(now), p.After.Deadline.Sub(now)
+			fmt.Printf("%-6s goes at +%s (due at +%s)\n", p.Pod.Name, at, due)
 		default:
 			fmt.Printf("%-6s %s\n", p.Pod.Name, p.After.Verdict)
 		}
@@ -58,8 +60,11 @@ func ExampleNodes_brake() {
 	var nodes []*v1.Node
 	var pods []*v1.Pod
 	for _, name := range []string{"a-1", "a-2", "a-3"} {
-		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelTopologyZone: "zone-a"}}})
-		pods = append(pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-on-" + name}, Spec: v1.PodSpec{NodeName: name}})
+		zone := map[string]string{v1.LabelTopologyZone: "zone-a"}
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: zone}})
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-on-" + name}}
+		pod.Spec.NodeName = name
+		pods = append(pods, pod)
 	}
 	unreachable := []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}
 	res, err := whatif.Nodes(context.Background(),

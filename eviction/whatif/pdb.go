@@ -21,7 +21,8 @@ import (
 // the evicted ones are not known.
 //
 // It is a what-if of the budgets' arithmetic on top of the engine's timeline; an eviction
-// it refuses is retried by the controller with backoff, or deleted after -pdb-timeout.
+// it refuses is retried by the controller with backoff, or deleted once the controller's
+// PDB timeout has passed.
 func (r *Result) RefusePDBs(pdbs []*policyv1.PodDisruptionBudget) {
 	var evicted []*v1.Pod
 	var at []int

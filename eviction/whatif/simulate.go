@@ -14,7 +14,7 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// Engine is what a simulation runs: an [github.com/taintevict/taintevict/eviction.Manager]
+// Engine is what a simulation runs: an [eviction.Manager]
 // or an [engine.Engine], made by the caller's build function with the options
 // [Simulate] gives it, and already told the state to simulate (updates given before Run
 // are kept until it runs).
