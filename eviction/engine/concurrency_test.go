@@ -165,12 +165,12 @@ func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
 			floor: 6250 * time.Millisecond, slack: 0.15, maxInflight: 80, maxWorkers: 48,
 		},
 		{
-			// The same server, one request a call (1,600 a second: 3.125 s), refusing
-			// requests once 48 are there: the start-up's doubling finds the refusals, and
-			// the limit backs off below them.
-			name: "server-bound, refusing past 48", targets: 5000,
+			// The same server, one request a call (1,600 a second: 6.25 s for 10,000),
+			// refusing requests once 48 are there: the start-up's doubling finds the
+			// refusals, and the limit backs off below them and probes no higher for a while.
+			name: "server-bound, refusing past 48", targets: 10000,
 			sim:   simConfig{servers: 16, service: 10 * time.Millisecond, requests: 1, refuseAbove: 48},
-			floor: 3125 * time.Millisecond, slack: 0.15, maxInflight: 64, maxWorkers: 48,
+			floor: 6250 * time.Millisecond, slack: 0.15, maxInflight: 64, maxWorkers: 48,
 		},
 		{
 			// Pinned: 8 workers, 48 ms a call: 2,000 / 8 × 48 ms = 12 s, whatever the budget.

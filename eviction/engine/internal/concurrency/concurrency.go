@@ -91,6 +91,9 @@ type Limit struct {
 	baseRate  float64   // the rate at baseLimit, which a probe is measured against
 	baseLimit int       // the limit a failed probe returns to
 	recent    []float64 // the rates of the last window measured epochs, newest last
+	// overloadAt is the limit at the last overload signal (0: none lately): probes stay
+	// below it for 2 × window measured epochs (overloadAge), then may try it again.
+	overloadAt, overloadAge int
 }
 
 // epochStats is what the calls of the current epoch measured.
@@ -187,6 +190,9 @@ func (c *Limit) endEpoch(now time.Time) {
 	}
 	// Little's law: the calls in flight on average over the epoch, over their latency.
 	rate := (ep.area / span) / (ep.time.Seconds() / float64(ep.n))
+	if c.overloadAge++; c.overloadAge > 2*window {
+		c.overloadAt = 0
+	}
 	c.recent = append(c.recent, rate)
 	if len(c.recent) > window {
 		c.recent = c.recent[1:]
@@ -208,7 +214,14 @@ func (c *Limit) endEpoch(now time.Time) {
 			c.grownRate, c.stalls = rate, 0
 			next = c.grow(2 * c.limit)
 		} else if c.stalls++; c.stalls >= startupStalls || !canGrow || c.limit == c.ceil {
-			c.phase, c.held, next = hold, 0, c.baseLimit
+			// Hold here unless the rate fell: the probes that follow bring the limit
+			// down where the calls in flight buy nothing.
+			c.phase, c.held = hold, 0
+			if rate < (1-tolerance)*c.baseRate {
+				next = c.baseLimit
+			} else {
+				c.baseLimit = c.limit
+			}
 		}
 	case hold:
 		if c.held++; c.held >= holdEpochs {
@@ -257,13 +270,18 @@ func (c *Limit) advance(now time.Time) {
 // grow is n, at most ceil.
 func (c *Limit) grow(n int) int { return min(n, c.ceil) }
 
-// probe returns the next limit to measure from baseLimit: a quarter more when higher is true
-// (higher) and the cap allows it, else a fifth less when the floor allows it; else baseLimit, held.
+// probe returns the next limit to measure from baseLimit: a quarter more when higher is
+// true and the cap allows it (and a recent overload signal: below its limit), else a fifth
+// less when the floor allows it; else baseLimit, held.
 func (c *Limit) probe(higher bool) int {
+	most := c.ceil
+	if c.overloadAt > 0 {
+		most = min(most, c.overloadAt-1)
+	}
 	switch {
-	case higher && c.baseLimit < c.ceil:
+	case higher && c.baseLimit < most:
 		c.phase = up
-		return c.grow(max(c.baseLimit+1, c.baseLimit*5/4))
+		return min(most, max(c.baseLimit+1, c.baseLimit*5/4))
 	case c.baseLimit > c.floor:
 		c.phase = down
 		return max(c.floor, min(c.baseLimit-1, c.baseLimit*4/5))
@@ -276,6 +294,7 @@ func (c *Limit) probe(higher bool) int {
 // measured a server that is not there any more), and a hold before the next probe.
 func (c *Limit) backOff() {
 	next := max(c.floor, int(float64(c.limit)*backoff))
+	c.overloadAt, c.overloadAge = c.limit, 0
 	c.recent = c.recent[:0]
 	c.phase, c.held, c.baseLimit, c.baseRate, c.grownRate = hold, 0, next, 0, 0
 	c.newEpoch(next)
