@@ -65,7 +65,8 @@ const (
 // are left out. It starts at floor and doubles each epoch while the rate rises by
 // startupGain (a start-up as TCP BBR's), then cycles: it holds, measures the rate, tries a
 // quarter more and keeps it if the rate rises by tolerance, or else a fifth less and keeps
-// it if the rate stays within tolerance of the best rate of the last window epochs. So it
+// it if the rate stays within tolerance of the rate before, and within twice that of the
+// best rate of the last window epochs. So it
 // settles where more calls in flight stop buying throughput (the knee), whether an API
 // server or a client's rate limiter sets it, and follows the knee when it moves. Latency
 // that rises with load does not by itself bring the limit down; a call the server refused
@@ -101,7 +102,7 @@ type epochStats struct {
 	n       int           // calls ended
 	peak    int           // the most calls in flight since the epoch began
 	time    time.Duration // the sum of their latencies
-	start   time.Time     // when it began (zero: at the next Begin or End)
+	start   time.Time     // its first call's Begin (zero: none yet)
 	area    float64       // calls in flight × seconds since start
 	last    time.Time     // the last Begin or End
 	minRTT  time.Duration // the least latency among them
@@ -135,6 +136,11 @@ func (c *Limit) Begin(now time.Time) Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advance(now)
+	if c.ep.start.IsZero() {
+		// The epoch is measured from its first call: after a decrease, that is once
+		// the calls in flight have come down to the new limit.
+		c.ep.start = now
+	}
 	c.inflight++
 	c.ep.peak = max(c.ep.peak, c.inflight)
 	return Call{start: now, epoch: c.epoch}
@@ -206,22 +212,29 @@ func (c *Limit) endEpoch(now time.Time) {
 	switch c.phase {
 	case startup:
 		// The rate is measured against the rate at the limit before the last doubling,
-		// so that one epoch that rose too little does not end the phase.
+		// and a doubling that bought less than startupGain is tried once more, so that
+		// one noisy epoch, or a throughput that rises slowly, does not end the phase.
+		switch {
+		case rate < (1-tolerance)*c.baseRate || !canGrow || c.limit == c.ceil:
+			c.phase, c.held = hold, 0
+			if rate < (1-tolerance)*c.baseRate {
+				next = c.baseLimit // the last doubling cost throughput
+			}
+		case rate >= startupGain*c.grownRate:
+			c.grownRate, c.stalls = rate, 0
+			next = c.grow(2 * c.limit)
+		default:
+			if c.stalls++; c.stalls >= startupStalls {
+				c.phase, c.held = hold, 0
+			} else {
+				next = c.grow(2 * c.limit)
+			}
+		}
 		if rate > c.baseRate {
 			c.baseRate, c.baseLimit = rate, c.limit
 		}
-		if canGrow && rate >= startupGain*c.grownRate && c.limit < c.ceil {
-			c.grownRate, c.stalls = rate, 0
-			next = c.grow(2 * c.limit)
-		} else if c.stalls++; c.stalls >= startupStalls || !canGrow || c.limit == c.ceil {
-			// Hold here unless the rate fell: the probes that follow bring the limit
-			// down where the calls in flight buy nothing.
-			c.phase, c.held = hold, 0
-			if rate < (1-tolerance)*c.baseRate {
-				next = c.baseLimit
-			} else {
-				c.baseLimit = c.limit
-			}
+		if c.phase == hold && next == c.limit {
+			c.baseLimit = c.limit
 		}
 	case hold:
 		if c.held++; c.held >= holdEpochs {
@@ -238,7 +251,10 @@ func (c *Limit) endEpoch(now time.Time) {
 			next = c.probe(false) // from baseLimit, down
 		}
 	case down:
-		if rate >= (1-tolerance)*best {
+		// Against the rate before the probe, and (so that small losses do not add up)
+		// against the best recent rate with twice the tolerance: that best is the highest
+		// of noisy measures.
+		if rate >= (1-tolerance)*c.baseRate && rate >= (1-2*tolerance)*best {
 			c.baseRate, c.baseLimit = rate, c.limit
 			next = c.probe(false)
 		} else {
@@ -259,9 +275,7 @@ func (c *Limit) epochCalls() int {
 
 // advance counts the calls in flight from the last Begin or End until now.
 func (c *Limit) advance(now time.Time) {
-	if c.ep.start.IsZero() {
-		c.ep.start = now
-	} else if d := now.Sub(c.ep.last); d > 0 {
+	if d := now.Sub(c.ep.last); !c.ep.start.IsZero() && d > 0 {
 		c.ep.area += float64(c.inflight) * d.Seconds()
 	}
 	c.ep.last = now
@@ -306,7 +320,7 @@ func (c *Limit) newEpoch(n int) {
 		c.limit = c.set(n)
 	}
 	c.epoch++
-	c.ep = epochStats{peak: c.inflight, start: c.ep.last, last: c.ep.last}
+	c.ep = epochStats{peak: c.inflight, last: c.ep.last}
 }
 
 // Current returns the limit.
