@@ -65,13 +65,14 @@ func removalRequests(r Result) float64 {
 	return float64(n) / float64(r.Evictions)
 }
 
-// removalRate is the side's pod requests (refused ones included) per second, from the first
-// taint to its last removal: how much of the API server it used.
+// removalRate is the side's pod requests (refused ones included) per second, from its first
+// removal to its last: how much of the API server it used once it had started (the flood
+// starts later than the controllers, when its watch shows it a tainted node).
 func removalRate(r Result) float64 {
-	if r.Last <= 0 {
+	if r.Last <= r.First {
 		return 0
 	}
-	return removalRequests(r) * float64(r.Evictions) / r.Last
+	return removalRequests(r) * float64(r.Evictions) / (r.Last - r.First)
 }
 
 // floor is the earliest the last removal can come through a token bucket of the budget:

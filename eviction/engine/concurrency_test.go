@@ -148,12 +148,13 @@ func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
 		},
 		{
 			// At 50 a second the budget binds whatever the workers: (4,000 - 100) / 50.
-			// The burst's rate makes the limit double a few times; once the budget binds,
+			// The burst's rate makes the limit double a few times, up to the cap for an
+			// epoch (a doubling that bought little is tried once more); once the budget binds,
 			// more calls buy nothing, and once the burst's rate is out of the window of
 			// recent rates it comes down, a fifth at a time, towards the floor.
 			name: "qps 50, burst 100", targets: 2000,
 			sim:   simConfig{qps: 50, burst: 100, servers: 1000, service: 24 * time.Millisecond, requests: 2},
-			floor: 78 * time.Second, slack: 0.02, maxInflight: 64, maxWorkers: 2 * engine.MinActWorkers, // on the way down to the floor
+			floor: 78 * time.Second, slack: 0.02, maxInflight: engine.DefaultMaxActWorkers, maxWorkers: 2 * engine.MinActWorkers, // on the way down to the floor
 		},
 		{
 			// The server binds: 16 servers of 10 ms a request serve 800 calls a second:

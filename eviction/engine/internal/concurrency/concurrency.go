@@ -212,29 +212,28 @@ func (c *Limit) endEpoch(now time.Time) {
 	switch c.phase {
 	case startup:
 		// The rate is measured against the rate at the limit before the last doubling,
-		// and a doubling that bought less than startupGain is tried once more, so that
-		// one noisy epoch, or a throughput that rises slowly, does not end the phase.
-		switch {
-		case rate < (1-tolerance)*c.baseRate || !canGrow || c.limit == c.ceil:
-			c.phase, c.held = hold, 0
-			if rate < (1-tolerance)*c.baseRate {
-				next = c.baseLimit // the last doubling cost throughput
-			}
-		case rate >= startupGain*c.grownRate:
-			c.grownRate, c.stalls = rate, 0
-			next = c.grow(2 * c.limit)
-		default:
-			if c.stalls++; c.stalls >= startupStalls {
-				c.phase, c.held = hold, 0
-			} else {
-				next = c.grow(2 * c.limit)
-			}
-		}
+		// and a doubling that bought less than startupGain (or seemed to cost some: the
+		// first epochs are noisy) is tried once more, so that one noisy epoch, or a
+		// throughput that rises slowly, does not end the phase.
+		grows := canGrow && rate >= startupGain*c.grownRate
 		if rate > c.baseRate {
 			c.baseRate, c.baseLimit = rate, c.limit
 		}
-		if c.phase == hold && next == c.limit {
-			c.baseLimit = c.limit
+		switch {
+		case grows && c.limit < c.ceil:
+			c.grownRate, c.stalls = rate, 0
+			next = c.grow(2 * c.limit)
+		case !grows && c.stalls+1 < startupStalls && canGrow && c.limit < c.ceil:
+			c.stalls++
+			next = c.grow(2 * c.limit)
+		default:
+			// Hold here, unless the rate here is below the best: then where it was.
+			c.phase, c.held = hold, 0
+			if rate < (1-tolerance)*c.baseRate {
+				next = c.baseLimit
+			} else {
+				c.baseLimit = c.limit
+			}
 		}
 	case hold:
 		if c.held++; c.held >= holdEpochs {
