@@ -234,6 +234,9 @@ func (c *Limit) endEpoch(now time.Time) {
 			} else {
 				c.baseLimit = c.limit
 			}
+			// The start-up's rates are not the best to measure probes against: the first
+			// calls may have had a client's burst of tokens, which is spent now.
+			c.recent = c.recent[:0]
 		}
 	case hold:
 		if c.held++; c.held >= holdEpochs {
