@@ -21,7 +21,7 @@ const (
 	startupGain   = 1.1
 	startupStalls = 2
 	// tolerance is how much a rate must rise to pay for a larger limit, and how much a
-	// smaller limit may lose against the best recent rate and still be kept: the noise a
+	// smaller limit may lose against the rate before it and still be kept: the noise a
 	// comparison of two epochs ignores.
 	tolerance = 0.05
 	// holdEpochs is how many epochs the limit holds between two probes.
@@ -59,19 +59,22 @@ const (
 )
 
 // Limit decides how many actuator calls may run at once by the rate at which they
-// complete. An epoch (the calls that began since the limit last changed, as many as the
-// limit, at least minSamples) measures the rate by Little's law: the calls in flight as
-// each began, over their latency, summed over the epoch's calls; calls refused for load
-// are left out. It starts at floor and doubles each epoch while the rate rises by
-// startupGain (a start-up as TCP BBR's), then cycles: it holds, measures the rate, tries a
-// quarter more and keeps it if the rate rises by tolerance, or else a fifth less and keeps
-// it if the rate stays within tolerance of the rate before, and within twice that of the
-// best rate of the last window epochs. So it
-// settles where more calls in flight stop buying throughput (the knee), whether an API
-// server or a client's rate limiter sets it, and follows the knee when it moves. Latency
-// that rises with load does not by itself bring the limit down; a call the server refused
-// for load (Overloaded) does, by backoff, once an epoch. An epoch in which the calls in
-// flight never came near the limit measured the demand, not the limit, and is not used.
+// complete. An epoch (the calls that began since the limit last changed: as many as the
+// limit, at least minSamples; half as many in the start-up) measures the rate by Little's
+// law: the calls in flight on average from the epoch's first call on, over its calls' mean
+// latency; calls refused for load are left out. It starts at floor, so the first calls go
+// at once, and doubles each epoch while the rate rises by startupGain (a start-up as TCP
+// BBR's: a doubling that buys less is tried once more before the phase ends, where the
+// rate stopped rising, or one step back if it fell). Then it cycles: it holds, measures
+// the rate, tries a quarter more and keeps it if the rate rises by tolerance, or else a
+// fifth less and keeps it if the rate stays within tolerance of the rate before and within
+// twice that of the best rate of the last window epochs. So it settles where more calls in
+// flight stop buying throughput (the knee), whether an API server or a client's rate
+// limiter sets it, and follows the knee when it moves. Latency that rises with load does
+// not by itself bring the limit down; a call the server refused for load (Overloaded) does,
+// by backoff, once an epoch, and the probes stay below that limit for a while. An epoch in
+// which the calls in flight never came near the limit measured the demand, not the limit,
+// and is not used.
 //
 // It is safe for concurrent use.
 type Limit struct {
