@@ -87,7 +87,7 @@ func (m *Manager) Stats() Stats { return m.e.Stats() }
 func (m *Manager) Pending() []Pending { return m.e.Pending() }
 
 // DeleteWorkers returns how many Deleter calls may run at once now: Options.DeleteWorkers
-// when it is set, and otherwise where the limit that follows the Deleter's latency stands.
+// when it is set, and otherwise where the limit that follows the Deleter's throughput stands.
 func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
 
 // RetryUnreachable retries at once the evictions whose last Deleter call failed with an

@@ -132,6 +132,7 @@ func New[K comparable, V any](work WorkFunc[K, V], opts Options) (*Queue[K, V], 
 		seqLimit: math.MaxUint32,
 		running:  make(chan struct{}),
 	}
+	q.workers.current.Store(int32(workers))
 	q.index = newIndex(&q.slots, 0)
 	q.cond.L = &q.mu
 	return q, nil

@@ -131,24 +131,24 @@ func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
 		}
 
 		q.mu.Unlock()
-		q.callBatch(ctx, b)
+		q.callBatch(ctx, b, w)
 		q.mu.Lock()
 
 		q.finishDone(b)
-		q.putBackUnstarted(b) // when ctx ended the round
+		q.putBackUnstarted(b) // when ctx ended the round, or SetWorkers left no room for w
 	}
 }
 
 // callBatch calls the work function for each claim of b that nobody took back, in order,
-// until ctx is done. The attempts it has done are finished by the next worker that claims
+// until ctx is done or SetWorkers leaves no room for worker w. The attempts it has done are finished by the next worker that claims
 // work, or by this one at the end of the round; when every other worker waits for work, it
 // finishes them before its next call if the lock is free, so that a slow call does not
 // hold back the outcome of those before it.
-func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V]) {
+func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V], w int32) {
 	unfinished := false
 	for i := range b.n {
 		c := &b.claims[i]
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || w >= q.workers.current.Load() {
 			return
 		}
 		if unfinished && int(q.sleepers.Load()) >= int(q.workers.running.Load())-1 && q.mu.TryLock() {
@@ -177,7 +177,7 @@ func (q *Queue[K, V]) finishDone(b *batch[K, V]) {
 }
 
 // putBackUnstarted puts the claims of b that were not started back in the heap: Run is
-// stopping. q.mu must be held.
+// stopping, or the worker is past the limit. q.mu must be held.
 func (q *Queue[K, V]) putBackUnstarted(b *batch[K, V]) {
 	for i := range b.n {
 		if c := &b.claims[i]; c.state.CompareAndSwap(claimed, revoked) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +53,9 @@ type ChildConfig struct {
 	// ExitWhenSynced makes the process exit once its caches have synced (the start-up
 	// measurement) instead of running until its context ends.
 	ExitWhenSynced bool
+	// Profile, if not "", is a file to write a CPU profile of the side's process to, from
+	// its caches' sync until it stops.
+	Profile string
 }
 
 // ChildReport is a line the side's process writes, as JSON: one when its caches have
@@ -133,9 +138,12 @@ func RunChild(ctx context.Context, cfg ChildConfig, out io.Writer) error {
 	var run func(context.Context)
 	var synced func(context.Context) bool
 	var workers func() int // nil for kube's
-	if cfg.Side.Kube {
+	switch {
+	case cfg.Side.Kube:
 		run, synced, err = kubeSide(ctx, client)
-	} else {
+	case cfg.Side.Flood:
+		run, synced, err = floodSide(ctx, rc, cfg)
+	default:
 		run, synced, workers, err = oursSide(ctx, client, rc, cfg)
 	}
 	if err != nil {
@@ -148,6 +156,19 @@ func RunChild(ctx context.Context, cfg ChildConfig, out io.Writer) error {
 	if !synced(ctx) {
 		cancel()
 		return fmt.Errorf("realapiserver: %s: the caches did not sync", cfg.Side)
+	}
+	if cfg.Profile != "" {
+		f, err := os.Create(cfg.Profile)
+		if err != nil {
+			cancel()
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			cancel()
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep := usage()
 	rep.Synced = time.Since(cfg.Start).Seconds()

@@ -15,6 +15,12 @@
 // removed once, no tolerating pod touched); the API server's and etcd's CPU time over the
 // run comes from /proc. cmd/realapiserver drives the runs and prints the tables.
 //
+// A third kind of side, the flood, runs no controller: it sends taintevict's removal
+// requests (its own Deleter's) for every untolerating pod as soon as the pod's node is
+// tainted, a fixed number at once, with no client rate limit. Its rate of removal requests
+// is the API server's capacity for them on this machine, measured in the same series of
+// runs as the controllers, and the report gives each side's rate against it.
+//
 // Each side runs as a service account's user name (a client certificate), so that API
 // Priority and Fairness treats it as in a cluster: kube's controller as
 // kube-system/taint-eviction-controller (kube-controller-manager's

@@ -65,6 +65,16 @@ func removalRequests(r Result) float64 {
 	return float64(n) / float64(r.Evictions)
 }
 
+// removalRate is the side's pod requests (refused ones included) per second, from its first
+// removal to its last: how much of the API server it used once it had started (the flood
+// starts later than the controllers, when its watch shows it a tainted node).
+func removalRate(r Result) float64 {
+	if r.Last <= r.First {
+		return 0
+	}
+	return removalRequests(r) * float64(r.Evictions) / (r.Last - r.First)
+}
+
 // floor is the earliest the last removal can come through a token bucket of the budget:
 // (evictions × removal requests per eviction − burst) / qps, 0 if the burst covers them.
 func floor(r Result) float64 {
@@ -95,25 +105,43 @@ func Report(w io.Writer, results []Result) {
 		kubeLast := median(collect(bySide["kube"], func(r Result) float64 { return r.Last }))
 		first := rs[0]
 		fmt.Fprintf(w, "\n#### %s (%d nodes × %d pods, %d untolerating; %s)\n\n", b, first.Nodes, first.PodsPerNode, first.Evictions, first.ContentType)
-		fmt.Fprintln(w, "| side | runs | first removal (s) | half (s) | last (s) | last, kube ÷ side | floor (s) | last ÷ floor |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+		// The flood's rate in each mode (the best of its in-flight counts): the API
+		// server's capacity for those requests.
+		capacity := map[bool]float64{}
+		for _, s := range sides {
+			if strings.HasPrefix(s, "flood") {
+				evict := strings.Contains(s, "mode=evict")
+				capacity[evict] = max(capacity[evict], median(collect(bySide[s], removalRate)))
+			}
+		}
+		fmt.Fprintln(w, "| side | runs | first removal (s) | half (s) | last (s) | last, kube ÷ side | floor (s) | last ÷ floor | removal requests/s | ÷ the flood's |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range sides {
 			sr := bySide[s]
+			rate := median(collect(sr, removalRate))
+			vsCapacity := "–"
+			if c, ok := capacity[strings.Contains(s, "mode=evict")]; ok && c > 0 {
+				vsCapacity = fmt.Sprintf("%.2f", rate/c)
+			}
 			last := median(collect(sr, func(r Result) float64 { return r.Last }))
+			// The flood has no client budget: no ratio to kube's, no floor.
+			flood := strings.HasPrefix(s, "flood")
 			ratio := "–"
-			if kubeLast > 0 && last > 0 && s != "kube" {
+			if kubeLast > 0 && last > 0 && s != "kube" && !flood {
 				ratio = fmt.Sprintf("%.2fx", kubeLast/last)
 			}
 			fl := median(collect(sr, floor))
-			vsFloor := "–"
-			if fl > 0 {
+			flStr, vsFloor := fmt.Sprintf("%.1f", fl), "–"
+			if flood {
+				flStr = "–"
+			} else if fl > 0 {
 				vsFloor = fmt.Sprintf("%.2f", last/fl)
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.1f | %s |\n", sideLabel(s), len(sr),
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sideLabel(s), len(sr),
 				spread(collect(sr, func(r Result) float64 { return r.First }), "%.2f"),
 				spread(collect(sr, func(r Result) float64 { return r.Half }), "%.1f"),
-				spread(collect(sr, func(r Result) float64 { return r.Last }), "%.1f"),
-				ratio, fl, vsFloor)
+				spread(collect(sr, func(r Result) float64 { return r.Last }), "%.2f"),
+				ratio, flStr, vsFloor, spread(collect(sr, removalRate), "%.0f"), vsCapacity)
 		}
 		fmt.Fprintln(w)
 		apiPer := func(r Result) float64 { return 1000 * r.APIServerCPU / float64(r.Evictions) }
@@ -147,6 +175,8 @@ func sideRank(s string) int {
 	switch {
 	case s == "kube":
 		return 0
+	case strings.HasPrefix(s, "flood"):
+		return 3 + sideRank(strings.TrimPrefix(s, "flood"))
 	case strings.Contains(s, "mode=evict"):
 		return 2
 	}
@@ -159,10 +189,13 @@ func sideLabel(s string) string {
 		return "kube-controller-manager's"
 	}
 	out := []string{"ours"}
+	if strings.HasPrefix(s, "flood") {
+		out[0] = "the flood (capacity)"
+	}
 	for _, opt := range strings.Split(s, "/")[1:] {
 		out = append(out, "`-"+opt+"`")
 	}
-	if len(out) == 1 {
+	if len(out) == 1 && out[0] == "ours" {
 		return "ours, defaults"
 	}
 	return strings.Join(out, " ")
@@ -224,7 +257,7 @@ func correctness(rs []Result) string {
 		if r.TouchedTolerating > 0 {
 			what = append(what, fmt.Sprintf("%d tolerating pods touched", r.TouchedTolerating))
 		}
-		if r.Events < r.Evictions {
+		if r.Events < r.Evictions && !strings.HasPrefix(r.Side, "flood") {
 			what = append(what, fmt.Sprintf("%d of %d Events", r.Events, r.Evictions))
 		}
 		if len(what) > 0 {

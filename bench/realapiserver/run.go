@@ -51,6 +51,9 @@ type RunConfig struct {
 	// from right before the taint over CPUWindow (at least a second): where the API
 	// server's time goes, by handler, for the sides' requests.
 	Profile string
+	// SideProfile, if not "", is a file to write a CPU profile of the side's process to,
+	// from its caches' sync until it stops.
+	SideProfile string
 	// Log, if not nil, gets a line per step.
 	Log io.Writer
 }
@@ -94,7 +97,7 @@ type Result struct {
 func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err error) {
 	res = Result{Side: cfg.Side.String(), QPS: cfg.Client.QPS, Burst: cfg.Client.Burst, ContentType: cfg.Client.ContentType,
 		Nodes: cfg.Shape.Nodes, PodsPerNode: cfg.Shape.PodsPerNode, Run: run, Order: order}
-	if !cfg.Side.Kube {
+	if !cfg.Side.Kube && !cfg.Side.Flood {
 		res.EventsQPS, res.EventsBurst = cfg.Client.EventsQPS, cfg.Client.EventsBurst
 	}
 	res.Load[0] = loadAverage()
@@ -136,7 +139,7 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 	}
 	logf("%d nodes, %d pods; starting", len(cluster.Nodes), len(cluster.Tolerating)+len(cluster.Untolerating))
 
-	child, err := startChild(cfg.Self, ChildConfig{Side: cfg.Side, Kubeconfig: kubeconfig, Client: cfg.Client}, filepath.Join(cp.Dir(), "side.log"))
+	child, err := startChild(cfg.Self, ChildConfig{Side: cfg.Side, Kubeconfig: kubeconfig, Client: cfg.Client, Profile: cfg.SideProfile}, filepath.Join(cp.Dir(), "side.log"))
 	if err != nil {
 		return res, err
 	}
@@ -207,7 +210,7 @@ func Run(ctx context.Context, cfg RunConfig, run, order int) (res Result, err er
 			cpuAt = time.Now()
 		}
 		allRemoved := res.Removed == res.Evictions
-		res.Complete = allRemoved && res.Events >= res.Evictions
+		res.Complete = allRemoved && (res.Events >= res.Evictions || cfg.Side.Flood) // the flood writes no Events
 		if res.Complete || allRemoved && time.Since(lastProgress) > cfg.Quiet || time.Now().After(deadline) {
 			break
 		}
@@ -274,6 +277,9 @@ func ChildArgs(cfg ChildConfig) []string {
 	if cfg.ExitWhenSynced {
 		args = append(args, "-exit-when-synced")
 	}
+	if cfg.Profile != "" {
+		args = append(args, "-profile", cfg.Profile)
+	}
 	return args
 }
 
@@ -291,6 +297,7 @@ func ParseChildArgs(args []string) (ChildConfig, error) {
 	fs.Float64Var(&eventsQPS, "events-qps", 0, "")
 	fs.IntVar(&cfg.Client.EventsBurst, "events-burst", 0, "")
 	fs.BoolVar(&cfg.ExitWhenSynced, "exit-when-synced", false, "")
+	fs.StringVar(&cfg.Profile, "profile", "", "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

@@ -138,7 +138,7 @@ func New(reg prometheus.Registerer, c clientgo.Instrumented) (*Metrics, error) {
 	if workers := c.ActWorkers; workers != nil {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: "taintevict", Name: "delete_workers", ConstLabels: label,
-			Help: "How many Deleter calls may run at once now: it follows the client's budget and the API server's latency unless pinned.",
+			Help: "How many Deleter calls may run at once now: it follows the throughput of the calls unless pinned.",
 		}, func() float64 { return float64(workers()) }))
 	}
 	for _, col := range cs {

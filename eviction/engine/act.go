@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
+	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 	"github.com/taintevict/taintevict/eviction/engine/internal/store"
 )
 
@@ -36,12 +37,22 @@ func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
 	if !ok {
 		return nil
 	}
-	saturated := e.conc.Begin()
-	start := e.clock.Now()
+	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
-	e.conc.End(e.clock.Since(start), saturated, err == nil)
+	e.conc.End(call, e.clock.Now(), callOutcome(err))
 	e.afterCall(id, cl, err)
 	return nil
+}
+
+// callOutcome is how a call that returned err ended, for the act workers' limit.
+func callOutcome(err error) concurrency.Outcome {
+	switch {
+	case err == nil || IsGone(err):
+		return concurrency.Done
+	case IsOverload(err):
+		return concurrency.Overloaded
+	}
+	return concurrency.Failed
 }
 
 // beforeCall does what comes before a call to the eviction id, under its lock, and returns

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Actuator acts on a target whose time is up: deletes it, evicts it through the Eviction
@@ -42,6 +46,37 @@ var ErrGone = errors.New("engine: target is already gone")
 // is a Kubernetes NotFound API error.
 func IsGone(err error) bool {
 	return errors.Is(err, ErrGone) || apierrors.IsNotFound(err)
+}
+
+// ErrOverload is what an [Actuator] returns, possibly wrapped, when the server it calls
+// refused the call for load: the Engine then runs fewer calls at once (see [IsOverload]).
+// An Actuator that returns Kubernetes API errors need not wrap them.
+var ErrOverload = errors.New("engine: the server is overloaded")
+
+// IsOverload reports whether err says that the server an [Actuator] calls is overloaded, so
+// that fewer calls should run at once: err wraps [ErrOverload] or [ErrActTimeout], or is a
+// Kubernetes API error with code 429 (too many requests, as API Priority and Fairness
+// rejects a request; not the Eviction API's refusal for a PodDisruptionBudget, which says
+// nothing of the server's load), 504 or the ServerTimeout reason, or any other 5xx. Other
+// errors (a refusal, a conflict, a forbidden verb) are the target's, not the server's.
+func IsOverload(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrOverload) || errors.Is(err, ErrActTimeout) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	if s.Code == http.StatusTooManyRequests {
+		return s.Details == nil || !slices.ContainsFunc(s.Details.Causes, func(c metav1.StatusCause) bool {
+			return c.Type == policyv1.DisruptionBudgetCause
+		})
+	}
+	return s.Code >= http.StatusInternalServerError
 }
 
 // ErrActTimeout is the cause of an Actuator context cancelled by Options.ActTimeout, and

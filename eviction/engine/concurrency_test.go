@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/eviction/engine"
@@ -19,7 +20,11 @@ import (
 // call makes requests requests; each request first waits for a token of the client's rate
 // limiter (qps, burst; qps 0: none), then for one of the server's servers (servers in
 // parallel, each request held for service). So the latency of a call grows with load once
-// either the client's budget or the server's capacity binds.
+// either the client's budget or the server's capacity binds, and the server's throughput
+// stops rising once its servers are busy (its knee). A request that finds more than
+// refuseAbove requests at the server (0: no bound) is refused with a 429 after a tenth of a
+// request's service time, as API Priority and Fairness refuses one when its queues are
+// full, and the call fails.
 type simServer struct {
 	simConfig
 
@@ -28,17 +33,29 @@ type simServer struct {
 	last     time.Time
 	slots    chan struct{}
 	calls    int
+	refused  int
 	inflight int
+	atServer int
 	peak     int
+	// lastServed is when the last call that was not refused ended.
+	lastServed time.Time
+}
+
+// served is the calls that were not refused.
+func (s *simServer) served() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls - s.refused
 }
 
 // simConfig is what a simServer simulates.
 type simConfig struct {
-	qps      float64
-	burst    int
-	servers  int
-	service  time.Duration
-	requests int
+	qps         float64
+	burst       int
+	servers     int
+	service     time.Duration
+	requests    int
+	refuseAbove int
 }
 
 func (s *simServer) init() {
@@ -71,65 +88,98 @@ func (s *simServer) act(ctx context.Context, _ engine.Ref) error {
 	s.inflight++
 	s.peak = max(s.peak, s.inflight)
 	s.mu.Unlock()
+	refused := false
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		if !refused {
+			s.lastServed = time.Now()
+		}
+		s.mu.Unlock()
+	}()
 	for range s.requests {
 		s.token()
+		s.mu.Lock()
+		if s.refuseAbove > 0 && s.atServer >= s.refuseAbove {
+			s.refused++
+			refused = true
+			s.mu.Unlock()
+			time.Sleep(s.service / 10) // the round trip of a refusal
+			return apierrors.NewTooManyRequests("too many requests, please try again later", 1)
+		}
+		s.atServer++
+		s.mu.Unlock()
 		s.slots <- struct{}{}
 		time.Sleep(s.service)
 		<-s.slots
+		s.mu.Lock()
+		s.atServer--
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.inflight--
-	s.mu.Unlock()
 	return nil
 }
 
-// TestConcurrencyFollowsTheBottleneck evicts 2,000 targets due at once through simulated
-// clients and servers, on synctest's clock, and checks how long it takes against what the
-// bottleneck allows, and how many calls ran at once. With the default (ActWorkers 0) the
-// number of act workers follows the latency: it grows while nothing waits, so that a client
-// budget of 1,000 requests a second is used up (8 workers would make 8 calls per 48 ms,
-// 333 evictions a second); and it stays near what the bottleneck serves when that is the
-// API server, far below the cap, with a few calls waiting there rather than a hundred.
+// TestConcurrencyFollowsTheBottleneck evicts thousands of targets due at once through
+// simulated clients and servers, on synctest's clock, and checks how long it takes against
+// what the bottleneck allows, how many calls ran at once, and how many the server refused.
+// With the default (ActWorkers 0) the number of act workers follows the throughput: it
+// grows while more calls in flight complete more calls a second, so that a client budget
+// of 1,000 requests a second is used up (8 workers would make 8 calls per 48 ms, 333
+// evictions a second) and a server is kept at its knee; it stops growing where the
+// throughput stops rising, whether a server or the client's rate limiter binds; and it
+// backs off when the server refuses calls for load.
 func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
-	const targets = 2000
 	for _, tc := range []struct {
-		name string
-		sim  simConfig
-		opts engine.Options
+		name    string
+		targets int
+		sim     simConfig
+		opts    engine.Options
 		// The least time the bottleneck allows, and how much longer it may take.
 		floor time.Duration
 		slack float64
-		// The most calls that may run at once.
-		maxInflight int
+		// The most calls that may run at once, and act workers at the end.
+		maxInflight, maxWorkers int
 	}{
 		{
 			// The client's budget binds: (2 × 2,000 - 2,000 burst) / 1,000 a second = 2 s.
-			name:  "qps 1000, burst 2000, 24 ms a request",
+			name: "qps 1000, burst 2000, 24 ms a request", targets: 2000,
 			sim:   simConfig{qps: 1000, burst: 2000, servers: 1000, service: 24 * time.Millisecond, requests: 2},
-			floor: 2 * time.Second, slack: 0.2, maxInflight: engine.DefaultMaxActWorkers,
+			floor: 2 * time.Second, slack: 0.1, maxInflight: engine.DefaultMaxActWorkers, maxWorkers: engine.DefaultMaxActWorkers,
 		},
 		{
-			// At 50 a second the budget binds whatever the workers: (4,000 - 100) / 50. The
-			// burst's 50 calls go with no wait, and the limit grows by one with each (slow
-			// start), a little more while the first calls to wait are not seen waiting yet;
-			// once the budget binds it comes back down.
-			name:  "qps 50, burst 100",
+			// At 50 a second the budget binds whatever the workers: (4,000 - 100) / 50.
+			// The burst's rate makes the limit double a few times, up to the cap for an
+			// epoch (a doubling that bought little is tried once more); once the budget binds,
+			// more calls buy nothing, and once the burst's rate is out of the window of
+			// recent rates it comes down, a fifth at a time, towards the floor.
+			name: "qps 50, burst 100", targets: 2000,
 			sim:   simConfig{qps: 50, burst: 100, servers: 1000, service: 24 * time.Millisecond, requests: 2},
-			floor: 78 * time.Second, slack: 0.02, maxInflight: engine.MinActWorkers + 100/2 + 2*6,
+			floor: 78 * time.Second, slack: 0.02, maxInflight: engine.DefaultMaxActWorkers, maxWorkers: 2 * engine.MinActWorkers, // on the way down to the floor
 		},
 		{
 			// The server binds: 16 servers of 10 ms a request serve 800 calls a second:
-			// 2.5 s. More calls than about 16 only wait there.
-			name:  "server-bound: 16 servers, 10 ms a request",
+			// 6.25 s for 5,000. More calls than about 16 only wait there. The start-up
+			// may double past them up to the cap (a doubling that buys little is tried
+			// once more), the probes bring the limit back down, and try a quarter more
+			// and a fifth less now and then: the whole burst within 15%.
+			name: "server-bound: 16 servers, 10 ms a request", targets: 5000,
 			sim:   simConfig{servers: 16, service: 10 * time.Millisecond, requests: 2},
-			floor: 2500 * time.Millisecond, slack: 0.2, maxInflight: 16 + 2*6 + 8,
+			floor: 6250 * time.Millisecond, slack: 0.15, maxInflight: engine.DefaultMaxActWorkers, maxWorkers: 48,
+		},
+		{
+			// The same server, one request a call (1,600 a second: 6.25 s for 10,000),
+			// refusing requests once 48 are there: the start-up's doubling finds the
+			// refusals, and the limit backs off below them and probes no higher for a while.
+			name: "server-bound, refusing past 48", targets: 10000,
+			sim:   simConfig{servers: 16, service: 10 * time.Millisecond, requests: 1, refuseAbove: 48},
+			floor: 6250 * time.Millisecond, slack: 0.15, maxInflight: 64, maxWorkers: 48,
 		},
 		{
 			// Pinned: 8 workers, 48 ms a call: 2,000 / 8 × 48 ms = 12 s, whatever the budget.
-			name:  "pinned at 8",
+			name: "pinned at 8", targets: 2000,
 			sim:   simConfig{qps: 1000, burst: 2000, servers: 1000, service: 24 * time.Millisecond, requests: 2},
 			opts:  engine.Options{ActWorkers: 8},
-			floor: 12 * time.Second, slack: 0.05, maxInflight: 8,
+			floor: 12 * time.Second, slack: 0.05, maxInflight: 8, maxWorkers: 8,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +196,7 @@ func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { done <- e.Run(ctx) }()
 				defer func() { cancel(); <-done }()
+				targets := tc.targets
 				for i := range targets {
 					tg := engine.Target{Key: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("t", i)}, UID: types.UID(fmt.Sprint("u", i)),
 						Bindings: []engine.Binding{{Holder: "h"}}}
@@ -156,15 +207,37 @@ func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
 					t.Fatal(err)
 				}
 				start := time.Now()
+				var trace []int
+				tctx, tstop := context.WithCancel(ctx)
+				traced := make(chan struct{})
+				go func() {
+					defer close(traced)
+					for tctx.Err() == nil {
+						trace = append(trace, e.ActWorkers())
+						time.Sleep(100 * time.Millisecond)
+					}
+				}()
 				h := engine.Holder{Name: "h", Taints: []v1.Taint{{Key: "down", Effect: v1.TaintEffectNoExecute}}}
 				src.SetHolder(h)
 				e.HolderUpdated(h)
-				if err := e.WaitIdle(ctx); err != nil {
-					t.Fatal(err)
+				// WaitIdle does not wait for retries in their backoff: wait for them too.
+				for {
+					if err := e.WaitIdle(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if sim.served() >= targets {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
 				}
-				took := time.Since(start)
-				if sim.calls != targets {
-					t.Fatalf("got %d actuator calls, want %d", sim.calls, targets)
+				took := sim.lastServed.Sub(start)
+				tstop()
+				<-traced
+				if got := sim.served(); got != targets {
+					t.Fatalf("got %d actuator calls served, want %d", got, targets)
+				}
+				if sim.refused*100 > sim.calls {
+					t.Errorf("got %d of %d calls refused, want at most 1%%", sim.refused, sim.calls)
 				}
 				if took < tc.floor || took > time.Duration(float64(tc.floor)*(1+tc.slack)) {
 					t.Errorf("took %v, want %v to %v", took, tc.floor, time.Duration(float64(tc.floor)*(1+tc.slack)))
@@ -172,11 +245,10 @@ func TestConcurrencyFollowsTheBottleneck(t *testing.T) {
 				if sim.peak > tc.maxInflight {
 					t.Errorf("got %d calls at once, want at most %d", sim.peak, tc.maxInflight)
 				}
-				// Settled: no more workers than the bottleneck keeps busy with a few waiting.
-				if got := e.ActWorkers(); got > 32 && tc.opts.ActWorkers == 0 {
-					t.Errorf("got %d act workers at the end, want at most 32", got)
+				if got := e.ActWorkers(); got > tc.maxWorkers {
+					t.Errorf("got %d act workers at the end, want at most %d", got, tc.maxWorkers)
 				}
-				t.Logf("took %v; at most %d calls at once; %d act workers at the end", took, sim.peak, e.ActWorkers())
+				t.Logf("took %v; at most %d calls at once; %d act workers at the end; %d refused; workers every 100 ms: %v", took, sim.peak, e.ActWorkers(), sim.refused, trace)
 			})
 		})
 	}

@@ -73,8 +73,8 @@ package engine
 //   - act.go: under the lock again, the recheck reads the Source (view, decide and the
 //     lifecycle once more, the same functions); the budgets admit it (internal/budget), the
 //     transition start reports Started, and the Actuator is called, bounded by
-//     internal/timeout, its latency counted by internal/concurrency; afterCall applies the
-//     outcome (succeed, fail, finish).
+//     internal/timeout, its rate and outcome counted by internal/concurrency; afterCall
+//     applies the outcome (succeed, fail, finish).
 //
 // What a target's eviction is, in which state, is in lifecycle.go alone; where it lives,
 // and its lock, in internal/store; each budget is a file of internal/budget.

@@ -290,7 +290,7 @@ func (s *stripeSet) take() []int32 {
 }
 
 // ActWorkers returns how many Actuator calls may run at once now: Options.ActWorkers when
-// it is set, and otherwise where the limit that follows the actuator's latency stands.
+// it is set, and otherwise where the limit that follows the actuator's throughput stands.
 func (e *Engine[T]) ActWorkers() int { return e.conc.Current() }
 
 // Backlog returns the number of holder and target updates queued and not yet processed.

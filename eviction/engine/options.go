@@ -44,7 +44,7 @@ const (
 const DefaultActTimeout = 30 * time.Second
 
 // Options configures an [Engine]. The zero value gives the real clock, 8 event workers, act
-// workers that follow the actuator's latency (from [MinActWorkers] up to
+// workers that follow the actuator's throughput (from [MinActWorkers] up to
 // [DefaultMaxActWorkers]), actuator calls bounded by [DefaultActTimeout] and retried forever
 // with the default [Backoff], deadlines from TimeAdded, kube's node rules for tolerations,
 // no observer, real actions, and no budget: no rate limit, brake, bound or hold.
@@ -61,11 +61,13 @@ type Options struct {
 	// 8; negative is an error.
 	Workers int
 	// ActWorkers is how many Actuator calls may run at once. 0 means that it follows the
-	// Actuator's latency, between MinActWorkers and MaxActWorkers: more while calls are
-	// answered as fast as ever, fewer when they queue up, so that whatever limits them (a
-	// client's rate limiter at any QPS, or the API server) is kept busy and not flooded. A
-	// positive value pins it; negative is an error. [Engine.ActWorkers] tells the current
-	// number.
+	// Actuator's throughput, between MinActWorkers and MaxActWorkers: it starts at
+	// MinActWorkers (the first calls go at once), grows while more calls in flight complete
+	// more calls a second, holds where they stop rising (a server at its capacity, or a
+	// client's rate limiter: more calls would only wait), and backs off when calls fail
+	// for the server's load ([IsOverload]); calls answered in under a millisecond (an
+	// Actuator in the same process) keep it at MinActWorkers. A positive value pins it;
+	// negative is an error. [Engine.ActWorkers] tells the current number.
 	ActWorkers int
 	// MaxActWorkers caps ActWorkers when it follows the actuator, for memory and fairness.
 	// 0 means DefaultMaxActWorkers; negative is an error. It is ignored when ActWorkers is

@@ -103,7 +103,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	})
 	fs.DurationVar(&cfg.pdbTimeout, "pdb-timeout", 0, "with -mode=evict: delete a pod anyway once PodDisruptionBudgets have refused its eviction for this long (0: never)")
 	fs.IntVar(&cfg.workers, "workers", 8, "goroutines that process node and pod updates")
-	fs.IntVar(&cfg.deleteWorkers, "delete-workers", 0, "Deleter calls that may run at once. 0 (the default) lets the number follow the budget: it starts at 8 and moves up to -max-delete-workers from each call's latency, so that the client's rate limiter (-kube-api-qps, -kube-api-burst) is kept busy at any QPS and an API server that slows down gets fewer calls; a positive value pins it. The device side (-controllers) follows the same rule with the same bounds")
+	fs.IntVar(&cfg.deleteWorkers, "delete-workers", 0, "Deleter calls that may run at once. 0 (the default) lets the number follow the throughput: it starts at 8 and moves up to -max-delete-workers while more calls in flight complete more calls a second, holds where they stop rising (the API server at its capacity, or the client's rate limiter, -kube-api-qps and -kube-api-burst, at any QPS), and backs off when the API server refuses calls for load (429, timeouts, 5xx); a positive value pins it. The device side (-controllers) follows the same rule with the same bounds")
 	fs.IntVar(&cfg.maxDeleteWorkers, "max-delete-workers", 128, "the most Deleter calls that may run at once while -delete-workers is 0 (for memory and fairness)")
 	fs.Float64Var(&cfg.qps, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&cfg.burst, "kube-api-burst", 100, "burst of queries to the API server")

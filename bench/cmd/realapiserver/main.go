@@ -7,6 +7,10 @@
 //	    -sides 'kube ours ours/delete-workers=64 ours/mode=evict ours/mode=evict/delete-workers=64' \
 //	    -raw /tmp/realapiserver.jsonl
 //
+// The sides "flood/inflight=N" and "flood/mode=evict/inflight=N" measure the API server's
+// capacity for the same requests (see realapiserver.Side); -side-profiles DIR writes a CPU
+// profile of each side's process, and -apiserver-profiles DIR one of kube-apiserver.
+//
 // With -startup it measures instead the time from start to ready of taintevict's
 // controller on a cluster of -startup-nodes × 20 pods, with each -content-types in turn:
 //
@@ -83,7 +87,7 @@ type flags struct {
 	eventsQPS                float64
 	eventsBurst              int
 	raw, flowSchema          string
-	profiles                 string
+	profiles, sideProfiles   string
 	report                   bool
 	startup                  bool
 	startupNodes             int
@@ -107,6 +111,7 @@ func drive(args []string) error {
 	fs.IntVar(&f.eventsBurst, "events-burst", 100, "taintevict's -events-burst")
 	fs.StringVar(&f.raw, "raw", "", "append each result as a JSON line to this file")
 	fs.StringVar(&f.profiles, "apiserver-profiles", "", "a folder to write a CPU profile of kube-apiserver to for each run, over the budget's CPU window from the taint (SIDE-qpsQPS-runN.pprof)")
+	fs.StringVar(&f.sideProfiles, "side-profiles", "", "a folder to write a CPU profile of each run's side process to, from its caches' sync until it stops (SIDE-qpsQPS-runN.pprof)")
 	fs.StringVar(&f.flowSchema, "flowschema", realapiserver.FlowSchemaFile, "taintevict's FlowSchema")
 	fs.BoolVar(&f.report, "report", false, "run nothing: print the tables of the results in -raw (or -startup-raw)")
 	fs.BoolVar(&f.startup, "startup", false, "measure the time from start to ready of taintevict's controller instead")
@@ -169,15 +174,19 @@ func drive(args []string) error {
 				c := client
 				c.QPS, c.Burst = b.qps, b.burst
 				fmt.Fprintf(os.Stderr, "run %d, qps %g/burst %d, %s (load %.1f)\n", run+1, b.qps, b.burst, side, load())
-				var profile string
+				var profile, sideProfile string
+				name := fmt.Sprintf("%s-qps%g-run%d.pprof", strings.ReplaceAll(side.String(), "/", "_"), b.qps, run+1)
 				if f.profiles != "" {
-					profile = filepath.Join(f.profiles, fmt.Sprintf("%s-qps%g-run%d.pprof", strings.ReplaceAll(side.String(), "/", "_"), b.qps, run+1))
+					profile = filepath.Join(f.profiles, name)
+				}
+				if f.sideProfiles != "" {
+					sideProfile = filepath.Join(f.sideProfiles, name)
 				}
 				res, err := realapiserver.Run(ctx, realapiserver.RunConfig{
 					Assets: assets, Side: side, Client: c, FlowSchema: f.flowSchema, Self: self,
 					Shape:   realapiserver.Shape{Nodes: f.nodes, PodsPerNode: f.podsPerNode, Toleration: f.toleration},
 					Timeout: f.timeout, Quiet: 30 * time.Second, Log: os.Stderr,
-					CPUWindow: b.window, IdleWindow: f.idleWindow, Settle: f.settle, Profile: profile,
+					CPUWindow: b.window, IdleWindow: f.idleWindow, Settle: f.settle, Profile: profile, SideProfile: sideProfile,
 				}, run, order)
 				if err != nil {
 					return fmt.Errorf("run %d, %s at qps %g: %w", run+1, side, b.qps, err)

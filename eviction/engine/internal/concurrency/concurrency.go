@@ -5,30 +5,78 @@ import (
 	"time"
 )
 
-// Vegas's thresholds, in actuator calls waiting at the bottleneck: below alpha the limit
-// grows (while every worker is busy), above beta it shrinks.
-//
-// The limit grows only for calls that take at least minLatency: workers hide latency, and a
-// call answered in microseconds (an actuator in the same process, a fake clientset) has
-// none to hide; more goroutines than that would only take turns on the processors.
+// The rule's constants.
 const (
-	vegasAlpha = 3
-	vegasBeta  = 6
+	// minLatency: the limit grows only while the calls take at least this long. Workers
+	// hide latency, and a call answered in microseconds (an actuator in the same process, a
+	// fake clientset) has none to hide: more goroutines would only take turns on the
+	// processors, and their rate moves with the scheduler's noise, not with the limit.
 	minLatency = time.Millisecond
+	// minSamples is the fewest calls an epoch measures, whatever the limit.
+	minSamples = 8
+	// startupGain: in the start-up phase the limit doubles each epoch while the rate grows
+	// by at least this factor over the rate before the last doubling; startupStalls epochs
+	// in a row that do not end the phase. An API server's throughput rises slowly with the
+	// calls in flight (etcd commits more writes a batch), by much less than the doubling.
+	startupGain   = 1.1
+	startupStalls = 2
+	// tolerance is how much a rate must rise to pay for a larger limit, and how much a
+	// smaller limit may lose against the rate before it and still be kept: the noise a
+	// comparison of two epochs ignores.
+	tolerance = 0.05
+	// holdEpochs is how many epochs the limit holds between two probes.
+	holdEpochs = 3
+	// window is how many measured epochs the best recent rate looks back over: long enough
+	// to span a probe cycle, short enough to forget a capacity that went away.
+	window = 8
+	// backoff is the factor an overload signal applies to the limit.
+	backoff = 0.7
 )
 
-// Limit decides how many actuator calls may run at once, as TCP Vegas decides a
-// congestion window, once a round (as many calls ended as the limit lets run, about one
-// round trip): the least latency of the round, against the least latency of any call that
-// succeeded (the latency with no queue: Vegas's baseRTT; failures and targets already gone
-// are left out, since they can be answered faster than a real action), tells how many
-// calls wait at the bottleneck, whether that is the client's rate limiter or the API
-// server. While fewer than vegasAlpha wait and every
-// worker was busy, the limit doubles a round (slow start) until it first finds a queue, and
-// then grows by one; while more than vegasBeta wait, it sheds half the excess a round. So
-// the bottleneck always has a few calls waiting (the rate limiter stays busy at any QPS)
-// and never many (an API server that slows down under load gets fewer). It is safe for
-// concurrent use.
+// Outcome is how an actuator call ended, as the limit reads it.
+type Outcome int
+
+const (
+	// Done: the call succeeded or found its target gone.
+	Done Outcome = iota
+	// Failed: the call failed for a reason of its own target's (a refusal, a conflict);
+	// the server answered, so it counts as served.
+	Failed
+	// Overloaded: the server refused the call for load (too many requests, a timeout, a
+	// server error). The limit backs off.
+	Overloaded
+)
+
+// phase is where the rule is in its cycle.
+type phase int
+
+const (
+	startup phase = iota // doubling while the rate grows
+	hold                 // holding for holdEpochs
+	base                 // measuring the rate at the limit, before a probe
+	up                   // measuring a larger limit
+	down                 // measuring a smaller limit
+)
+
+// Limit decides how many actuator calls may run at once by the rate at which they
+// complete. An epoch (the calls that began since the limit last changed: as many as the
+// limit, at least minSamples; half as many in the start-up) measures the rate by Little's
+// law: the calls in flight on average from the epoch's first call on, over its calls' mean
+// latency; calls refused for load are left out. It starts at floor, so the first calls go
+// at once, and doubles each epoch while the rate rises by startupGain (a start-up as TCP
+// BBR's: a doubling that buys less is tried once more before the phase ends, where the
+// rate stopped rising, or one step back if it fell). Then it cycles: it holds, measures
+// the rate, tries a quarter more and keeps it if the rate rises by tolerance, or else a
+// fifth less and keeps it if the rate stays within tolerance of the rate before and within
+// twice that of the best rate of the last window epochs. So it settles where more calls in
+// flight stop buying throughput (the knee), whether an API server or a client's rate
+// limiter sets it, and follows the knee when it moves. Latency that rises with load does
+// not by itself bring the limit down; a call the server refused for load (Overloaded) does,
+// by backoff, once an epoch, and the probes stay below that limit for a while. An epoch in
+// which the calls in flight never came near the limit measured the demand, not the limit,
+// and is not used.
+//
+// It is safe for concurrent use.
 type Limit struct {
 	mu          sync.Mutex
 	set         func(int) int // applies a limit: the schedule's SetWorkers
@@ -36,15 +84,38 @@ type Limit struct {
 	floor, ceil int
 	fixed       bool
 	inflight    int
-	slowStart   bool
 
-	// The round so far: calls ended, whether one of them found every worker busy, and
-	// the least latency among them.
-	ended     int
-	saturated bool
-	roundMin  time.Duration
+	epoch uint64 // counts the changes of the limit; a Call measures only its own epoch
+	ep    epochStats
+	phase phase
 
-	minRTT time.Duration // the baseline
+	stalls    int       // start-up epochs in a row without startupGain
+	grownRate float64   // in the start-up, the rate at the limit before the last doubling
+	held      int       // epochs held so far
+	baseRate  float64   // the rate at baseLimit, which a probe is measured against
+	baseLimit int       // the limit a failed probe returns to
+	recent    []float64 // the rates of the last window measured epochs, newest last
+	// overloadAt is the limit at the last overload signal (0: none lately): probes stay
+	// below it for 2 × window measured epochs (overloadAge), then may try it again.
+	overloadAt, overloadAge int
+}
+
+// epochStats is what the calls of the current epoch measured.
+type epochStats struct {
+	n       int           // calls ended
+	peak    int           // the most calls in flight since the epoch began
+	time    time.Duration // the sum of their latencies
+	start   time.Time     // its first call's Begin (zero: none yet)
+	area    float64       // calls in flight × seconds since start
+	last    time.Time     // the last Begin or End
+	minRTT  time.Duration // the least latency among them
+	started bool          // a call of this epoch has ended
+}
+
+// Call is one actuator call, from Begin to End.
+type Call struct {
+	start time.Time
+	epoch uint64
 }
 
 // New returns a limit pinned at fixed, when fixed is positive; otherwise one that starts at
@@ -55,67 +126,206 @@ func New(fixed, floor, ceil int, set func(int) int) *Limit {
 	if fixed > 0 {
 		c.limit, c.floor, c.ceil, c.fixed = fixed, fixed, fixed, true
 	} else {
-		c.ceil = ceil
-		c.floor = min(floor, c.ceil)
-		c.limit, c.slowStart = c.floor, true
+		c.ceil = max(ceil, 1)
+		c.floor = max(min(floor, c.ceil), 1)
+		c.limit = c.floor
 	}
-	c.set(c.limit)
+	c.limit = c.set(c.limit)
 	return c
 }
 
-// Begin counts an actuator call that starts, and returns whether it took the last free
-// worker: then the calls are as many as the limit lets run, and more could be.
-func (c *Limit) Begin() (saturated bool) {
+// Begin counts an actuator call that starts at now and returns it, for End.
+func (c *Limit) Begin(now time.Time) Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.advance(now)
+	if c.ep.start.IsZero() {
+		// The epoch is measured from its first call: after a decrease, that is once
+		// the calls in flight have come down to the new limit.
+		c.ep.start = now
+	}
 	c.inflight++
-	return c.inflight >= c.limit
+	c.ep.peak = max(c.ep.peak, c.inflight)
+	return Call{start: now, epoch: c.epoch}
 }
 
-// End counts the end of a call that took rtt, started saturated or not, and succeeded
-// (acted) or not; at the end of a round it moves the limit as Vegas would. Only calls that
-// acted count for the rounds.
-func (c *Limit) End(rtt time.Duration, saturated, acted bool) {
+// End counts the end at now of call, with its outcome, and moves the limit at the end of
+// an epoch or on an overload signal.
+func (c *Limit) End(call Call, now time.Time, o Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.advance(now)
 	c.inflight--
-	if c.fixed || !acted {
+	if c.fixed {
 		return
 	}
-	if rtt > 0 && (c.minRTT == 0 || rtt < c.minRTT) {
-		c.minRTT = rtt
-	}
-	c.ended++
-	c.saturated = c.saturated || saturated
-	if c.roundMin == 0 || rtt < c.roundMin {
-		c.roundMin = rtt
-	}
-	if c.ended < c.limit {
+	if o == Overloaded {
+		if call.epoch == c.epoch { // once an epoch: the calls of the next are the test
+			c.backOff()
+		}
 		return
 	}
-	waiting := 0.0
-	if c.roundMin > c.minRTT && c.minRTT > 0 {
-		waiting = float64(c.limit) * (1 - float64(c.minRTT)/float64(c.roundMin))
+	if call.epoch != c.epoch {
+		return
 	}
-	next := c.limit
-	grow := waiting < vegasAlpha && c.saturated && c.roundMin >= minLatency
+	rtt := now.Sub(call.start)
+	c.ep.n++
+	c.ep.time += rtt
+	if !c.ep.started || rtt < c.ep.minRTT {
+		c.ep.minRTT, c.ep.started = rtt, true
+	}
 	switch {
-	case grow && c.slowStart:
-		next *= 2
-	case grow:
-		next++
-	case waiting > vegasBeta:
-		next -= int(waiting-vegasBeta+1) / 2
-		c.slowStart = false
+	case c.ep.n >= c.epochCalls():
+		c.endEpoch(now)
+	case c.inflight == 0:
+		// The calls stopped: what comes next is a new burst, measured afresh.
+		c.newEpoch(c.limit)
 	}
-	if waiting >= vegasAlpha {
-		c.slowStart = false
+}
+
+// endEpoch moves the limit by what the epoch measured.
+func (c *Limit) endEpoch(now time.Time) {
+	ep := c.ep
+	// Nearly full: a worker between two calls (rechecking its next target) is not in
+	// flight, so a limit that binds shows as a little less than full.
+	if ep.peak*4 < c.limit*3 {
+		c.newEpoch(c.limit) // the demand bound this epoch, not the limit
+		return
 	}
-	next = min(max(next, c.floor), c.ceil)
-	if next != c.limit {
-		c.limit = c.set(next)
+	span := now.Sub(ep.start).Seconds()
+	if ep.time <= 0 || span <= 0 {
+		c.newEpoch(c.limit) // a clock that did not move measures nothing
+		return
 	}
-	c.ended, c.saturated, c.roundMin = 0, false, 0
+	// Little's law: the calls in flight on average over the epoch, over their latency.
+	rate := (ep.area / span) / (ep.time.Seconds() / float64(ep.n))
+	if c.overloadAge++; c.overloadAge > 2*window {
+		c.overloadAt = 0
+	}
+	c.recent = append(c.recent, rate)
+	if len(c.recent) > window {
+		c.recent = c.recent[1:]
+	}
+	best := 0.0
+	for _, r := range c.recent {
+		best = max(best, r)
+	}
+	canGrow := ep.minRTT >= minLatency
+	next := c.limit
+	switch c.phase {
+	case startup:
+		// The rate is measured against the rate at the limit before the last doubling,
+		// and a doubling that bought less than startupGain (or seemed to cost some: the
+		// first epochs are noisy) is tried once more, so that one noisy epoch, or a
+		// throughput that rises slowly, does not end the phase.
+		grows := canGrow && rate >= startupGain*c.grownRate
+		if rate > c.baseRate {
+			c.baseRate, c.baseLimit = rate, c.limit
+		}
+		switch {
+		case grows && c.limit < c.ceil:
+			c.grownRate, c.stalls = rate, 0
+			next = c.grow(2 * c.limit)
+		case !grows && c.stalls+1 < startupStalls && canGrow && c.limit < c.ceil:
+			c.stalls++
+			next = c.grow(2 * c.limit)
+		default:
+			// Hold here, unless the rate here is below the best: then where it was.
+			c.phase, c.held = hold, 0
+			if rate < (1-tolerance)*c.baseRate {
+				next = c.baseLimit
+			} else {
+				c.baseLimit = c.limit
+			}
+			// The start-up's rates are not the best to measure probes against: the first
+			// calls may have had a client's burst of tokens, which is spent now.
+			c.recent = c.recent[:0]
+		}
+	case hold:
+		if c.held++; c.held >= holdEpochs {
+			c.phase = base
+		}
+	case base:
+		c.baseRate, c.baseLimit = rate, c.limit
+		next = c.probe(canGrow)
+	case up:
+		if rate >= (1+tolerance)*c.baseRate {
+			c.baseRate, c.baseLimit = rate, c.limit
+			next = c.probe(canGrow)
+		} else {
+			next = c.probe(false) // from baseLimit, down
+		}
+	case down:
+		// Against the rate before the probe, and (so that small losses do not add up)
+		// against the best recent rate with twice the tolerance: that best is the highest
+		// of noisy measures.
+		if rate >= (1-tolerance)*c.baseRate && rate >= (1-2*tolerance)*best {
+			c.baseRate, c.baseLimit = rate, c.limit
+			next = c.probe(false)
+		} else {
+			c.phase, c.held, next = hold, 0, c.baseLimit
+		}
+	}
+	c.newEpoch(next)
+}
+
+// epochCalls is how many calls of its own an epoch measures: as many as the limit, half
+// in the start-up (the calls that began when the limit doubled: a round trip).
+func (c *Limit) epochCalls() int {
+	if c.phase == startup {
+		return max(c.limit/2, minSamples)
+	}
+	return max(c.limit, minSamples)
+}
+
+// advance counts the calls in flight from the last Begin or End until now.
+func (c *Limit) advance(now time.Time) {
+	if d := now.Sub(c.ep.last); !c.ep.start.IsZero() && d > 0 {
+		c.ep.area += float64(c.inflight) * d.Seconds()
+	}
+	c.ep.last = now
+}
+
+// grow is n, at most ceil.
+func (c *Limit) grow(n int) int { return min(n, c.ceil) }
+
+// probe returns the next limit to measure from baseLimit: a quarter more when higher is
+// true and the cap allows it (and a recent overload signal: below its limit), else a fifth
+// less when the floor allows it; else baseLimit, held.
+func (c *Limit) probe(higher bool) int {
+	most := c.ceil
+	if c.overloadAt > 0 {
+		most = min(most, c.overloadAt-1)
+	}
+	switch {
+	case higher && c.baseLimit < most:
+		c.phase = up
+		return min(most, max(c.baseLimit+1, c.baseLimit*5/4))
+	case c.baseLimit > c.floor:
+		c.phase = down
+		return max(c.floor, min(c.baseLimit-1, c.baseLimit*4/5))
+	}
+	c.phase, c.held = hold, 0
+	return c.baseLimit
+}
+
+// backOff applies an overload signal: the limit by backoff, the rates forgotten (they
+// measured a server that is not there any more), and a hold before the next probe.
+func (c *Limit) backOff() {
+	next := max(c.floor, int(float64(c.limit)*backoff))
+	c.overloadAt, c.overloadAge = c.limit, 0
+	c.recent = c.recent[:0]
+	c.phase, c.held, c.baseLimit, c.baseRate, c.grownRate = hold, 0, next, 0, 0
+	c.newEpoch(next)
+}
+
+// newEpoch applies limit n and starts an epoch.
+func (c *Limit) newEpoch(n int) {
+	if n != c.limit {
+		c.limit = c.set(n)
+	}
+	c.epoch++
+	c.ep = epochStats{peak: c.inflight, last: c.ep.last}
 }
 
 // Current returns the limit.

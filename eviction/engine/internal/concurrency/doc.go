@@ -1,7 +1,9 @@
 // Package concurrency decides how many actuator calls an engine runs at once: a fixed
-// number, or one that follows the calls' latency as TCP Vegas follows a round trip, so
-// that whatever limits the calls (a client's rate limiter at any QPS, or the API server)
-// always has a few waiting and never many.
+// number, or one that follows the calls' throughput, so that whatever limits them (the API
+// server, or a client's rate limiter at any QPS) is kept busy, and no more calls are in
+// flight than buy throughput. It probes for more calls while the calls completed a second
+// rise, holds where they stop rising, and backs off when the server refuses calls for load;
+// latency that rises with load does not bring it down by itself.
 //
 // # Locks
 //

@@ -1,0 +1,49 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/taintevict/taintevict/eviction/engine"
+)
+
+// TestIsOverload: the errors that say the server is overloaded (and make the act workers
+// back off) against those that are the target's.
+func TestIsOverload(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	pdb := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+	pdb.ErrStatus.Details.Causes = append(pdb.ErrStatus.Details.Causes,
+		metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: "needs 1 healthy pod"})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"ErrOverload, wrapped", fmt.Errorf("cloud API: %w", engine.ErrOverload), true},
+		{"ErrActTimeout, wrapped", fmt.Errorf("%w after 30s: %w", engine.ErrActTimeout, errors.New("context canceled")), true},
+		{"429 from priority and fairness", apierrors.NewTooManyRequests("Too many requests, please try again later.", 1), true},
+		{"429 from priority and fairness, wrapped", fmt.Errorf("clientgo: delete: %w", apierrors.NewTooManyRequests("", 1)), true},
+		{"429 for a PodDisruptionBudget", pdb, false},
+		{"500", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true},
+		{"503", apierrors.NewServiceUnavailable("unavailable"), true},
+		{"504", apierrors.NewTimeoutError("timed out", 1), true},
+		{"ServerTimeout", apierrors.NewServerTimeout(pods, "delete", 1), true},
+		{"404", apierrors.NewNotFound(pods, "web-1"), false},
+		{"409", apierrors.NewConflict(pods, "web-1", errors.New("uid precondition")), false},
+		{"403", apierrors.NewForbidden(pods, "web-1", errors.New("rbac")), false},
+		{"a plain error", errors.New("connection refused"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := engine.IsOverload(tc.err); got != tc.want {
+				t.Errorf("IsOverload(%v): got %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
