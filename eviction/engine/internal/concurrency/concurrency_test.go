@@ -1,7 +1,9 @@
 package concurrency
 
 import (
+	"cmp"
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -139,8 +141,11 @@ func (s *sim) start(srv server) {
 	heap.Push(&s.pending, ev)
 }
 
-// rate is the calls served a second over seconds [from, to).
+// rate is the calls served a second over seconds [from, to), which must not be empty.
 func (s *sim) rate(from, to int) float64 {
+	if from >= to {
+		panic(fmt.Sprintf("no seconds to measure: [%d, %d)", from, to))
+	}
 	n := 0
 	for _, c := range s.served[from:to] {
 		n += c
@@ -174,6 +179,8 @@ func TestLimitFindsTheKnee(t *testing.T) {
 		settle time.Duration
 		// most is the highest limit allowed once settled, in each period.
 		most []int
+		// period is how long each server stays as it is: 0 means 30 s.
+		period time.Duration
 	}{
 		{
 			name:    "knee at 40, refusals past 100",
@@ -215,7 +222,8 @@ func TestLimitFindsTheKnee(t *testing.T) {
 			// in flight only wait for tokens, and the limit must stay near its floor.
 			name:    "client-side limiter, qps 50",
 			changes: []change{{0, server{knee: 1000, latency: 20 * ms, qps: 50, burst: 100}}},
-			settle:  30 * time.Second, most: []int{floor},
+			// Once the burst's tokens are spent: the floor, and its probes a quarter above.
+			settle: 30 * time.Second, most: []int{floor * 5 / 4}, period: 90 * time.Second,
 		},
 		{
 			// The burst's rate, far above the limiter's, stays in the best recent rate
@@ -231,7 +239,7 @@ func TestLimitFindsTheKnee(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			period := 30 * time.Second
+			period := cmp.Or(tc.period, 30*time.Second)
 			d := period * time.Duration(len(tc.changes))
 			s := run(t, 0, floor, ceil, tc.changes, d)
 			for i, ch := range tc.changes {
