@@ -159,13 +159,16 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 	if c.fixed {
 		return
 	}
-	if o == Overloaded {
-		if call.epoch == c.epoch { // once an epoch: the calls of the next are the test
-			c.backOff()
-		}
+	if o == Overloaded && call.epoch == c.epoch { // once an epoch: the calls of the next are the test
+		c.backOff()
 		return
 	}
-	if call.epoch != c.epoch {
+	if o == Overloaded || call.epoch != c.epoch {
+		if c.inflight == 0 && c.ep.n > 0 {
+			// The calls stopped: what comes next is a new burst, measured afresh, not
+			// over the idle time since this epoch began.
+			c.newEpoch(c.limit)
+		}
 		return
 	}
 	rtt := now.Sub(call.start)

@@ -308,3 +308,30 @@ func TestLimitStartsAtTheFloor(t *testing.T) {
 		t.Errorf("applied %v, want [8]", applied)
 	}
 }
+
+// TestLimitEpochEndsWhenIdle: when the last call in flight ends, the epoch under way ends
+// with it, whichever epoch that call began in, so that the next burst, an hour later, is
+// measured from its own first call and not over the idle hour.
+func TestLimitEpochEndsWhenIdle(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	l := New(0, 8, 512, func(n int) int { return n })
+	var old []Call
+	for range 9 {
+		old = append(old, l.Begin(t0))
+	}
+	for _, c := range old[:8] {
+		l.End(c, t0.Add(20*ms), Done) // the start-up's first epoch ends: the limit doubles
+	}
+	if got := l.Current(); got != 16 {
+		t.Fatalf("after the first epoch: got a limit of %d, want 16", got)
+	}
+	c := l.Begin(t0.Add(21 * ms)) // the new epoch's first call
+	l.End(c, t0.Add(41*ms), Done)
+	l.End(old[8], t0.Add(42*ms), Done) // the last call in flight, of the epoch before
+	later := t0.Add(time.Hour)
+	l.Begin(later)
+	if got := l.ep.start; !got.Equal(later) {
+		t.Errorf("the burst an hour later: got its epoch measured from %v, want from its first call at %v", got, later)
+	}
+}
