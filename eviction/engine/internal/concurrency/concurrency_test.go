@@ -335,3 +335,24 @@ func TestLimitEpochEndsWhenIdle(t *testing.T) {
 		t.Errorf("the burst an hour later: got its epoch measured from %v, want from its first call at %v", got, later)
 	}
 }
+
+// TestLimitFailuresDoNotSetTheLeastLatency: calls refused fast (a refusal, a target gone)
+// do not make the actions look as if they had no latency to hide: the start-up grows on
+// the actions' latency.
+func TestLimitFailuresDoNotSetTheLeastLatency(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(0, 8, 512, func(n int) int { return n })
+	var calls []Call
+	for range 8 {
+		calls = append(calls, l.Begin(t0))
+	}
+	for _, c := range calls[:4] {
+		l.End(c, t0.Add(100*time.Microsecond), Failed)
+	}
+	for _, c := range calls[4:] {
+		l.End(c, t0.Add(20*time.Millisecond), Done)
+	}
+	if got := l.Current(); got != 16 {
+		t.Errorf("after an epoch of 4 fast refusals and 4 actions of 20 ms: got a limit of %d, want 16 (doubled)", got)
+	}
+}
