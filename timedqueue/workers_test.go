@@ -119,3 +119,68 @@ func workerGoroutines() int {
 	}
 	return count
 }
+
+// TestSetWorkersLowerLeavesMidRound: a worker past a lower limit leaves after the call it
+// is in and puts back the rest of its round, so that the limit binds from the next call
+// on, not once a round of up to a batch of calls has run. Two workers, one with a single
+// call, the other with a batch; the limit goes to 1: once both calls under way return,
+// never more than one runs, and every item is done. (Which worker holds the batch is the
+// scheduler's choice; the scenario runs several times so that both cases come up: a worker
+// that went on with its round would run beside the one that took the items left.)
+func TestSetWorkersLowerLeavesMidRound(t *testing.T) {
+	for round := range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+			var mu sync.Mutex
+			running, done := 0, 0
+			release := make(chan struct{})
+			q, err := timedqueue.New(func(ctx context.Context, key string, _ int) error {
+				mu.Lock()
+				running++
+				mu.Unlock()
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				mu.Lock()
+				running--
+				done++
+				mu.Unlock()
+				return nil
+			}, timedqueue.Options{Clock: clk, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() { _ = q.Run(ctx); close(stopped) }()
+			defer func() { cancel(); <-stopped }()
+			q.Schedule("single", 0, clk.Now())
+			synctest.Wait() // one worker holds it
+			for i := range 100 {
+				q.Schedule(fmt.Sprint("k", i), i, clk.Now())
+			}
+			synctest.Wait() // the other holds a batch, its first call under way; more wait
+			q.SetWorkers(1)
+			for range 2 { // the two calls under way return
+				release <- struct{}{}
+				synctest.Wait()
+			}
+			for n := 2; n < 101; n++ {
+				mu.Lock()
+				r := running
+				mu.Unlock()
+				if r > 1 {
+					t.Fatalf("round %d, after %d calls: got %d running, want at most 1 at limit 1", round, n, r)
+				}
+				release <- struct{}{}
+				synctest.Wait()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if done != 101 {
+				t.Errorf("round %d: got %d done, want all 101", round, done)
+			}
+		})
+	}
+}

@@ -47,12 +47,12 @@ func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
 // callOutcome is how a call that returned err ended, for the act workers' limit.
 func callOutcome(err error) concurrency.Outcome {
 	switch {
-	case err == nil || IsGone(err):
+	case err == nil:
 		return concurrency.Done
 	case IsOverload(err):
 		return concurrency.Overloaded
 	}
-	return concurrency.Failed
+	return concurrency.Failed // a refusal, a conflict, the target gone: answered, not acted
 }
 
 // beforeCall does what comes before a call to the eviction id, under its lock, and returns

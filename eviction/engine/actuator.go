@@ -55,28 +55,34 @@ var ErrOverload = errors.New("engine: the server is overloaded")
 
 // IsOverload reports whether err says that the server an [Actuator] calls is overloaded, so
 // that fewer calls should run at once: err wraps [ErrOverload] or [ErrActTimeout], or is a
-// Kubernetes API error with code 429 (too many requests, as API Priority and Fairness
-// rejects a request; not the Eviction API's refusal for a PodDisruptionBudget, which says
-// nothing of the server's load), 504 or the ServerTimeout reason, or any other 5xx. Other
-// errors (a refusal, a conflict, a forbidden verb) are the target's, not the server's.
+// Kubernetes API error that says so: code 429 (too many requests, as API Priority and
+// Fairness rejects a request; not the Eviction API's refusal for a PodDisruptionBudget,
+// which says nothing of the server's load), 503 (unavailable), 504 or the reasons
+// ServerTimeout and Timeout. Other errors are not: a refusal, a conflict or a forbidden
+// verb is the target's; and a plain 500 is a server error of this call (the Eviction API
+// answers 500 for a pod that two PodDisruptionBudgets cover), which backing off for every
+// call would punish all of them for.
 func IsOverload(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrOverload) || errors.Is(err, ErrActTimeout) || apierrors.IsServerTimeout(err) {
+	if errors.Is(err, ErrOverload) || errors.Is(err, ErrActTimeout) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) {
 		return true
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return false
 	}
-	s := status.Status()
-	if s.Code == http.StatusTooManyRequests {
+	switch s := status.Status(); s.Code {
+	case http.StatusTooManyRequests:
 		return s.Details == nil || !slices.ContainsFunc(s.Details.Causes, func(c metav1.StatusCause) bool {
 			return c.Type == policyv1.DisruptionBudgetCause
 		})
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
 	}
-	return s.Code >= http.StatusInternalServerError
+	return false
 }
 
 // ErrActTimeout is the cause of an Actuator context cancelled by Options.ActTimeout, and

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -14,7 +15,9 @@ import (
 )
 
 // TestIsOverload: the errors that say the server is overloaded (and make the act workers
-// back off) against those that are the target's.
+// back off) against those that are the target's, or of one call: a plain 500 is not
+// overload (the Eviction API answers 500 for a pod that two PodDisruptionBudgets cover, and
+// backing every call off for it kept the limit at its floor).
 func TestIsOverload(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
 	pdb := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
@@ -31,14 +34,18 @@ func TestIsOverload(t *testing.T) {
 		{"429 from priority and fairness", apierrors.NewTooManyRequests("Too many requests, please try again later.", 1), true},
 		{"429 from priority and fairness, wrapped", fmt.Errorf("clientgo: delete: %w", apierrors.NewTooManyRequests("", 1)), true},
 		{"429 for a PodDisruptionBudget", pdb, false},
-		{"500", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true},
+		{"500: two PodDisruptionBudgets cover the pod", apierrors.NewInternalError(errors.New("this pod has more than one PodDisruptionBudget")), false},
+		{"500, another", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), false},
 		{"503", apierrors.NewServiceUnavailable("unavailable"), true},
-		{"504", apierrors.NewTimeoutError("timed out", 1), true},
+		{"504, the Timeout reason", apierrors.NewTimeoutError("timed out", 1), true},
+		{"504, no reason", &apierrors.StatusError{ErrStatus: metav1.Status{Code: 504}}, true},
+		{"429 with no details", &apierrors.StatusError{ErrStatus: metav1.Status{Code: 429}}, true},
 		{"ServerTimeout", apierrors.NewServerTimeout(pods, "delete", 1), true},
 		{"404", apierrors.NewNotFound(pods, "web-1"), false},
 		{"409", apierrors.NewConflict(pods, "web-1", errors.New("uid precondition")), false},
 		{"403", apierrors.NewForbidden(pods, "web-1", errors.New("rbac")), false},
 		{"a plain error", errors.New("connection refused"), false},
+		{"the caller's context", context.Canceled, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := engine.IsOverload(tc.err); got != tc.want {

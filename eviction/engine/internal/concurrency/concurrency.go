@@ -37,10 +37,12 @@ const (
 type Outcome int
 
 const (
-	// Done: the call succeeded or found its target gone.
+	// Done: the call succeeded.
 	Done Outcome = iota
-	// Failed: the call failed for a reason of its own target's (a refusal, a conflict);
-	// the server answered, so it counts as served.
+	// Failed: the call failed for a reason of its own target's (a refusal, a conflict, the
+	// target gone); the server answered, so it counts as served, but its latency is not
+	// a full call's (a refusal can be answered faster than an action), so it does not
+	// set the epoch's least latency.
 	Failed
 	// Overloaded: the server refused the call for load (too many requests, a timeout, a
 	// server error). The limit backs off.
@@ -109,7 +111,7 @@ type epochStats struct {
 	area    float64       // calls in flight × seconds since start
 	last    time.Time     // the last Begin or End
 	minRTT  time.Duration // the least latency among them
-	started bool          // a call of this epoch has ended
+	started bool          // minRTT is set: a call of this epoch that acted has ended
 }
 
 // Call is one actuator call, from Begin to End.
@@ -159,19 +161,22 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 	if c.fixed {
 		return
 	}
-	if o == Overloaded {
-		if call.epoch == c.epoch { // once an epoch: the calls of the next are the test
-			c.backOff()
-		}
+	if o == Overloaded && call.epoch == c.epoch { // once an epoch: the calls of the next are the test
+		c.backOff()
 		return
 	}
-	if call.epoch != c.epoch {
+	if o == Overloaded || call.epoch != c.epoch {
+		if c.inflight == 0 && c.ep.n > 0 {
+			// The calls stopped: what comes next is a new burst, measured afresh, not
+			// over the idle time since this epoch began.
+			c.newEpoch(c.limit)
+		}
 		return
 	}
 	rtt := now.Sub(call.start)
 	c.ep.n++
 	c.ep.time += rtt
-	if !c.ep.started || rtt < c.ep.minRTT {
+	if o == Done && (!c.ep.started || rtt < c.ep.minRTT) {
 		c.ep.minRTT, c.ep.started = rtt, true
 	}
 	switch {

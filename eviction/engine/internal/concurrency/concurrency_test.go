@@ -1,7 +1,9 @@
 package concurrency
 
 import (
+	"cmp"
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -139,8 +141,11 @@ func (s *sim) start(srv server) {
 	heap.Push(&s.pending, ev)
 }
 
-// rate is the calls served a second over seconds [from, to).
+// rate is the calls served a second over seconds [from, to), which must not be empty.
 func (s *sim) rate(from, to int) float64 {
+	if from >= to {
+		panic(fmt.Sprintf("no seconds to measure: [%d, %d)", from, to))
+	}
 	n := 0
 	for _, c := range s.served[from:to] {
 		n += c
@@ -174,6 +179,8 @@ func TestLimitFindsTheKnee(t *testing.T) {
 		settle time.Duration
 		// most is the highest limit allowed once settled, in each period.
 		most []int
+		// period is how long each server stays as it is: 0 means 30 s.
+		period time.Duration
 	}{
 		{
 			name:    "knee at 40, refusals past 100",
@@ -215,7 +222,8 @@ func TestLimitFindsTheKnee(t *testing.T) {
 			// in flight only wait for tokens, and the limit must stay near its floor.
 			name:    "client-side limiter, qps 50",
 			changes: []change{{0, server{knee: 1000, latency: 20 * ms, qps: 50, burst: 100}}},
-			settle:  30 * time.Second, most: []int{floor},
+			// Once the burst's tokens are spent: the floor, and its probes a quarter above.
+			settle: 30 * time.Second, most: []int{floor * 5 / 4}, period: 90 * time.Second,
 		},
 		{
 			// The burst's rate, far above the limiter's, stays in the best recent rate
@@ -231,7 +239,7 @@ func TestLimitFindsTheKnee(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			period := 30 * time.Second
+			period := cmp.Or(tc.period, 30*time.Second)
 			d := period * time.Duration(len(tc.changes))
 			s := run(t, 0, floor, ceil, tc.changes, d)
 			for i, ch := range tc.changes {
@@ -298,5 +306,53 @@ func TestLimitStartsAtTheFloor(t *testing.T) {
 	}
 	if len(applied) != 1 || applied[0] != 8 {
 		t.Errorf("applied %v, want [8]", applied)
+	}
+}
+
+// TestLimitEpochEndsWhenIdle: when the last call in flight ends, the epoch under way ends
+// with it, whichever epoch that call began in, so that the next burst, an hour later, is
+// measured from its own first call and not over the idle hour.
+func TestLimitEpochEndsWhenIdle(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	l := New(0, 8, 512, func(n int) int { return n })
+	var old []Call
+	for range 9 {
+		old = append(old, l.Begin(t0))
+	}
+	for _, c := range old[:8] {
+		l.End(c, t0.Add(20*ms), Done) // the start-up's first epoch ends: the limit doubles
+	}
+	if got := l.Current(); got != 16 {
+		t.Fatalf("after the first epoch: got a limit of %d, want 16", got)
+	}
+	c := l.Begin(t0.Add(21 * ms)) // the new epoch's first call
+	l.End(c, t0.Add(41*ms), Done)
+	l.End(old[8], t0.Add(42*ms), Done) // the last call in flight, of the epoch before
+	later := t0.Add(time.Hour)
+	l.Begin(later)
+	if got := l.ep.start; !got.Equal(later) {
+		t.Errorf("the burst an hour later: got its epoch measured from %v, want from its first call at %v", got, later)
+	}
+}
+
+// TestLimitFailuresDoNotSetTheLeastLatency: calls refused fast (a refusal, a target gone)
+// do not make the actions look as if they had no latency to hide: the start-up grows on
+// the actions' latency.
+func TestLimitFailuresDoNotSetTheLeastLatency(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(0, 8, 512, func(n int) int { return n })
+	var calls []Call
+	for range 8 {
+		calls = append(calls, l.Begin(t0))
+	}
+	for _, c := range calls[:4] {
+		l.End(c, t0.Add(100*time.Microsecond), Failed)
+	}
+	for _, c := range calls[4:] {
+		l.End(c, t0.Add(20*time.Millisecond), Done)
+	}
+	if got := l.Current(); got != 16 {
+		t.Errorf("after an epoch of 4 fast refusals and 4 actions of 20 ms: got a limit of %d, want 16 (doubled)", got)
 	}
 }
