@@ -21,24 +21,8 @@ import (
 func TestSetWorkers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-		var mu sync.Mutex
-		running, peak, done := 0, 0, 0
-		release := make(chan struct{})
-		q, err := timedqueue.New(func(ctx context.Context, key string, _ int) error {
-			mu.Lock()
-			running++
-			peak = max(peak, running)
-			mu.Unlock()
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			mu.Lock()
-			running--
-			done++
-			mu.Unlock()
-			return nil
-		}, timedqueue.Options{Clock: clk, Workers: 8})
+		g := newGatedWork()
+		q, err := timedqueue.New(g.work, timedqueue.Options{Clock: clk, Workers: 8})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,9 +38,7 @@ func TestSetWorkers(t *testing.T) {
 		synctest.Wait()
 		check := func(step string, wantRunning int) {
 			t.Helper()
-			mu.Lock()
-			defer mu.Unlock()
-			if running != wantRunning {
+			if running, _, _ := g.counts(); running != wantRunning {
 				t.Errorf("%s: got %d running, want %d", step, running, wantRunning)
 			}
 		}
@@ -74,10 +56,10 @@ func TestSetWorkers(t *testing.T) {
 			t.Errorf("Workers after SetWorkers(100): got %d, want 8", got)
 		}
 		q.SetWorkers(0) // clamped to 1: the running calls end, then one at a time
-		release <- struct{}{}
+		g.release <- struct{}{}
 		synctest.Wait()
 		for range 7 {
-			release <- struct{}{}
+			g.release <- struct{}{}
 			synctest.Wait()
 		}
 		check("limit 1, after the 8 running calls returned", 1)
@@ -85,14 +67,12 @@ func TestSetWorkers(t *testing.T) {
 			t.Errorf("limit 1: got %d worker goroutines, want 1", got)
 		}
 		for range 32 {
-			release <- struct{}{}
+			g.release <- struct{}{}
 			synctest.Wait()
 		}
-		mu.Lock()
-		if done != 40 || peak != 8 {
+		if _, peak, done := g.counts(); done != 40 || peak != 8 {
 			t.Errorf("got %d done (peak %d running), want all 40 (peak 8)", done, peak)
 		}
-		mu.Unlock()
 		cancel()
 		<-stopped
 	})
@@ -131,23 +111,8 @@ func TestSetWorkersLowerLeavesMidRound(t *testing.T) {
 	for round := range 10 {
 		synctest.Test(t, func(t *testing.T) {
 			clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-			var mu sync.Mutex
-			running, done := 0, 0
-			release := make(chan struct{})
-			q, err := timedqueue.New(func(ctx context.Context, key string, _ int) error {
-				mu.Lock()
-				running++
-				mu.Unlock()
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				mu.Lock()
-				running--
-				done++
-				mu.Unlock()
-				return nil
-			}, timedqueue.Options{Clock: clk, Workers: 2})
+			g := newGatedWork()
+			q, err := timedqueue.New(g.work, timedqueue.Options{Clock: clk, Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,24 +128,53 @@ func TestSetWorkersLowerLeavesMidRound(t *testing.T) {
 			synctest.Wait() // the other holds a batch, its first call under way; more wait
 			q.SetWorkers(1)
 			for range 2 { // the two calls under way return
-				release <- struct{}{}
+				g.release <- struct{}{}
 				synctest.Wait()
 			}
 			for n := 2; n < 101; n++ {
-				mu.Lock()
-				r := running
-				mu.Unlock()
-				if r > 1 {
+				if r, _, _ := g.counts(); r > 1 {
 					t.Fatalf("round %d, after %d calls: got %d running, want at most 1 at limit 1", round, n, r)
 				}
-				release <- struct{}{}
+				g.release <- struct{}{}
 				synctest.Wait()
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if done != 101 {
+			if _, _, done := g.counts(); done != 101 {
 				t.Errorf("round %d: got %d done, want all 101", round, done)
 			}
 		})
 	}
+}
+
+// gatedWork is a work function whose calls each wait for a value on release (or for their
+// context), counting the calls running, the most at once, and those done.
+type gatedWork struct {
+	release chan struct{}
+
+	mu                  sync.Mutex
+	running, peak, done int
+}
+
+func newGatedWork() *gatedWork { return &gatedWork{release: make(chan struct{})} }
+
+func (g *gatedWork) work(ctx context.Context, _ string, _ int) error {
+	g.mu.Lock()
+	g.running++
+	g.peak = max(g.peak, g.running)
+	g.mu.Unlock()
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	g.running--
+	g.done++
+	g.mu.Unlock()
+	return nil
+}
+
+// counts returns the calls running now, the most that ran at once, and those done.
+func (g *gatedWork) counts() (running, peak, done int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.running, g.peak, g.done
 }
