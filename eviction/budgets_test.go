@@ -44,7 +44,8 @@ func created(at time.Time) podOption {
 }
 
 // terminateOnDelete makes the Deleter mark the pod Terminating, as the API server does for
-// a pod with a grace period, and tell the Manager; gone finishes it, as the kubelet would.
+// a pod with a grace period (its deletionTimestamp the end of the grace period, 30 s by
+// default), and tell the Manager; gone finishes it, as the kubelet would.
 func (h *harness) terminateOnDelete() {
 	h.onDelete(func(_ context.Context, ref eviction.PodRef) error {
 		cur, _ := h.cache.Pod(ref.Namespace, ref.Name)
@@ -53,8 +54,12 @@ func (h *harness) terminateOnDelete() {
 		}
 		if cur.DeletionTimestamp == nil {
 			p := cur.DeepCopy()
-			now := metav1.NewTime(h.clk.Now())
-			p.DeletionTimestamp = &now
+			grace := int64(30)
+			if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+				grace = *g
+			}
+			end := metav1.NewTime(h.clk.Now().Add(time.Duration(grace) * time.Second))
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &end, &grace
 			h.setPod(p)
 		}
 		return nil

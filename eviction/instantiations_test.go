@@ -43,6 +43,7 @@ var instantiations = []instantiation{
 		if m == nil {
 			return nil, err // no typed nil in the interface
 		}
+		m.Synced() // the tests feed their clusters live, as after the informers synced
 		return m, err
 	}},
 	{"devices", newOnDevices},
@@ -115,6 +116,7 @@ func newOnDevices(d eviction.Deleter, c eviction.Cache, opts eviction.Options) (
 	if err != nil {
 		return nil, err
 	}
+	e.Synced() // fed live, as the Manager
 	return &onDevices{e: e, src: src}, nil
 }
 

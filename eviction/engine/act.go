@@ -11,7 +11,6 @@ import (
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
-	"github.com/taintevict/taintevict/eviction/engine/internal/store"
 )
 
 // call is one Actuator call, as an act worker carries it from before the call to after:
@@ -22,26 +21,33 @@ type call struct {
 	returns uint64
 }
 
-// work is the schedule's work for the entry id: the time it asked for has come (or, for a
-// stripe's ID, the time to compact it). It retries
-// a failed lookup of the target, decides again from the Source's current state (the
+// work is the schedule's work for the eviction ev: the time it asked for has come. It
+// retries a failed lookup of the target, decides again from the Source's current state (the
 // recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
 // It always returns nil: the eviction, not the schedule, keeps its retries.
-func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
+func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) error {
 	defer e.recoverWorker()
-	if stripe, ok := id.Stripe(); ok {
-		e.compact(stripe) // see storeMover
-		return nil
-	}
-	cl, ok := e.beforeCall(id)
+	cl, ok := e.beforeCall(ev)
 	if !ok {
 		return nil
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
-	e.afterCall(id, cl, err)
+	e.afterCall(ev, cl, err)
 	return nil
+}
+
+// lockEviction takes the lock of ev's stripe and returns a cursor on it; a nil eviction in
+// the cursor when ev is no longer the eviction of its key (it was dropped since the
+// schedule gave it to this worker).
+func (e *Engine[T]) lockEviction(ev *eviction) *cursor[T] {
+	st := e.store.lock(ev.key)
+	c := &cursor[T]{e: e, st: st, key: ev.key, ev: ev}
+	if st.evictions[ev.key] != ev {
+		c.ev = nil
+	}
+	return c
 }
 
 // callOutcome is how a call that returned err ended, for the act workers' limit.
@@ -57,22 +63,21 @@ func callOutcome(err error) concurrency.Outcome {
 
 // beforeCall does what comes before a call to the eviction id, under its lock, and returns
 // the call to make, if any.
-func (e *Engine[T]) beforeCall(id store.ID) (call, bool) {
-	k, ev := e.store.LockID(id)
-	defer k.Unlock()
-	c := &cursor[T]{e: e, k: k, ev: ev, id: id}
-	if ev == nil {
-		return call{}, false // dropped since this run was taken
+func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
+	c := e.lockEviction(ev)
+	defer c.st.unlock()
+	if c.ev == nil {
+		return call{}, false // dropped since the schedule gave it
 	}
 	defer c.arm()
 	now := e.clock.Now()
 	if c.lookupDue(now.UnixNano()) {
 		e.relookup(c, now)
 	}
-	if !c.wantsWorker(now.UnixNano()) {
+	if c.goneByDue(now.UnixNano()) || !c.wantsWorker(now.UnixNano()) {
 		return call{}, false
 	}
-	v := &k.Scratch().view
+	v := &c.st.scratch.view
 	if err := e.recheck(c, v, now); err != nil {
 		c.failRecheck(err, now)
 		return call{}, false
@@ -92,14 +97,14 @@ func (e *Engine[T]) beforeCall(id store.ID) (call, bool) {
 		c.forward() // RetryUnreachable sends it back before its backoff is over
 	}
 	returns := e.unreach.returns.Load()
-	a := c.start(now)
+	a := c.start()
 	return call{ref: c.ref(), a: a, returns: returns}, true
 }
 
 // recheck reads the target of c's eviction, and its holders, from the Source into v: the
 // state right before acting. It returns the error of a lookup that failed.
 func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
-	obj, found, err := e.src.Target(c.k.Key())
+	obj, found, err := e.src.Target(c.key)
 	if err != nil && !apierrors.IsNotFound(err) {
 		e.stats.sourceErrors.Add(1)
 		return fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
@@ -114,9 +119,9 @@ func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 // waits passes c's due eviction through the budgets: it holds it when they say wait, and
 // returns true; it marks it admitted when they let it go, and returns false.
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
-	s := c.k.Scratch()
+	s := &c.st.scratch
 	r := &s.req
-	*r = budget.Request{ID: uint64(c.id), Key: c.k.Key(), UID: c.ev.uid, Holder: c.ev.holder, Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
+	*r = budget.Request{Key: c.key, UID: c.ev.uid, Holder: c.ev.holder, Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
 	if !v.target.Created.IsZero() {
 		r.Created = v.target.Created.UnixNano()
 	}
@@ -132,13 +137,13 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	if x := c.ev.x; x != nil {
 		h = x.hold
 	}
-	h, d := e.gate.Admit(r, h)
+	h, d := e.gate.Admit(c.ev, r, h)
 	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()
 		return false
 	}
-	c.hold(h, d.Until, d.Report)
+	c.hold(h, d.Until, Reason(d.Reason))
 	return true
 }
 
@@ -160,13 +165,12 @@ func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
 
 // afterCall ends the call cl to the eviction id, which returned err: Succeeded; the report
 // owed by an eviction closed while the call ran; or Failed, and a retry.
-func (e *Engine[T]) afterCall(id store.ID, cl call, err error) {
-	k, ev := e.store.LockID(id)
-	defer k.Unlock()
-	if ev == nil {
+func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
+	c := e.lockEviction(ev)
+	defer c.st.unlock()
+	if c.ev == nil {
 		return // cannot be: a running eviction is never dropped
 	}
-	c := &cursor[T]{e: e, k: k, ev: ev, id: id}
 	defer c.arm()
 	now := e.clock.Now()
 	switch {

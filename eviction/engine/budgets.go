@@ -94,11 +94,6 @@ type FullDisruption struct {
 	Rate Limit
 }
 
-// brakes reports whether b can pause anything.
-func (b Brake) brakes() bool {
-	return b.Fraction > 0 || b.ZoneFraction > 0 || b.Holders > 0 || b.ZoneHolders > 0 || b.FullDisruption.Pause || b.FullDisruption.Rate.limits()
-}
-
 func (b Brake) validate() error {
 	var errs []error
 	for _, f := range []struct {
@@ -136,89 +131,43 @@ func (o Options) validateBudgets() error {
 }
 
 // Cause is a NoExecute taint that makes a target due: the taint's Key, on the holder named
-// Holder, whose group is Group. A [Pauser] is told the causes of each eviction that falls
-// due.
+// Holder, whose group is Group. A [Census] is asked about the causes of each eviction that
+// falls due.
 type Cause struct {
 	Holder string
 	Key    string
 	Group  string
 }
 
-// Pauser holds back evictions that are due, by budgets that the caller counts and the
-// Engine cannot: the device taint adapter, for one, pauses the evictions of a
-// DeviceTaintRule that would evict too large a share of the pods that use devices. Set it in
-// Options.Pauser.
-//
-// The Engine asks Paused about every eviction that is due and has not yet passed the gate
-// (its first attempt), after [Options.Brake] and before the rate limits, with the causes
-// that make it due (every NoExecute taint it does not tolerate, or whose toleration has run
-// out, on each of its holders). While Paused returns true, the eviction waits, as one the
-// brake holds: the Observer is told Delayed with [ReasonPaused], [Engine.Pending] lists it
-// with Delayed ReasonPaused, and it stays until the caller calls [Engine.Resume] with the
-// scope Paused named; the Engine then asks again. An update that cancels or moves the
-// eviction lets go of the hold, as for the brake.
-//
-// Paused is called from the Engine's act workers, under the Engine's locks: it must be safe
-// for concurrent use, return quickly (O(1) or O(causes): no listing, no request), never
-// block, and never call the Engine. It must not keep causes, whose storage the Engine
-// reuses. The Engine asks and records the hold under the same lock that Resume takes, so a
-// caller that changes what Paused answers and then calls Resume never leaves an eviction
-// held by a scope it released.
-type Pauser interface {
-	Paused(target Ref, causes []Cause) (scope string, paused bool)
-}
-
-// PauserFunc adapts a function to a [Pauser].
-type PauserFunc func(target Ref, causes []Cause) (scope string, paused bool)
-
-var _ Pauser = PauserFunc(nil)
-
-// Paused calls f(target, causes).
-func (f PauserFunc) Paused(target Ref, causes []Cause) (string, bool) { return f(target, causes) }
-
-// pauserBudget asks the caller's Pauser, with the causes as the Engine's type, in storage
-// reused under the gate's lock.
-type pauserBudget struct {
-	p    Pauser
-	told []Cause
-}
-
-func (pb *pauserBudget) paused(r *budget.Request) (string, bool) {
-	pb.told = pb.told[:0]
-	for _, c := range r.Causes {
-		pb.told = append(pb.told, Cause(c))
-	}
-	return pb.p.Paused(Ref{Namespace: r.Key.Namespace, Name: r.Key.Name, UID: r.UID, Holder: r.Holder}, pb.told)
-}
-
-// gate returns the budgets o sets, in the order they are asked: Confirm, the brake, the
-// Pauser, InFlight, NamespaceLimit, OwnerLimit, LoopDamping, the rate limits; nil when o
-// sets none. Those that hold until released come first, those that count what went next,
-// and the rate limits, which reserve a slot, last (a wait after a reservation would let an
-// eviction go later than its slot). kept counts the evictions the Engine keeps, O(1), for
-// InFlight.Fraction. A new budget is a file of package budget, a field of Options, and a
-// line here.
-func (o Options) gate(kept func() int) *budget.Gate {
+// gate returns the budgets o sets, in the order they are asked: the wait for Synced (with
+// the budgets that count holders or targets), Confirm, the brake, InFlight, NamespaceLimit,
+// OwnerLimit, LoopDamping, the rate limits; nil when o sets none. Those that hold until
+// released come first, those that count what went next, and the rate limits, which reserve
+// a slot, last (a wait after a reservation would let an eviction go later than its slot).
+// kept counts the evictions the Engine keeps, O(1), for InFlight.Fraction. A new budget is
+// a file of package budget, a field of Options, and a line here.
+func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced) {
 	var bs []budget.Budget
 	add := func(b budget.Budget, on bool) {
 		if on {
 			bs = append(bs, b)
 		}
 	}
-	if c := o.Confirm; c.Fraction > 0 {
-		cb := &censusBudget{c: c.Census}
-		add(budget.NewConfirm(c.Fraction, c.MinTargets, cb.reach), true)
-	}
 	brake := budget.NewBrake(budget.BrakeRules{
 		Fraction: o.Brake.Fraction, GroupFraction: o.Brake.ZoneFraction,
 		Holders: o.Brake.Holders, GroupHolders: o.Brake.ZoneHolders,
 		FullPause: o.Brake.FullDisruption.Pause, FullRate: budget.Rate(o.Brake.FullDisruption.Rate),
 	})
-	add(brake, brake != nil)
-	if o.Pauser != nil {
-		pb := &pauserBudget{p: o.Pauser}
-		add(budget.Pauser{Paused: pb.paused}, true)
+	var synced *budget.Synced
+	if brake != nil || o.Confirm.Fraction > 0 {
+		synced = new(budget.Synced)
+		add(synced, true)
 	}
+	if c := o.Confirm; c.Fraction > 0 {
+		cb := &censusBudget{c: c.Census}
+		add(budget.NewConfirm(c.Fraction, c.MinTargets, cb.reach), true)
+	}
+	add(brake, brake != nil)
 	inFlight := budget.NewInFlight(o.InFlight.Max, o.InFlight.Fraction, kept)
 	add(inFlight, inFlight != nil)
 	ns := budget.NewWindow(o.NamespaceLimit.Max, int64(o.NamespaceLimit.Per), string(ReasonNamespaceLimit), budget.NamespaceKey)
@@ -227,7 +176,7 @@ func (o Options) gate(kept func() int) *budget.Gate {
 	add(owner, owner != nil)
 	if d := o.LoopDamping; d.Window > 0 {
 		backoff := d.backoff()
-		add(budget.NewDamping(int64(d.Window), func(n int) int64 { return int64(backoff.Delay(n)) }), true)
+		add(budget.NewDamping(int64(d.Window), func(n int, jitter float64) int64 { return int64(backoff.delay(n, jitter)) }), true)
 	}
 	perKey := make(map[string]budget.Rate, len(o.TaintRateLimits))
 	for k, l := range o.TaintRateLimits {
@@ -235,7 +184,7 @@ func (o Options) gate(kept func() int) *budget.Gate {
 	}
 	t := budget.NewTokens(budget.Rate(o.RateLimit), perKey, brake)
 	add(t, t != nil)
-	return budget.NewGate(bs...)
+	return budget.NewGate[*eviction](bs...), synced
 }
 
 // InFlight bounds the evictions in flight: acted on (the Actuator called) and not yet
@@ -279,9 +228,6 @@ type Window struct {
 	// Per is the span; positive when Max is set.
 	Per time.Duration
 }
-
-// bounds reports whether w bounds anything.
-func (w Window) bounds() bool { return w.Max > 0 }
 
 func (w Window) validate(field string) error {
 	if w == (Window{}) {

@@ -15,7 +15,6 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 	"github.com/taintevict/taintevict/eviction/engine/internal/intake"
-	"github.com/taintevict/taintevict/eviction/engine/internal/store"
 	"github.com/taintevict/taintevict/eviction/engine/internal/timeout"
 	"github.com/taintevict/taintevict/timedqueue"
 )
@@ -36,9 +35,9 @@ var ErrRunTwice = errors.New("engine: Run called more than once")
 // before it acts, the Engine decides again from the Source's current state of the target
 // and of its holders.
 //
-// All methods are safe for concurrent use. The update methods, Resume and RetryUnreachable
-// return at once: they take no lock that a decision in progress holds. The zero Engine is
-// not usable: create one with [New].
+// All methods are safe for concurrent use. The update methods, Synced, Recounted and
+// RetryUnreachable return at once: they take no lock that a decision in progress holds.
+// The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
 	act   Actuator
@@ -50,16 +49,16 @@ type Engine[T any] struct {
 
 	// Each of these keeps its own lock; their order is in doc.go ("Locks", below the package clause).
 	intake   *intake.Intake[holderEvent, targetEvent[T]]
-	store    *store.Store[eviction, scratch] // every target's eviction, one entry per key
-	queue    *timedqueue.Queue[store.ID, struct{}]
+	store    *store                                 // every target's eviction, one per key
+	queue    *timedqueue.Queue[*eviction, struct{}] // when each eviction next wants a worker
 	holders  holderTable
-	gate     *budget.Gate // nil: no budget
+	gate     *budget.Gate[*eviction] // nil: no budget
+	synced   *budget.Synced          // nil: no budget that needs Synced
 	conc     *concurrency.Limit
 	timeouts *timeout.Timeouts
 	timeout  error // the cause of a call cancelled by Options.ActTimeout
 	unreach  unreachableIndex
 	stats    counters
-	thinned  stripeSet // stripes waiting to be compacted (see storeMover)
 
 	started atomic.Bool // Run has been called
 	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
@@ -67,13 +66,6 @@ type Engine[T any] struct {
 	halt    context.CancelCauseFunc
 	failure atomic.Pointer[PanicError]
 	ctx     atomic.Pointer[context.Context] // Run's, for the logger of work not given one
-}
-
-// scratch is a stripe's scratch space: what a decision under its lock fills and reuses.
-type scratch struct {
-	view   view
-	causes []budget.Cause
-	req    budget.Request
 }
 
 // New returns an Engine that reads src and acts through act. It returns an error, and no
@@ -99,13 +91,8 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 		opts:  opts,
 		rules: rules{source: opts.DeadlineSource, tol: opts.Tolerations},
 	}
-	e.gate = opts.gate(e.stats.kept)
-	e.store = store.New(func(s *scratch) {
-		// Room for two bindings, made at once: most targets have one or two, and a
-		// decision then allocates nothing, not even the first time.
-		s.view.target.Bindings = make([]Binding, 0, 2)
-		s.view.holders = make([]holderView, 0, 2)
-	}, store.Mover[eviction](storeMover[T]{e}))
+	e.gate, e.synced = opts.gate(e.stats.kept)
+	e.store = newStore()
 	e.timeout = fmt.Errorf("%w after %s", ErrActTimeout, opts.ActTimeout)
 	e.timeouts = timeout.New(opts.Clock, opts.ActTimeout, e.timeout)
 	e.intake, err = intake.New[holderEvent, targetEvent[T]](opts.Workers, keepHolderEvent, opts.Clock, opts.Backoff.Delay, sourceErrorInterval)
@@ -163,13 +150,18 @@ func (e *Engine[T]) TargetDeleted(t T) {
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t, deleted: true})
 }
 
-// Resume releases the evictions that Options.Pauser holds under scope: an act worker asks
-// the Pauser about each again, in the order they fell due. A scope that holds nothing, or
-// an Engine without a Pauser, makes it do nothing. It returns at once, and is safe for
-// concurrent use (also from the Pauser's own goroutines, but not from within Paused).
-func (e *Engine[T]) Resume(scope string) {
-	if e.gate != nil && e.opts.Pauser != nil {
-		e.wake(e.gate.Wake(budget.PauserScope(scope)))
+// Synced tells the Engine that it has been told of every holder and every target its
+// Source has: the caller's informers have synced, and their handlers have delivered what
+// they listed. Until then, an Engine with a Brake or Confirm lets no due eviction pass
+// its budgets (it waits, reported Delayed with [ReasonNotSynced]), since those budgets
+// count holders and targets, and would let go, from a part of them, what all of them hold:
+// an Engine started in the middle of an outage, whose deadlines are long past, would act
+// on the first targets it hears of. An Engine without those budgets ignores it. It
+// returns at once, and is safe for concurrent use; calls after the first do nothing.
+func (e *Engine[T]) Synced() {
+	if e.synced != nil {
+		e.synced.Done()
+		e.wake(e.gate.Wake(budget.SyncedScope))
 	}
 }
 
@@ -187,9 +179,9 @@ func (e *Engine[T]) Recounted(name string) {
 }
 
 // wake has an act worker look again at the evictions the budgets released.
-func (e *Engine[T]) wake(list []budget.Woken) {
+func (e *Engine[T]) wake(list []budget.Woken[*eviction]) {
 	for _, w := range list {
-		e.queue.Schedule(store.ID(w.ID), struct{}{}, time.Unix(0, w.Due))
+		e.queue.Schedule(w.Ev, struct{}{}, time.Unix(0, w.Due))
 	}
 }
 
@@ -212,80 +204,52 @@ func (e *Engine[T]) RetryUnreachable() int {
 		return 0
 	}
 	e.unreach.returns.Add(1)
-	ids := e.unreach.take()
+	evs := e.unreach.take()
 	now := e.clock.Now()
-	for _, id := range ids {
-		e.queue.Schedule(id, struct{}{}, now)
+	for _, ev := range evs {
+		e.queue.Schedule(ev, struct{}{}, now)
 	}
-	return len(ids)
+	return len(evs)
 }
 
-// unreachableIndex finds the evictions that RetryUnreachable may send back: the IDs of
-// those marked unreachable (see the lifecycle), so that it looks at no other. Its lock
-// guards the set, and is taken under a stripe lock or alone, with no other.
+// unreachableIndex finds the evictions that RetryUnreachable may send back: those marked
+// unreachable (see eviction.go), so that it looks at no other. Its lock guards the set,
+// and is taken under a stripe lock or alone, with no other.
 type unreachableIndex struct {
 	mu  sync.Mutex
-	ids map[store.ID]struct{}
+	set map[*eviction]struct{}
 	// returns counts the calls of RetryUnreachable, so that a call that ran across one,
 	// and an eviction that failed before one, know it.
 	returns atomic.Uint64
 }
 
-func (u *unreachableIndex) add(id store.ID) {
+// mark adds ev, and returns the count of RetryUnreachable calls so far.
+func (u *unreachableIndex) mark(ev *eviction) uint64 {
+	returns := u.returns.Load()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.ids == nil {
-		u.ids = make(map[store.ID]struct{})
+	if u.set == nil {
+		u.set = make(map[*eviction]struct{})
 	}
-	u.ids[id] = struct{}{}
+	u.set[ev] = struct{}{}
+	return returns
 }
 
-func (u *unreachableIndex) forget(id store.ID) {
+func (u *unreachableIndex) forget(ev *eviction) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	delete(u.ids, id)
+	delete(u.set, ev)
 }
 
-// take returns the IDs and forgets them.
-func (u *unreachableIndex) take() []store.ID {
+// take returns the evictions and forgets them.
+func (u *unreachableIndex) take() []*eviction {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]store.ID, 0, len(u.ids))
-	for id := range u.ids {
-		out = append(out, id)
+	out := make([]*eviction, 0, len(u.set))
+	for ev := range u.set {
+		out = append(out, ev)
 	}
-	u.ids = nil
-	return out
-}
-
-// stripeSet is a set of the store's stripes, safe for concurrent use.
-type stripeSet struct {
-	mu  sync.Mutex
-	set map[int32]bool
-}
-
-func (s *stripeSet) Store(stripe int32, in bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.set == nil {
-		s.set = map[int32]bool{}
-	}
-	if in {
-		s.set[stripe] = true
-	} else {
-		delete(s.set, stripe)
-	}
-}
-
-// take returns the stripes in the set and empties it.
-func (s *stripeSet) take() []int32 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]int32, 0, len(s.set))
-	for st := range s.set {
-		out = append(out, st)
-	}
-	s.set = nil
+	u.set = nil
 	return out
 }
 

@@ -42,6 +42,12 @@ type Target struct {
 	// it has finished, or it is being deleted). A leaving target is never acted on, and its
 	// open eviction, if any, ends with [Observer.Skipped] and this reason.
 	Leaving Reason
+	// GoneBy is when a leaving target is to be gone at the latest (for a pod being deleted,
+	// its deletionTimestamp: the end of its grace period); the zero time is not known. A
+	// target acted on stops counting for [InFlight] once it is leaving and GoneBy has
+	// passed, even if the Source still shows it: a holder that cannot confirm the removal
+	// (a node that is unreachable) would otherwise hold its place for good.
+	GoneBy time.Time
 	// Bindings are the holders the target is bound to. A target with none is not evicted.
 	Bindings []Binding
 	// Owner is the workload the target belongs to, within its namespace: for a pod, its

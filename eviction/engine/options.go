@@ -119,9 +119,6 @@ type Options struct {
 	// Brake pauses the evictions caused by a taint key while too many holders carry it; see
 	// [Brake]. The zero Brake never pauses.
 	Brake Brake
-	// Pauser, when not nil, holds back evictions that are due by budgets of the caller's,
-	// after the Brake and before the rate limits, until [Engine.Resume]; see [Pauser].
-	Pauser Pauser
 	// InFlight bounds the evictions acted on and not yet gone; see [InFlight]. The zero
 	// InFlight bounds nothing.
 	InFlight InFlight

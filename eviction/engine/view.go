@@ -59,7 +59,7 @@ type holderReader func(name string, now time.Time) (holderView, error)
 // decided from.
 func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now time.Time) error {
 	v.exists = found
-	v.target.Key, v.target.UID, v.target.Leaving = types.NamespacedName{}, "", ""
+	v.target.Key, v.target.UID, v.target.Leaving, v.target.GoneBy = types.NamespacedName{}, "", "", time.Time{}
 	v.target.Owner, v.target.Created = Owner{}, time.Time{}
 	v.target.Bindings, v.holders = v.target.Bindings[:0], v.holders[:0]
 	if !found {

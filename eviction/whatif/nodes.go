@@ -211,6 +211,7 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 		for _, n := range nodes {
 			m.NodeUpdated(nil, n)
 		}
+		m.Synced() // it was told every node that counts
 		return m, nil
 	})
 }

@@ -19,8 +19,6 @@ type Cause struct {
 // caller fills it and may reuse it (and its Causes) once Admit or Release returns: a
 // budget must not keep it.
 type Request struct {
-	// ID is the caller's name for the eviction, given back by Wake.
-	ID uint64
 	// Key, UID and Holder name the target, its incarnation and the holder that made it due.
 	Key    types.NamespacedName
 	UID    types.UID
@@ -42,8 +40,9 @@ type Owner struct {
 }
 
 // Scope names what holds evictions until it is released: a taint key paused by the brake,
-// over all holders or within one group, a scope the caller's Pauser or Census named, or one
-// eviction's place in a queue (Seq). Budgets make their own, told apart by Kind.
+// over all holders or within one group, a scope the caller's Census named, one eviction's
+// place in a queue (Seq), or the wait for the caller's informers to sync. Budgets make
+// their own, told apart by Kind.
 type Scope struct {
 	Kind    Kind
 	Key     string
@@ -58,9 +57,9 @@ type Kind uint8
 // The kinds of the budgets in this package.
 const (
 	KindBrake Kind = iota + 1
-	KindPauser
 	KindInFlight
 	KindConfirm
+	KindSynced
 )
 
 // Verdict is one budget's answer about an eviction that is due.
@@ -103,43 +102,49 @@ type Recorder interface {
 }
 
 // Tracker is a budget that follows the evictions it let go until they end, as one that
-// bounds the evictions in flight must.
+// bounds the evictions in flight must. The gate's caller tells it of each end once, for
+// an eviction that went.
 type Tracker interface {
 	Recorder
-	// Ended: the eviction id, which went, has ended: its target is gone or was moved
-	// (the Source shows the action's effect), or it was closed without one. It appends to
-	// released the scopes that may let evictions go now.
-	Ended(id uint64, now int64, released []Scope) []Scope
+	// Ended: an eviction that went has ended: its target is gone or was moved (the Source
+	// shows the action's effect), it is leaving past its GoneBy, or it was closed without
+	// an action. It appends to released the scopes that may let evictions go now.
+	Ended(now int64, released []Scope) []Scope
 }
 
-// Hold is what the gate keeps of an eviction that waits at it, for the caller to keep with
-// the eviction and give back: when it fell due, why it waits, and each budget's state. Its
-// fields are guarded by the gate's lock.
+// Hold is what the gate keeps of an eviction that waits at it, for the caller to keep in
+// the eviction and give back: when it fell due, what it waits for, and each budget's state.
+// Its fields are guarded by the gate's lock.
 type Hold struct {
 	due    int64
-	reason string
-	scope  Scope // while it waits for a scope, to be found by Wake; zero otherwise
-	waits  bool  // it is in the gate's waiting set of scope
+	seq    uint64 // the order in which the holds were made, for ties of due
+	scope  Scope  // while it waits for a scope, to be found by Wake; zero otherwise
+	waits  bool   // it is in the gate's waiting set of scope
 	states []any
 }
 
 // Decision is the gate's answer for an eviction that is due.
-type Decision struct {
+type Decision[E comparable] struct {
 	// Wait is true when the eviction may not go yet; Until is when to look again, 0 for
-	// when a Wake names it.
-	Wait  bool
-	Until int64
-	// Report is the reason to report as Delayed; empty when it did not change.
-	Report string
+	// when a Wake names it; Reason is why it waits.
+	Wait   bool
+	Until  int64
+	Reason string
 	// Woken are other evictions that may go now: the caller looks at them again.
-	Woken []Woken
+	Woken []Woken[E]
+}
+
+// Woken is an eviction that a released scope held: the caller looks at it again (it asks
+// the gate again) at Due, the time it fell due.
+type Woken[E comparable] struct {
+	Ev  E
+	Due int64
 }
 
 // Gate is what an eviction that is due passes before its first attempt: its budgets, in
-// order. It is safe for concurrent use; its lock is taken under the engine's stripe locks
-// and before the engine's schedule's (see the engine's doc), and nothing is called under it
-// but the budgets.
-type Gate struct {
+// order. E is the caller's eviction, by pointer: the gate's waiting sets hold it. It is
+// safe for concurrent use; nothing is called under its lock but the budgets.
+type Gate[E comparable] struct {
 	mu       sync.Mutex
 	budgets  []Budget
 	causes   bool
@@ -147,9 +152,9 @@ type Gate struct {
 	went     []Recorder
 	trackers []Tracker
 	refill   []Refiller
-	waiting  map[Scope]map[uint64]*Hold // holds that wait for a scope, by the caller's ID
-	delayed  map[string]int             // holds by the reason they wait for
-	fresh    Hold                       // the hold of an eviction asked about first, until it waits
+	waiting  map[Scope]map[E]*Hold // the evictions that wait for each scope
+	fresh    Hold                  // the hold of an eviction asked about first, until it waits
+	holds    uint64                // the holds made so far
 }
 
 // HolderCounter is a budget that counts holders, as the brake does: the gate tells it every
@@ -169,11 +174,11 @@ type Refiller interface {
 }
 
 // NewGate returns a gate over budgets, asked in their order; nil when there are none.
-func NewGate(budgets ...Budget) *Gate {
+func NewGate[E comparable](budgets ...Budget) *Gate[E] {
 	if len(budgets) == 0 {
 		return nil
 	}
-	g := &Gate{budgets: budgets, waiting: map[Scope]map[uint64]*Hold{}, delayed: map[string]int{}}
+	g := &Gate[E]{budgets: budgets, waiting: map[Scope]map[E]*Hold{}}
 	for _, b := range budgets {
 		g.causes = g.causes || b.NeedsCauses()
 		if c, ok := b.(HolderCounter); ok {
@@ -193,19 +198,12 @@ func NewGate(budgets ...Budget) *Gate {
 }
 
 // NeedsCauses reports whether Admit needs Request.Causes.
-func (g *Gate) NeedsCauses() bool { return g.causes }
+func (g *Gate[E]) NeedsCauses() bool { return g.causes }
 
-// Tracks reports whether a budget follows the evictions it lets go ([Tracker]), which then
-// names them by their IDs until they end.
-func (g *Gate) Tracks() bool { return g != nil && len(g.trackers) > 0 }
-
-// CountsHolders reports whether the gate wants holder updates (HolderUpdated).
-func (g *Gate) CountsHolders() bool { return len(g.counters) > 0 }
-
-// Admit decides whether the eviction r may go. h is its hold from an earlier wait, or nil.
-// It returns the hold to keep (nil when the eviction goes: the gate has forgotten it) and
-// the decision.
-func (g *Gate) Admit(r *Request, h *Hold) (*Hold, Decision) {
+// Admit decides whether the eviction ev, asked about as r, may go. h is its hold from an
+// earlier wait, or nil. It returns the hold to keep (nil when the eviction goes: the gate
+// has forgotten it) and the decision.
+func (g *Gate[E]) Admit(ev E, r *Request, h *Hold) (*Hold, Decision[E]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if h == nil {
@@ -217,49 +215,47 @@ func (g *Gate) Admit(r *Request, h *Hold) (*Hold, Decision) {
 	if h.states == nil {
 		h.states = make([]any, len(g.budgets))
 	}
-	g.unwaitLocked(r.ID, h)
+	g.unwaitLocked(ev, h)
 	for i, b := range g.budgets {
 		v, state := b.Admit(r, h.states[i])
 		h.states[i] = state
-		if !v.Wait {
-			continue
+		if v.Wait {
+			return g.waitLocked(ev, h, i, v, r.Now)
 		}
-		for j := i + 1; j < len(g.budgets); j++ {
-			if h.states[j] != nil {
-				g.budgets[j].Release(h.states[j], r.Now)
-				h.states[j] = nil
-			}
-		}
-		if h == &g.fresh {
-			h = &Hold{due: h.due, states: slices.Clone(h.states)}
-		}
-		if v.Until == 0 {
-			h.scope, h.waits = v.Scope, true
-			set := g.waiting[v.Scope]
-			if set == nil {
-				set = map[uint64]*Hold{}
-				g.waiting[v.Scope] = set
-			}
-			set[r.ID] = h
-		}
-		d := Decision{Wait: true, Until: v.Until}
-		if h.reason != v.Reason {
-			g.countLocked(h.reason, -1)
-			g.countLocked(v.Reason, +1)
-			h.reason, d.Report = v.Reason, v.Reason
-		}
-		d.Woken = g.refillLocked(nil)
-		return h, d
 	}
-	g.countLocked(h.reason, -1)
 	for _, w := range g.went {
 		w.Went(r)
 	}
-	return nil, Decision{Woken: g.refillLocked(nil)}
+	return nil, Decision[E]{Woken: g.refillLocked(nil)}
+}
+
+// waitLocked holds ev, which budget i holds with v: the budgets after i give back what
+// they reserved, and ev waits for v's scope or time.
+func (g *Gate[E]) waitLocked(ev E, h *Hold, i int, v Verdict, now int64) (*Hold, Decision[E]) {
+	for j := i + 1; j < len(g.budgets); j++ {
+		if h.states[j] != nil {
+			g.budgets[j].Release(h.states[j], now)
+			h.states[j] = nil
+		}
+	}
+	if h == &g.fresh {
+		g.holds++
+		h = &Hold{due: h.due, seq: g.holds, states: slices.Clone(h.states)}
+	}
+	if v.Until == 0 {
+		h.scope, h.waits = v.Scope, true
+		set := g.waiting[v.Scope]
+		if set == nil {
+			set = map[E]*Hold{}
+			g.waiting[v.Scope] = set
+		}
+		set[ev] = h
+	}
+	return h, Decision[E]{Wait: true, Until: v.Until, Reason: v.Reason, Woken: g.refillLocked(nil)}
 }
 
 // refillLocked wakes what the Refillers say may go now, with released.
-func (g *Gate) refillLocked(released []Scope) []Woken {
+func (g *Gate[E]) refillLocked(released []Scope) []Woken[E] {
 	for _, r := range g.refill {
 		released = r.Refill(released)
 	}
@@ -269,9 +265,9 @@ func (g *Gate) refillLocked(released []Scope) []Woken {
 	return g.wakeLocked(released)
 }
 
-// Ended tells the budgets that track evictions that the eviction id, which went, has
-// ended (see [Tracker]), and returns the evictions that the scopes they release held.
-func (g *Gate) Ended(id uint64, now int64) []Woken {
+// Ended tells the budgets that track evictions that one which went has ended (see
+// [Tracker]), and returns the evictions that the scopes they release held.
+func (g *Gate[E]) Ended(now int64) []Woken[E] {
 	if len(g.trackers) == 0 {
 		return nil
 	}
@@ -279,35 +275,33 @@ func (g *Gate) Ended(id uint64, now int64) []Woken {
 	defer g.mu.Unlock()
 	var released []Scope
 	for _, t := range g.trackers {
-		released = t.Ended(id, now, released)
+		released = t.Ended(now, released)
 	}
 	return g.refillLocked(released)
 }
 
-// Release forgets the hold h of the eviction id, which leaves the gate without going
+// Release forgets the hold h of the eviction ev, which leaves the gate without going
 // (cancelled, skipped, or scheduled anew), and gives back what its budgets reserved. It
 // returns the evictions that the room it gave back lets go.
-func (g *Gate) Release(id uint64, h *Hold, now int64) []Woken {
+func (g *Gate[E]) Release(ev E, h *Hold, now int64) []Woken[E] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.unwaitLocked(id, h)
+	g.unwaitLocked(ev, h)
 	for i, s := range h.states {
 		if s != nil {
 			g.budgets[i].Release(s, now)
 			h.states[i] = nil
 		}
 	}
-	g.countLocked(h.reason, -1)
-	h.reason = ""
 	return g.refillLocked(nil)
 }
 
-func (g *Gate) unwaitLocked(id uint64, h *Hold) {
+func (g *Gate[E]) unwaitLocked(ev E, h *Hold) {
 	if !h.waits {
 		return
 	}
 	if set := g.waiting[h.scope]; set != nil {
-		delete(set, id)
+		delete(set, ev)
 		if len(set) == 0 {
 			delete(g.waiting, h.scope)
 		}
@@ -315,67 +309,52 @@ func (g *Gate) unwaitLocked(id uint64, h *Hold) {
 	h.scope, h.waits = Scope{}, false
 }
 
-func (g *Gate) countLocked(reason string, d int) {
-	if reason == "" {
-		return
-	}
-	if g.delayed[reason] += d; g.delayed[reason] == 0 {
-		delete(g.delayed, reason)
-	}
-}
-
-// Waiting returns when h's eviction fell due and why it waits.
-func (g *Gate) Waiting(h *Hold) (due int64, reason string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return h.due, h.reason
-}
-
-// Delayed returns how many evictions wait at the gate, by reason.
-func (g *Gate) Delayed() map[string]int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make(map[string]int, len(g.delayed))
-	for r, n := range g.delayed {
-		out[r] = n
-	}
-	return out
-}
-
-// Woken is an eviction that a released scope held: the caller looks at it again (it asks
-// the gate again) at Due, the time it fell due.
-type Woken struct {
-	ID  uint64
-	Due int64
-}
-
 // Wake releases scopes: the evictions they held are returned, in the order they fell due,
-// for the caller to look at again; each stays a hold, with its reason, until it passes the
-// gate again. It takes only the gate's lock.
-func (g *Gate) Wake(scopes ...Scope) []Woken {
+// for the caller to look at again; each keeps its hold until it passes the gate again. It
+// takes only the gate's lock.
+func (g *Gate[E]) Wake(scopes ...Scope) []Woken[E] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.wakeLocked(scopes)
 }
 
-func (g *Gate) wakeLocked(scopes []Scope) []Woken {
-	var out []Woken
+func (g *Gate[E]) wakeLocked(scopes []Scope) []Woken[E] {
+	type woken struct {
+		w Woken[E]
+		h *Hold
+	}
+	var all []woken
 	for _, s := range scopes {
-		for id, h := range g.waiting[s] {
+		for ev, h := range g.waiting[s] {
 			h.scope, h.waits = Scope{}, false
-			out = append(out, Woken{ID: id, Due: h.due})
+			all = append(all, woken{Woken[E]{Ev: ev, Due: h.due}, h})
 		}
 		delete(g.waiting, s)
 	}
-	// Deadline order, so that they take the tokens of the rate limits in that order.
-	slices.SortFunc(out, func(a, b Woken) int { return cmp.Or(cmp.Compare(a.Due, b.Due), cmp.Compare(a.ID, b.ID)) })
+	if len(all) == 0 {
+		return nil
+	}
+	// Deadline order, so that they take the tokens of the rate limits in that order; ties
+	// in the order they first waited.
+	slices.SortFunc(all, func(a, b woken) int { return cmp.Or(cmp.Compare(a.h.due, b.h.due), cmp.Compare(a.h.seq, b.h.seq)) })
+	out := make([]Woken[E], len(all))
+	for i, a := range all {
+		out[i] = a.w
+	}
 	return out
+}
+
+// Due returns when the eviction held by h fell due.
+func (g *Gate[E]) Due(h *Hold) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return h.due
 }
 
 // HolderUpdated tells the budgets that count holders of a holder's update (deleted: its
 // deletion), and returns the evictions that the scopes it released held. It takes only the
 // gate's lock, for O(the holder's taints) in the common case.
-func (g *Gate) HolderUpdated(name, group string, taints []v1.Taint, deleted bool) []Woken {
+func (g *Gate[E]) HolderUpdated(name, group string, taints []v1.Taint, deleted bool) []Woken[E] {
 	if len(g.counters) == 0 {
 		return nil
 	}

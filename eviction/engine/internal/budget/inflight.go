@@ -3,7 +3,7 @@ package budget
 import "math"
 
 // InFlight is the budget of the evictions in flight: let go by the gate and not yet ended
-// (the target gone or moved, or the eviction closed without an action). At most max are in
+// (see [Tracker]). At most max are in
 // flight at once, and at most fraction of the evictions the engine keeps (kept: those
 // open, running or acted on and not yet gone), at least one; the evictions due meanwhile
 // wait in a queue, in the order they first asked, and each end lets the first in line go.
@@ -16,13 +16,13 @@ type InFlight struct {
 	fraction float64    // 0: no fraction limit
 	kept     func() int // the evictions the engine keeps, for fraction; O(1)
 
-	open    map[uint64]struct{} // the evictions in flight, by ID
-	tickets map[uint64]*ticket  // the waiting evictions, by their ticket
-	queue   []uint64            // tickets in line, oldest first; those gone are skipped
-	head    int                 // queue[head:] is the line
-	front   []uint64            // tickets woken that found no room: first in line, newest last
-	next    uint64              // the next ticket
-	woken   int                 // tickets woken that have not asked again yet
+	open    int                // the evictions in flight
+	tickets map[uint64]*ticket // the waiting evictions, by their ticket
+	queue   []uint64           // tickets in line, oldest first; those gone are skipped
+	head    int                // queue[head:] is the line
+	front   []uint64           // tickets woken that found no room: first in line, newest last
+	next    uint64             // the next ticket
+	woken   int                // tickets woken that have not asked again yet
 }
 
 // ticket is a waiting eviction's place in line: the state the gate keeps for it.
@@ -38,7 +38,7 @@ func NewInFlight(max int, fraction float64, kept func() int) *InFlight {
 	if max <= 0 && fraction <= 0 {
 		return nil
 	}
-	return &InFlight{max: max, fraction: fraction, kept: kept, open: map[uint64]struct{}{}, tickets: map[uint64]*ticket{}}
+	return &InFlight{max: max, fraction: fraction, kept: kept, tickets: map[uint64]*ticket{}}
 }
 
 // NeedsCauses reports false: the count is over every eviction.
@@ -67,7 +67,7 @@ func (f *InFlight) Admit(_ *Request, state any) (Verdict, any) {
 		if t.inLine {
 			return f.wait(t) // asked again before its turn
 		}
-		if len(f.open)+f.woken < f.limit() {
+		if f.open+f.woken < f.limit() {
 			delete(f.tickets, t.seq)
 			return Go, nil
 		}
@@ -75,7 +75,7 @@ func (f *InFlight) Admit(_ *Request, state any) (Verdict, any) {
 		f.front = append(f.front, t.seq)
 		return f.wait(t)
 	}
-	if len(f.open)+f.woken < f.limit() && len(f.tickets) == f.woken { // no one in line
+	if f.open+f.woken < f.limit() && len(f.tickets) == f.woken { // no one in line
 		return Go, nil
 	}
 	t := &ticket{seq: f.next, inLine: true}
@@ -111,12 +111,12 @@ func (f *InFlight) Release(state any, _ int64) {
 }
 
 // Went counts the eviction in flight.
-func (f *InFlight) Went(r *Request) { f.open[r.ID] = struct{}{} }
+func (f *InFlight) Went(*Request) { f.open++ }
 
-// Ended takes the eviction out of flight; Refill, which the gate calls next, lets the
-// first in line go.
-func (f *InFlight) Ended(id uint64, _ int64, released []Scope) []Scope {
-	delete(f.open, id)
+// Ended takes an eviction out of flight; Refill, which the gate calls next, lets the first
+// in line go.
+func (f *InFlight) Ended(_ int64, released []Scope) []Scope {
+	f.open--
 	return released
 }
 
@@ -125,7 +125,7 @@ func (f *InFlight) Refill(released []Scope) []Scope {
 	if len(f.tickets) == f.woken {
 		return released // no one in line: the common case, without asking kept
 	}
-	for room := f.limit() - len(f.open) - f.woken; room > 0; room-- {
+	for room := f.limit() - f.open - f.woken; room > 0; room-- {
 		t := f.pop()
 		if t == nil {
 			break
