@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
@@ -151,16 +152,50 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 // its error: wrapped with the timeout when that fired, and as a *PanicError when the
 // Actuator panicked, so that it is reported and retried like any other failure.
 func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
-	actx, bound := e.timeouts.Start(ctx)
+	actx, stop := e.bound(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
-		if bound.Stop() && err != nil && !errors.Is(err, ErrActTimeout) {
+		if stop() && err != nil && !errors.Is(err, ErrActTimeout) {
 			err = fmt.Errorf("%w: %w", e.timeout, err)
 		}
 	}()
 	return e.act.Act(actx, ref)
+}
+
+// bound returns the context of one Actuator call, cancelled with the cause e.timeout once
+// the call has run for Options.ActTimeout on the clock (never, for a negative one), and
+// the function to call once the call has returned, which reports whether the bound fired.
+// It uses the clock's AfterFunc where it has one; otherwise a timer and a goroutine, which
+// that function waits for.
+func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() {}
+	switch c, ok := e.clock.(clock.WithDelayedExecution); {
+	case e.opts.ActTimeout < 0:
+	case ok:
+		t := c.AfterFunc(e.opts.ActTimeout, func() { cancel(e.timeout) })
+		stop = func() { t.Stop() }
+	default:
+		t := e.clock.NewTimer(e.opts.ActTimeout)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			select {
+			case <-t.C():
+				cancel(e.timeout)
+			case <-ctx.Done():
+			}
+		}()
+		stop = func() { t.Stop(); cancel(nil); <-exited }
+	}
+	return ctx, func() bool {
+		stop()
+		fired := errors.Is(context.Cause(ctx), e.timeout)
+		cancel(nil)
+		return fired
+	}
 }
 
 // afterCall ends the call cl to the eviction id, which returned err: Succeeded; the report

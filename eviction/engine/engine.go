@@ -15,7 +15,6 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 	"github.com/taintevict/taintevict/eviction/engine/internal/intake"
-	"github.com/taintevict/taintevict/eviction/engine/internal/timeout"
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
@@ -48,17 +47,16 @@ type Engine[T any] struct {
 	rules rules
 
 	// Each of these keeps its own lock; their order is in doc.go ("Locks", below the package clause).
-	intake   *intake.Intake[holderEvent, targetEvent[T]]
-	store    *store                                 // every target's eviction, one per key
-	queue    *timedqueue.Queue[*eviction, struct{}] // when each eviction next wants a worker
-	holders  holderTable
-	gate     *budget.Gate[*eviction] // nil: no budget
-	synced   *budget.Synced          // nil: no budget that needs Synced
-	conc     *concurrency.Limit
-	timeouts *timeout.Timeouts
-	timeout  error // the cause of a call cancelled by Options.ActTimeout
-	unreach  unreachableIndex
-	stats    counters
+	intake  *intake.Intake[holderEvent, targetEvent[T]]
+	store   *store                                 // every target's eviction, one per key
+	queue   *timedqueue.Queue[*eviction, struct{}] // when each eviction next wants a worker
+	holders holderTable
+	gate    *budget.Gate[*eviction] // nil: no budget
+	synced  *budget.Synced          // nil: no budget that needs Synced
+	conc    *concurrency.Limit
+	timeout error // the cause of a call cancelled by Options.ActTimeout
+	unreach unreachableIndex
+	stats   counters
 
 	started atomic.Bool // Run has been called
 	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
@@ -94,7 +92,6 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	e.gate, e.synced = opts.gate(e.stats.kept)
 	e.store = newStore()
 	e.timeout = fmt.Errorf("%w after %s", ErrActTimeout, opts.ActTimeout)
-	e.timeouts = timeout.New(opts.Clock, opts.ActTimeout, e.timeout)
 	e.intake, err = intake.New[holderEvent, targetEvent[T]](opts.Workers, keepHolderEvent, opts.Clock, opts.Backoff.Delay, sourceErrorInterval)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
