@@ -121,24 +121,20 @@ func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 // returns true; it marks it admitted when they let it go, and returns false.
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	s := &c.st.scratch
-	r := &s.req
-	*r = budget.Request{Key: c.key, UID: c.ev.uid, Holder: c.ev.holder, Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
-	if !v.target.Created.IsZero() {
-		r.Created = v.target.Created.UnixNano()
-	}
-	if e.gate.NeedsCauses() {
-		since := now
-		if x := c.ev.x; x != nil && x.since != 0 {
-			since = time.Unix(0, x.since)
-		}
-		s.causes = e.rules.causes(s.causes[:0], v, since, now)
-		r.Causes = s.causes
-	}
-	var h *budget.Hold
+	since, h := now, (*budget.Hold)(nil)
 	if x := c.ev.x; x != nil {
 		h = x.hold
+		if x.since != 0 {
+			since = time.Unix(0, x.since)
+		}
 	}
-	h, d := e.gate.Admit(c.ev, r, h)
+	s.causes = e.rules.causes(s.causes[:0], v, since, now)
+	s.req = budget.Request{Key: c.key, UID: c.ev.uid, Holder: c.ev.holder, Causes: s.causes,
+		Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
+	if !v.target.Created.IsZero() {
+		s.req.Created = v.target.Created.UnixNano()
+	}
+	h, d := e.gate.Admit(c.ev, &s.req, h)
 	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()

@@ -54,10 +54,10 @@ func (l Limit) validate(field string) error {
 //
 // The brake counts each holder when its update arrives, so it holds back what falls due
 // after it trips: a target that tolerates nothing, on one of the first holders tainted, may
-// go before the rest of the outage is seen. Most pods tolerate the unreachable and not-ready
-// taints for 300 s (the DefaultTolerationSeconds admission plugin gives them that), long
-// enough. For the same reason, feed a new Engine the holders (let the informers sync) before
-// Run.
+// go before the rest of the outage is seen (most pods tolerate the unreachable and
+// not-ready taints for 300 s: the DefaultTolerationSeconds admission plugin gives them
+// that). An Engine with a Brake lets nothing go until [Engine.Synced]: a new Engine, or a
+// new leader, started in the middle of an outage counts every holder before it acts.
 type Brake struct {
 	// Fraction pauses the evictions caused by a taint key while more than this fraction of
 	// all known holders carry a NoExecute taint with that key. 0 means no such rule; otherwise
@@ -189,14 +189,20 @@ func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced)
 
 // InFlight bounds the evictions in flight: acted on (the Actuator called) and not yet
 // gone. An eviction counts from its first Actuator call until the Source shows its target
-// gone, or bound elsewhere (a pod that is Terminating counts until it is gone), or it is
-// closed without an action; its retries count as one. An eviction that falls due while the
-// bound is reached waits, reported Delayed with [ReasonInFlight], in a queue in the order
-// they fell due; each that ends lets the first in line go. The zero InFlight bounds
-// nothing.
+// gone or bound elsewhere, or it is closed without an action, or its target is leaving
+// ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts until
+// it is gone or its grace period is over, whichever comes first, so that a node that cannot
+// confirm the removal (an unreachable one, whose pods stay Terminating) does not hold its
+// places for good. Its retries count as one. An eviction that falls due while the bound is
+// reached waits, reported Delayed with [ReasonInFlight], in line in the order they fell
+// due; each that ends lets the first in line go. The zero InFlight bounds nothing.
 //
-// It counts the evictions this Engine acted on: after a restart or a change of leader, the
-// targets a former one acted on and that are still leaving do not count.
+// It bounds, as a PodDisruptionBudget does, the targets on their way out at once; unlike
+// the descheduler's limits, which count the evictions it asked for in one run whatever
+// became of them, and like Karpenter's disruption budgets, which count the nodes being
+// disrupted until they are gone. It counts the evictions this Engine acted on: after a
+// restart or a change of leader, the targets a former one acted on and that are still
+// leaving do not count.
 type InFlight struct {
 	// Max is the most evictions in flight at once. 0 means no such bound; negative is an
 	// error.

@@ -122,8 +122,11 @@ type Source[T any] interface {
 	// Engine acts.
 	Holder(name string) (holder Holder, found bool, err error)
 	// Locate returns the key of t and the holder whose updates t's updates are to be
-	// ordered after: usually its first binding's, "" for none. It is called for every
-	// [Engine.TargetUpdated], so it must be cheap.
+	// ordered after: its first binding's holder (a target with several bindings is
+	// ordered after that one alone), "" for a target without bindings. The Engine hashes
+	// targets onto its workers by that holder, so a Locate that returns "" for every
+	// target puts them all on one worker. It is called for every [Engine.TargetUpdated],
+	// so it must be cheap.
 	Locate(t T) (key types.NamespacedName, holder string)
 	// Describe fills d with what the Engine reads of t. d arrives reset: its fields zero,
 	// and d.Bindings empty, with room the Engine reuses from call to call: append t's

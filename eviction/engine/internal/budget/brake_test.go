@@ -29,7 +29,7 @@ func brakeHolder(name, group string, keys ...string) testHolder {
 
 // setHolder counts h, as HolderUpdated does.
 func setHolder(b *Brake, h testHolder, resumed []Scope) []Scope {
-	return b.set(h.Name, h.Group, h.Taints, resumed)
+	return b.HolderUpdated(h.Name, h.Group, h.Taints, false, resumed)
 }
 
 // pausedBy asks whether evictions caused by keys on a holder of group are paused.
@@ -38,7 +38,8 @@ func pausedBy(b *Brake, group string, keys []string) (Scope, bool) {
 	for i, k := range keys {
 		causes[i] = Cause{Key: k, Group: group}
 	}
-	return b.paused(causes)
+	v, _ := b.Admit(&Request{Causes: causes}, nil)
+	return v.Scope, v.Wait
 }
 
 // brakeStep changes the brake's nodes, then checks what is paused and what resumed.
@@ -68,7 +69,7 @@ func setNodes(from, to int, zone string, keys ...string) func(*Brake, []Scope) [
 func removeNodes(from, to int, zone string) func(*Brake, []Scope) []Scope {
 	return func(b *Brake, resumed []Scope) []Scope {
 		for i := from; i < to; i++ {
-			resumed = b.remove(fmt.Sprintf("%s-%d", zone, i), resumed)
+			resumed = b.HolderUpdated(fmt.Sprintf("%s-%d", zone, i), "", nil, true, resumed)
 		}
 		return resumed
 	}
@@ -226,8 +227,8 @@ func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
 	b := newBrake(brakeConfig{Fraction: 0.5, GroupFraction: 0.5})
 	n := brakeHolder("n", "a", keyU, keyM)
 	setHolder(b, n, nil)
-	if got := testing.AllocsPerRun(100, func() { b.set(n.Name, n.Group, n.Taints, nil) }); got != 0 {
-		t.Errorf("set of an unchanged node: %v allocations, want 0", got)
+	if got := testing.AllocsPerRun(100, func() { b.HolderUpdated(n.Name, n.Group, n.Taints, false, nil) }); got != 0 {
+		t.Errorf("an update of an unchanged node: %v allocations, want 0", got)
 	}
 }
 

@@ -48,8 +48,6 @@ func NewConfirm(fraction float64, least int, reach func(c Cause, into []Reach) [
 	return &Confirm{fraction: fraction, least: least, reach: reach}
 }
 
-// NeedsCauses reports true: the scopes are the causes'.
-func (c *Confirm) NeedsCauses() bool { return true }
 
 // holds reports whether the scope r holds its evictions.
 func (c *Confirm) holds(r Reach) bool {

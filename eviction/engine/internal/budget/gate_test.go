@@ -15,7 +15,6 @@ type perNamespace struct {
 	went map[string]int
 }
 
-func (p *perNamespace) NeedsCauses() bool { return false }
 
 func (p *perNamespace) Admit(r *Request, _ any) (Verdict, any) {
 	if p.went[r.Key.Namespace] >= p.max {
@@ -115,7 +114,6 @@ type inFlight struct {
 	max, open int
 }
 
-func (f *inFlight) NeedsCauses() bool { return false }
 
 func (f *inFlight) Admit(r *Request, _ any) (Verdict, any) {
 	if f.open >= f.max {

@@ -106,7 +106,7 @@ func TestInFlightMemory(t *testing.T) {
 		}
 		g.Release(i, h, 0)
 	}
-	if len(f.tickets) != 0 || len(f.queue)-f.head > 0 && cap(f.queue) > 4096 {
-		t.Errorf("after 100,000 waits that left: %d tickets, a line of %d (capacity %d), want none kept", len(f.tickets), len(f.queue)-f.head, cap(f.queue))
+	if f.waiting != 0 || cap(f.line) > 4096 {
+		t.Errorf("after 100,000 waits that left: %d waiting, a line of %d (capacity %d), want none kept", f.waiting, len(f.line)-f.head, cap(f.line))
 	}
 }
