@@ -27,6 +27,7 @@ type manager interface {
 	Run(ctx context.Context) error
 	WaitIdle(ctx context.Context) error
 	Records() int
+	Synced()
 }
 
 // instantiation is one of the engines every behaviour test runs on.
@@ -43,7 +44,6 @@ var instantiations = []instantiation{
 		if m == nil {
 			return nil, err // no typed nil in the interface
 		}
-		m.Synced() // the tests feed their clusters live, as after the informers synced
 		return m, err
 	}},
 	{"devices", newOnDevices},
@@ -116,7 +116,6 @@ func newOnDevices(d eviction.Deleter, c eviction.Cache, opts eviction.Options) (
 	if err != nil {
 		return nil, err
 	}
-	e.Synced() // fed live, as the Manager
 	return &onDevices{e: e, src: src}, nil
 }
 
@@ -174,6 +173,8 @@ func (o *onDevices) WaitIdle(ctx context.Context) error {
 	return eviction.ErrStopped
 }
 func (o *onDevices) Records() int { return o.e.Len() }
+
+func (o *onDevices) Synced() { o.e.Synced() }
 
 // deviceSource is onDevices' Source: pods and nodes from an eviction.Cache, devices from
 // its own table.

@@ -8,19 +8,15 @@ import (
 	"time"
 
 	"github.com/taintevict/taintevict/eviction"
-	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // syncable is what synced tells: an *eviction.Manager or an *engine.Engine.
-type syncable interface{ Stats() engine.Stats }
+type syncable interface{ Synced() }
 
 // synced tells x that it has been told of every node and pod (holder and target) its Cache
 // has, as a Controller does once its informers' handlers have synced. It is the one place
 // the tests of this package say so.
-func synced(x syncable) {
-	// The lead replaces this with x.Synced() when the engine has it (and syncable with
-	// interface{ Synced() }).
-}
+func synced(x syncable) { x.Synced() }
 
 // TestManagerBudgetsHoldAfterRestart: a Manager started in the middle of an outage, and fed
 // the cluster as informers feed a new leader (in any order, each update processed before
@@ -49,7 +45,7 @@ func TestManagerBudgetsHoldAfterRestart(t *testing.T) {
 	for _, b := range budgets {
 		for _, o := range orders {
 			synctestRunManager(t, b.name+"/"+o.name, func(t *testing.T) {
-				h := run(t, b.opts) // Run first, as a Controller does
+				h := runUnsynced(t, b.opts) // Run first, as a Controller does
 				h.removeOnDelete()
 				for i := range 10 {
 					n := newNode(fmt.Sprint("n", i))

@@ -44,8 +44,7 @@ func (s *leavingSource) leave(key types.NamespacedName, reason engine.Reason, go
 // Describe describes t, with the time by which it is gone, if it is leaving.
 func (s *leavingSource) Describe(t engine.Target, d *engine.Target) {
 	s.Source.Describe(t, d)
-	// GoneBy: the lead enables this line when Target has the field.
-	// d.GoneBy = s.goneByOf(t.Key)
+	d.GoneBy = s.goneByOf(t.Key)
 }
 
 // goneByOf returns the time by which the leaving target key is gone; zero for none.

@@ -76,7 +76,6 @@ func startEngine(t *testing.T, act engine.Actuator, src engine.Source[engine.Tar
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Synced() // fed live
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()

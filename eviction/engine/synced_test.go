@@ -20,9 +20,7 @@ import (
 // synced tells e that it has been told of every holder and every target its Source has, as
 // a caller does once its informers have synced. It is the one place the tests of this
 // package say so.
-func synced(e *engine.Engine[engine.Target]) {
-	// The lead replaces this with e.Synced() when the engine has it.
-}
+func synced(e *engine.Engine[engine.Target]) { e.Synced() }
 
 // unreachableKey is the taint key of a node the node lifecycle controller cannot reach.
 const unreachableKey = v1.TaintNodeUnreachable
