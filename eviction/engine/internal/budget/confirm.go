@@ -48,7 +48,6 @@ func NewConfirm(fraction float64, least int, reach func(c Cause, into []Reach) [
 	return &Confirm{fraction: fraction, least: least, reach: reach}
 }
 
-
 // holds reports whether the scope r holds its evictions.
 func (c *Confirm) holds(r Reach) bool {
 	return !r.Confirmed && (!r.Counted || Exceeds(c.fraction, c.least, r.Evicts, r.Targets))

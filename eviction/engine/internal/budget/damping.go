@@ -53,7 +53,6 @@ func NewDamping(window int64, delay func(n int, jitter float64) int64) *Damping 
 	return &Damping{window: window, delay: delay, owners: map[Key]*damped{}}
 }
 
-
 // recreated returns the workload's record when r is a re-created target of it, due within
 // window of its latest eviction.
 func (d *Damping) recreated(r *Request) (*damped, bool) {

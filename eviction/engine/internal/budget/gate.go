@@ -91,7 +91,9 @@ type (
 	}
 	// Refiller is asked after each Admit, Release and Ended which of the scopes it holds
 	// may go now: its room opens at other times than when one of them changes.
-	Refiller interface{ Refill(released []Scope) []Scope }
+	Refiller interface {
+		Refill(released []Scope) []Scope
+	}
 	// HolderCounter counts holders (the brake): it is told every holder update, and
 	// appends to released the scopes that stopped holding.
 	HolderCounter interface {

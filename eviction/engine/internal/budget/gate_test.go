@@ -15,7 +15,6 @@ type perNamespace struct {
 	went map[string]int
 }
 
-
 func (p *perNamespace) Admit(r *Request, _ any) (Verdict, any) {
 	if p.went[r.Key.Namespace] >= p.max {
 		return Verdict{Wait: true, Scope: Scope{Kind: 100, Key: r.Key.Namespace}, Reason: "NamespaceFull"}, nil
@@ -113,7 +112,6 @@ func TestGateWakeInDeadlineOrder(t *testing.T) {
 type inFlight struct {
 	max, open int
 }
-
 
 func (f *inFlight) Admit(r *Request, _ any) (Verdict, any) {
 	if f.open >= f.max {

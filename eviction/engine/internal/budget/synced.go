@@ -12,7 +12,6 @@ type Synced struct{ done atomic.Bool }
 // Done records that the caller has been told of everything; from then on Admit lets go.
 func (s *Synced) Done() { s.done.Store(true) }
 
-
 // Admit holds the eviction until Done.
 func (s *Synced) Admit(*Request, any) (Verdict, any) {
 	if s.done.Load() {

@@ -80,7 +80,6 @@ func NewTokens(overall Rate, perKey map[string]Rate, full *Brake) *Tokens {
 	return t
 }
 
-
 // Admit lets the eviction go when its slot has come, and otherwise holds a slot for it.
 func (t *Tokens) Admit(r *Request, state any) (Verdict, any) {
 	if h, ok := state.(*tokenHold); ok {
