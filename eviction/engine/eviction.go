@@ -47,9 +47,8 @@ import (
 // Actuator did its work; the value stays until the Source shows the target gone or bound
 // elsewhere, so that a lagging Source never has it acted on twice.
 //
-// Within a state, admit (the budgets let it go), forward (RetryUnreachable sends its retry
-// back), leaving (an acted target leaves past its GoneBy), lookupFailed and
-// lookupSucceeded change what it keeps, here too.
+// Within a state, admit, forward, leaving, lookupFailed and lookupSucceeded change what it
+// keeps, here too.
 type eviction struct {
 	key    types.NamespacedName
 	uid    types.UID
@@ -98,26 +97,22 @@ const (
 	forwarded
 )
 
-// extra is the state only some evictions have, kept beside the value so that that of one
-// that is simply scheduled stays small.
+// extra is the state only some evictions have, so that one simply scheduled stays small.
 type extra struct {
-	since   int64        // FromObservation: unix nanoseconds its countdown started
-	hold    *budget.Hold // held, or retrying after a failed recheck while held
-	heldFor Reason       // the reason of the hold, as Delayed reported it
-	counted Reason       // held: the reason Stats counts it under
-	until   int64        // held: when to ask the budgets again; 0 for when woken
-	fails   int          // consecutive failures since it was last scheduled
-	retryAt int64        // retrying: when the retry goes
-	goneBy  int64        // acted and admitted: when its leaving target stops counting
-	owed    closeKind    // closing: the report owed
-	reason  Reason       // closing: its reason
-	// unreachable: the count of RetryUnreachable calls when it failed; a later call sends
-	// its retry back.
-	returnsAt uint64
-	// A lookup of the target, for an update, that failed: retried at lookupAt.
-	lookups  int
-	lookupAt int64
-	loggedAt int64 // the last time a failed lookup of it was logged as an error
+	since     int64        // FromObservation: unix nanoseconds its countdown started
+	hold      *budget.Hold // held, or retrying after a failed recheck while held
+	heldFor   Reason       // the reason of the hold, as Delayed reported it
+	counted   Reason       // held: the reason Stats counts it under
+	until     int64        // held: when to ask the budgets again; 0 for when woken
+	fails     int          // consecutive failures since it was last scheduled
+	retryAt   int64        // retrying: when the retry goes
+	goneBy    int64        // acted and admitted: when its leaving target stops counting
+	owed      closeKind    // closing: the report owed
+	reason    Reason       // closing: its reason
+	returnsAt uint64       // unreachable: RetryUnreachable's count when it failed
+	lookups   int          // failed lookups of the target in a row, for an update
+	lookupAt  int64        // when the next lookup goes
+	loggedAt  int64        // when a failed lookup of it was last logged as an error
 }
 
 // closeKind is the closing report an eviction gets other than Succeeded.
@@ -168,8 +163,8 @@ func (c *cursor[T]) ref() Ref {
 	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
 }
 
-// to moves the eviction by tr, counting it, and counting it apart if tr does not leave
-// from the state it is in (a bug the tests look for).
+// to moves the eviction by tr; one from a state tr does not leave from is a bug, counted
+// for the tests to find.
 func (c *cursor[T]) to(tr transition) {
 	from := c.ev.state
 	if !slices.Contains(tr.from, from) {
@@ -195,7 +190,7 @@ func (c *cursor[T]) more() *extra {
 func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
 
 // schedule opens an eviction of the target uid, due at at on holder, or moves the open one
-// there. since is FromObservation's countdown start (0 otherwise).
+// there; since is FromObservation's countdown start (0 otherwise).
 func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since int64) {
 	if c.ev == nil {
 		c.ev = c.st.put(c.key)
@@ -240,8 +235,7 @@ func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	}
 }
 
-// admit records that the eviction passed the budgets: its hold is gone, and its retries do
-// not ask them again.
+// admit records that the eviction passed the budgets: its retries do not ask them again.
 func (c *cursor[T]) admit() {
 	c.ev.flags |= admitted
 	if x := c.ev.x; x != nil {
@@ -267,9 +261,9 @@ func (c *cursor[T]) dryRun() {
 	c.e.obs.Succeeded(ref, a, true)
 }
 
-// failRecheck records that the lookups of the recheck before a call failed with err: the
-// retry waits its backoff. A hold at the budgets stays, so that the retry goes when its
-// slot has come, with no second Delayed.
+// failRecheck records that the recheck before a call failed with err: the retry waits its
+// backoff. A hold at the budgets stays, so that the retry keeps its slot, with no second
+// Delayed.
 func (c *cursor[T]) failRecheck(err error, now time.Time) {
 	x := c.more()
 	x.fails = min(x.fails+1, math.MaxInt32)
@@ -279,10 +273,10 @@ func (c *cursor[T]) failRecheck(err error, now time.Time) {
 }
 
 // fail records that the call cl failed with err: the retry waits its backoff, unless the
-// eviction was moved while the call ran to a later deadline than the retry, which then
-// stands. unreach says the failure was for want of an answer: RetryUnreachable may then
-// send the retry back at once, or, when it was called while the call ran (returned), the
-// retry goes at once, its backoff kept; but not for a call that was itself sent back.
+// eviction was moved while the call ran to a later deadline, which then stands. unreach
+// says it failed for want of an answer: RetryUnreachable may send the retry back at once,
+// or, if it was called while the call ran (returned), the retry goes at once; not for a
+// call that was itself sent back.
 func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bool) {
 	x := c.more()
 	x.fails = min(x.fails+1, math.MaxInt32)
@@ -311,10 +305,9 @@ func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bo
 	c.e.obs.Failed(cl.ref, cl.a, err)
 }
 
-// succeed records that the call cl did its work (or found the target gone): Succeeded, and
-// the eviction stays as acted on the holder it was acted on for, until the Source shows
-// the effect. It reports whether the eviction had been closed while the call ran (the
-// target deleted or replaced meanwhile), so that the caller decides again from the Source.
+// succeed records that the call cl did its work (or found the target gone): the eviction
+// stays as acted on that holder until the Source shows the effect. It reports whether it
+// had been closed while the call ran, so that the caller decides again from the Source.
 func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
@@ -328,9 +321,8 @@ func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 }
 
 // leaving records that the target acted on is leaving, to be gone by goneBy (zero: not
-// known): an eviction that counts for the budgets stops counting once that has passed,
-// since a holder that cannot confirm the removal (a node that is unreachable) may never
-// show the target gone.
+// known): it stops counting for the budgets once that has passed, since a holder that
+// cannot confirm the removal (an unreachable node) may never show the target gone.
 func (c *cursor[T]) leaving(goneBy time.Time, now time.Time) {
 	if c.ev.flags&admitted == 0 || goneBy.IsZero() {
 		return
@@ -342,8 +334,8 @@ func (c *cursor[T]) leaving(goneBy time.Time, now time.Time) {
 	c.clearMarks()
 }
 
-// close closes the open eviction with kind and reason: at once, or, while a call runs,
-// when that call ends (it reports Succeeded instead if it succeeds).
+// close closes the open eviction: at once, or when the running call ends (which reports
+// Succeeded instead if it succeeds).
 func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	if c.ev.state == running {
 		x := c.more()
@@ -358,8 +350,7 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	c.report(kind, ref, reason)
 }
 
-// finish closes the eviction that was closed while its call ran, now that the call has
-// ended without success, with the report owed.
+// finish closes, with the report owed, the eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
 	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
 	c.clearMarks()
@@ -411,8 +402,8 @@ func (c *cursor[T]) unmarkUnreachable() {
 }
 
 // lookupFailed records that a lookup of the target for an update failed at now: it is
-// retried after the backoff of that many failures in a row. It returns whether the failure
-// is to be logged as an error: the first, and then one a minute while it keeps failing.
+// retried after the backoff. It reports whether to log it as an error: the first, then one
+// a minute.
 func (c *cursor[T]) lookupFailed(now time.Time) (logIt bool) {
 	if c.ev == nil {
 		c.ev = c.st.put(c.key)
@@ -434,9 +425,8 @@ func (c *cursor[T]) lookupSucceeded() {
 	}
 }
 
-// wantsWorker reports whether an act worker taking the eviction at now has work to do: a
-// lookup to retry, or an eviction due, at the budgets, whose retry has come, or acted on
-// and leaving past its GoneBy.
+// wantsWorker reports whether an act worker taking the eviction at now has a call to
+// consider: it is due, at the budgets, or its retry has come.
 func (c *cursor[T]) wantsWorker(now int64) bool {
 	if c.ev == nil {
 		return false
@@ -453,8 +443,7 @@ func (c *cursor[T]) wantsWorker(now int64) bool {
 	return false
 }
 
-// goneByDue ends the count of an acted eviction whose target is leaving once its GoneBy
-// has come; it reports whether it did.
+// goneByDue ends the count of an acted eviction whose leaving target's GoneBy has passed.
 func (c *cursor[T]) goneByDue(now int64) bool {
 	if c.ev == nil || c.ev.state != acted || c.ev.x == nil || c.ev.x.goneBy == 0 || c.ev.x.goneBy > now {
 		return false
@@ -464,8 +453,7 @@ func (c *cursor[T]) goneByDue(now int64) bool {
 }
 
 // forward marks the retry as sent back by RetryUnreachable before its backoff is over: a
-// failure of it waits its backoff, and only a failure of a later call can have it sent
-// back again. It changes no state.
+// failure of it waits its backoff.
 func (c *cursor[T]) forward() {
 	c.unmarkUnreachable()
 	c.ev.flags |= forwarded
@@ -476,11 +464,10 @@ func (c *cursor[T]) lookupDue(now int64) bool {
 	return c.ev != nil && c.ev.x != nil && c.ev.x.lookups > 0 && c.ev.x.lookupAt <= now
 }
 
-// arm puts in the schedule the time at which the eviction next wants a worker, or takes it
-// out; and drops the eviction when it keeps nothing. Every decision ends with it. A held
-// or retrying eviction may have been woken meanwhile without its lock (a Wake of the
-// budgets, RetryUnreachable): arm never moves such a wake later, nor takes it out; a wake
-// that finds nothing to do costs a look.
+// arm puts in the schedule the time the eviction next wants a worker, or takes it out, and
+// drops the eviction when it keeps nothing; every decision ends with it. A held or
+// retrying eviction may have been woken meanwhile without its lock (the budgets,
+// RetryUnreachable): arm never moves such a wake later; one that finds nothing costs a look.
 func (c *cursor[T]) arm() {
 	if c.ev == nil {
 		return
@@ -499,9 +486,8 @@ func (c *cursor[T]) arm() {
 	case c.ev.state == scheduled || c.ev.state == held:
 		c.e.queue.Cancel(c.ev)
 	}
-	// Running, closing or acted without a GoneBy to wait for: what the schedule may still
-	// hold for it is due now or past (it was taken to start the call), and finds nothing to
-	// do; taking it out would cost two more holds of the schedule's lock per eviction.
+	// Running, closing or acted: what the schedule may hold for it is past, and finds
+	// nothing to do; taking it out would cost two more holds of its lock per eviction.
 }
 
 // wakeAt returns when the eviction next wants a worker (ok false: not by itself), and
@@ -530,9 +516,8 @@ func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
 }
 
 // settle brings the target's eviction in line with the target as v shows it at now: it
-// opens, moves, keeps or closes it, with the reports that go with each. An update and the
-// recheck right before acting both come here, so the same state gets the same decision and
-// the same report, whichever path sees it first.
+// opens, moves, keeps or closes it. An update and the recheck both come here, so the same
+// state gets the same decision and report, whichever path sees it first.
 func (c *cursor[T]) settle(v *view, now time.Time) {
 	if c.ev != nil && c.ev.state == acted {
 		if v.exists && v.target.UID == c.ev.uid && v.boundTo(c.ev.holder) {
@@ -592,11 +577,10 @@ func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 	c.schedule(v.target.UID, d.Holder, d.At, start)
 }
 
-// keepsPlace reports whether the eviction, which is to be due as d says, keeps the place it
-// has: it is scheduled for the same target, holder and time, or it is due and already waits
-// for a worker, a retry or the budgets, or runs. Scheduling it anew would report a move
-// that did not happen, reset the backoff of a failing eviction, and give up the token a
-// waiting one holds. A closed one being closed keeps nothing: it is reopened.
+// keepsPlace reports whether the eviction, to be due as d says, keeps its place: it is
+// scheduled for the same target, holder and time, or it is due and already waits for a
+// worker, a retry or the budgets, or runs. Scheduling it anew would report a move that did
+// not happen, reset a backoff, and give up a token.
 func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.Time) bool {
 	var was int64
 	if c.ev.x != nil {
