@@ -433,7 +433,13 @@ func (w *world) run() {
 	for step := range modelSteps {
 		w.ck.log(w.clk.Now(), "step %d", step)
 		w.ck.setPrev(w.snapshot())
-		w.randomStep()
+		if step == modelSteps/3 { // every run has an Engine started in the middle of an outage
+			w.deliver(w.outage(), nil)
+			synctest.Wait()
+			w.restart()
+		} else {
+			w.randomStep()
+		}
 		synctest.Wait()
 		w.checkIdle(fmt.Sprint("step ", step))
 	}
@@ -487,12 +493,8 @@ func (w *world) mutate() (nodes, pods []string) {
 		if w.setTaints(node, keys) {
 			nodes = append(nodes, node)
 		}
-	case n < 25: // an outage: most nodes unreachable, 10 minutes ago
-		for _, name := range w.nodes {
-			if r.IntN(10) < 7 && w.addTaint(name, unreachable, w.clk.Now().Add(-10*time.Minute)) {
-				nodes = append(nodes, name)
-			}
-		}
+	case n < 25:
+		nodes = w.outage()
 	case n < 33: // some nodes recover
 		for _, name := range w.nodes {
 			if r.IntN(2) == 0 && w.setTaints(name, nil) {
@@ -541,6 +543,16 @@ func (w *world) mutate() (nodes, pods []string) {
 		pods = w.sweep()
 	}
 	return nodes, pods
+}
+
+// outage taints most nodes unreachable, 10 minutes ago, and returns those it changed.
+func (w *world) outage() (nodes []string) {
+	for _, name := range w.nodeNames() {
+		if w.r.IntN(10) < 7 && w.addTaint(name, unreachable, w.clk.Now().Add(-10*time.Minute)) {
+			nodes = append(nodes, name)
+		}
+	}
+	return nodes
 }
 
 // setTaints gives node NoExecute taints of keys: those it had keep their TimeAdded, new ones
