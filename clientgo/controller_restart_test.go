@@ -41,6 +41,17 @@ func outageCluster(now time.Time) (*fake.Clientset, *deleteLog) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// eventSink returns a clientset that takes every Event it is sent: on a fake clock that
+// stands still, the Events of one pod would have the same name, and the cluster's fake
+// would refuse the second (and log it).
+func eventSink() *fake.Clientset {
+	c := fake.NewClientset()
+	c.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, a.(k8stesting.CreateAction).GetObject(), nil
+	})
+	return c
+}
+
 // deleteLog records the names of the pods deleted.
 type deleteLog struct {
 	mu    sync.Mutex
@@ -103,7 +114,7 @@ func TestControllerBudgetsHoldAtStart(t *testing.T) {
 				g := gated{pods: make(chan struct{}), nodes: make(chan struct{})}
 				opts := tc.opts
 				opts.Clock = clk
-				c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: opts,
+				c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: opts, EventClient: eventSink(),
 					wrapUpdater: func(u Updater) Updater { g.Updater = u; return g }})
 				if err != nil {
 					t.Fatal(err)
@@ -164,7 +175,7 @@ func TestControllerBudgetsHoldAtStartAsItComes(t *testing.T) {
 						client, deletes := outageCluster(now)
 						opts := tc.opts
 						opts.Clock = clk
-						c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: opts})
+						c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: opts, EventClient: eventSink()})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -10,6 +10,13 @@
 //   - robustness_test.go: failures at awkward moments (a lookup failing as an attempt ends,
 //     a replacement seen by the recheck, a failed recheck at the gate), panics of the
 //     caller's Source and Observer, and a failure count past its range.
+//   - synced_test.go, inflight_leaving_test.go, damping_test.go, stats_test.go,
+//     shutdown_test.go, hold_causes_test.go: the budgets' promises where they are needed:
+//     the Brake and Confirm across a restart in the middle of an outage (synced), InFlight
+//     on a holder that never confirms a deletion (GoneBy), LoopDamping's verdicts the same
+//     from run to run, Stats of a held eviction whose recheck fails, an update left at
+//     shutdown, a held eviction whose causes change. The model test over random runs is
+//     eviction's budget_model_test.go.
 //   - bucket_internal_test.go, brake_internal_test.go, budget_internal_test.go,
 //     due_internal_test.go, fifo_internal_test.go: the parts: the token bucket, the brake's
 //     counts, the budgets' validation and causes, the deadlines kept in nanoseconds, the
