@@ -498,7 +498,7 @@ func (c *cluster) drain(phase string, lifted bool) {
 	for end := c.clk.Now().Add(time.Hour); c.clk.Now().Before(end) && len(c.starved(lifted)) > 0; {
 		c.setPrev()
 		c.sweep()
-		c.clk.Step(10 * time.Second)
+		c.clk.Step(30 * time.Second)
 		synctest.Wait()
 		c.checkIdle(phase)
 	}
