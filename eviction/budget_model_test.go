@@ -240,15 +240,11 @@ func (modelSource) Locate(p *v1.Pod) (types.NamespacedName, string) {
 }
 
 func (modelSource) Describe(p *v1.Pod, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p.UID, eviction.LeavingReason(p)
+	d.Key, d.UID, d.Leaving, d.GoneBy = types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p.UID, eviction.LeavingReason(p), eviction.GoneBy(p)
 	d.Owner, d.Created = eviction.PodOwner(p), p.CreationTimestamp.Time
 	if p.Spec.NodeName != "" {
 		d.Bindings = append(d.Bindings, engine.Binding{Holder: p.Spec.NodeName, Tolerations: p.Spec.Tolerations})
 	}
-	// GoneBy: the lead enables these lines when Target has the field.
-	// if p.DeletionTimestamp != nil {
-	// 	d.GoneBy = p.DeletionTimestamp.Time
-	// }
 }
 
 // truthCensus is the engine variant's Census: each taint key a scope, counted from the

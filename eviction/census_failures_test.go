@@ -25,6 +25,7 @@ func TestConfirmCountsThroughAFailingCache(t *testing.T) {
 		}
 		h.m = m
 		h.start()
+		m.Synced() // fed live
 		h.removeOnDelete()
 		for i := range 10 {
 			h.setNode(newNode(fmt.Sprint("n", i)))

@@ -59,7 +59,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	}
 	var census *nodeCensus
 	if opts.Confirm.Fraction > 0 && opts.Confirm.Census == nil {
-		census = newNodeCensus(cache, opts.Confirm, opts.Tolerations)
+		census = newNodeCensus(opts.Confirm, opts.Tolerations)
 		opts.Confirm.Census = census
 	}
 	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts)

@@ -87,7 +87,7 @@ func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
 	if !c.wantsWorker(now.UnixNano()) || c.ev.state == running {
 		return call{}, false // the recheck closed it, moved it, or found it running
 	}
-	if e.gate != nil && c.ev.flags&admitted == 0 && e.waits(c, v, now) {
+	if e.gate != nil && e.waits(c, v, now) {
 		return call{}, false
 	}
 	if e.opts.DryRun {
@@ -117,8 +117,9 @@ func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 	return nil
 }
 
-// waits passes c's due eviction through the budgets: it holds it when they say wait, and
-// returns true; it marks it admitted when they let it go, and returns false.
+// waits passes c's due eviction through the budgets (a retry of one admitted, through those
+// that hold while a condition lasts): it holds it when they say wait, and returns true; it
+// marks it admitted when they let it go, and returns false.
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	s := &c.st.scratch
 	since, h := now, (*budget.Hold)(nil)
@@ -134,7 +135,7 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	if !v.target.Created.IsZero() {
 		s.req.Created = v.target.Created.UnixNano()
 	}
-	h, d := e.gate.Admit(c.ev, &s.req, h)
+	h, d := e.gate.Admit(c.ev, &s.req, h, c.ev.flags&admitted != 0)
 	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()

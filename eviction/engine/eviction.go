@@ -572,6 +572,9 @@ func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 		start = since.UnixNano()
 	}
 	if c.ev != nil && c.ev.state != idle && c.keepsPlace(v.target.UID, d, start, now) {
+		if c.ev.state == held {
+			c.ev.x.until = now.UnixNano() // what makes it due may have changed: ask the budgets again
+		}
 		return
 	}
 	c.schedule(v.target.UID, d.Holder, d.At, start)

@@ -25,6 +25,7 @@ func TestHeldEvictionFollowsItsCauses(t *testing.T) {
 		src := &evictiontest.Source{}
 		act := &actCalls{}
 		e := startEngine(t, engine.ActuatorFunc(act.act), src, engine.Options{Clock: clk, Brake: engine.Brake{Fraction: 0.5}})
+		synced(e) // fed live
 		set := func(h engine.Holder) {
 			src.SetHolder(h)
 			e.HolderUpdated(h)

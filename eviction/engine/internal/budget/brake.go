@@ -226,3 +226,6 @@ func sameKeys(keys []string, taints []v1.Taint) bool {
 	}
 	return n == len(keys)
 }
+
+// HoldsRetries marks the brake a [Condition].
+func (*Brake) HoldsRetries() {}

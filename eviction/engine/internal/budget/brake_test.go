@@ -246,18 +246,18 @@ func TestBrakeFullRate(t *testing.T) {
 	inA := []Cause{{Holder: "a-0", Key: keyU, Group: "a"}}
 	inB := []Cause{{Holder: "b-0", Key: keyU, Group: "b"}}
 	for i, want := range []int64{0, sec, 2 * sec} {
-		_, d := g.Admit(uint64(i+1), req(uint64(i+1), "ns", fmt.Sprint("a", i), 0, inA...), nil)
+		_, d := g.Admit(uint64(i+1), req(uint64(i+1), "ns", fmt.Sprint("a", i), 0, inA...), nil, false)
 		if d.Wait != (want > 0) || d.Until != want {
 			t.Errorf("zone a, eviction %d: got %+v, want a slot at %ds", i+1, d, want/sec)
 		}
 	}
 	for i := range 3 {
-		if _, d := g.Admit(uint64(i+10), req(uint64(i+10), "ns", fmt.Sprint("b", i), 0, inB...), nil); d.Wait {
+		if _, d := g.Admit(uint64(i+10), req(uint64(i+10), "ns", fmt.Sprint("b", i), 0, inB...), nil, false); d.Wait {
 			t.Errorf("zone b (1 of 2 tainted), eviction %d: got %+v, want it to go: no rate of its own", i+1, d)
 		}
 	}
 	g.HolderUpdated("a-2", "a", nil, false) // zone a no longer fully disrupted
-	if _, d := g.Admit(20, req(20, "ns", "a9", 0, inA...), nil); d.Wait {
+	if _, d := g.Admit(20, req(20, "ns", "a9", 0, inA...), nil, false); d.Wait {
 		t.Errorf("zone a, 2 of 3 tainted: got %+v, want it to go", d)
 	}
 }

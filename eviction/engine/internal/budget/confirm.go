@@ -87,3 +87,6 @@ func (c *Confirm) Release(any, int64) {}
 // scope name; ConfirmScope("") holds those of more than one scope. A recount of a scope
 // wakes both.
 func ConfirmScope(name string) Scope { return Scope{Kind: KindConfirm, Key: name} }
+
+// HoldsRetries marks the confirm a [Condition].
+func (*Confirm) HoldsRetries() {}

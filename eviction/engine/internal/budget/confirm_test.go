@@ -62,7 +62,7 @@ func TestConfirm(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := req(1, "ns", "p", 0, causes(tc.keys...)...)
-			h, d := g.Admit(1, r, nil)
+			h, d := g.Admit(1, r, nil, false)
 			if d.Wait != (tc.scope != "") || d.Until != 0 || tc.scope != "" && d.Reason != "Unconfirmed" {
 				t.Fatalf("got %+v, want held %v, reported Unconfirmed", d, tc.scope != "")
 			}
@@ -86,13 +86,13 @@ func TestConfirm(t *testing.T) {
 		})
 	}
 	// Confirmed after all: held, then released, it goes.
-	h, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), nil)
+	h, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), nil, false)
 	if !d.Wait {
 		t.Fatalf("bad: got %+v, want it held", d)
 	}
 	counts["rule all"] = Reach{Scope: "rule all", Evicts: 90, Targets: 100, Counted: true, Confirmed: true}
 	g.Wake(ConfirmScope("rule all"))
-	if _, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), h); d.Wait {
+	if _, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), h, false); d.Wait {
 		t.Errorf("bad, confirmed: got %+v, want it to go", d)
 	}
 }

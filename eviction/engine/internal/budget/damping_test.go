@@ -17,7 +17,7 @@ func TestDamping(t *testing.T) {
 	ask := func(id uint64, owner Owner, created, now int64, h *Hold) (*Hold, Decision[uint64]) {
 		r := req(id, "ns", "p", now)
 		r.Owner, r.Created = owner, created
-		return g.Admit(id, r, h)
+		return g.Admit(id, r, h, false)
 	}
 	steps := []struct {
 		name          string
@@ -64,7 +64,7 @@ func TestDampingForgets(t *testing.T) {
 	for i := range 10_000 {
 		r := req(uint64(i), "ns", "p", int64(i)*100)
 		r.Owner, r.Created = Owner{Kind: "Job", Name: string(rune('a' + i%26))}, 1
-		g.Admit(uint64(i), r, nil)
+		g.Admit(uint64(i), r, nil, false)
 	}
 	if len(d.owners) > 1 {
 		t.Errorf("after 10,000 evictions each alone in its window: %d owners kept, want at most 1", len(d.owners))
@@ -86,13 +86,13 @@ func TestDampingBackoffLongerThanWindow(t *testing.T) {
 		created := now
 		r := req(id, "ns", "agent", now)
 		r.Owner, r.Created = owner, created
-		h, d := g.Admit(id, r, nil)
+		h, d := g.Admit(id, r, nil, false)
 		if d.Wait {
 			got = append(got, (d.Until-now)/sec)
 			now = d.Until
 			r = req(id, "ns", "agent", now)
 			r.Owner, r.Created = owner, created
-			if _, d := g.Admit(id, r, h); d.Wait {
+			if _, d := g.Admit(id, r, h, false); d.Wait {
 				t.Fatalf("pod %d, asked again at its time: got %+v, want it to go", id, d)
 			}
 		}

@@ -99,6 +99,10 @@ type (
 	HolderCounter interface {
 		HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope
 	}
+	// Condition holds while a condition of the cluster lasts (the brake, Confirm, the wait
+	// for Synced), so it holds the retries of an eviction that went too; the budgets that
+	// count what went (rates, windows, InFlight) are not asked again by a retry.
+	Condition interface{ HoldsRetries() }
 )
 
 // Hold is what the gate keeps of an eviction that waits at it, for the caller to keep in
@@ -148,9 +152,10 @@ func NewGate[E comparable](budgets ...Budget) *Gate[E] {
 	return &Gate[E]{budgets: budgets, waiting: map[Scope]map[E]*Hold{}, fresh: make([]any, len(budgets))}
 }
 
-// Admit decides whether ev, asked about as r, may go. h is its hold from an earlier wait,
-// or nil. It returns the hold to keep: nil when ev goes.
-func (g *Gate[E]) Admit(ev E, r *Request, h *Hold) (*Hold, Decision[E]) {
+// Admit decides whether ev, asked about as r, may go: its first call, or with retry, a
+// retry of an eviction that went, which only the Conditions are asked about. h is its hold
+// from an earlier wait, or nil. It returns the hold to keep: nil when ev goes.
+func (g *Gate[E]) Admit(ev E, r *Request, h *Hold, retry bool) (*Hold, Decision[E]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	states := g.fresh // most evictions go at once: they get a hold only if they wait
@@ -161,6 +166,9 @@ func (g *Gate[E]) Admit(ev E, r *Request, h *Hold) (*Hold, Decision[E]) {
 		clear(states)
 	}
 	for i, b := range g.budgets {
+		if _, ok := b.(Condition); retry && !ok {
+			continue
+		}
 		v, state := b.Admit(r, states[i])
 		states[i] = state
 		if v.Wait {
@@ -176,7 +184,7 @@ func (g *Gate[E]) Admit(ev E, r *Request, h *Hold) (*Hold, Decision[E]) {
 		}
 	}
 	for _, b := range g.budgets {
-		if rec, ok := b.(Recorder); ok {
+		if rec, ok := b.(Recorder); ok && !retry {
 			rec.Went(r)
 		}
 	}

@@ -40,7 +40,7 @@ func BenchmarkGateAdmit(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				r.Now = now + int64(i)
-				if h, d := g.Admit(1, r, nil); d.Wait || h != nil {
+				if h, d := g.Admit(1, r, nil, false); d.Wait || h != nil {
 					b.Fatalf("Admit %d: waits until %v", i, d.Until)
 				}
 			}

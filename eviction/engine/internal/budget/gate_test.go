@@ -33,14 +33,14 @@ func req(_ uint64, ns, name string, now int64, causes ...Cause) *Request {
 // its own reason and scope, and lets them be asked again on Wake.
 func TestGateToyBudget(t *testing.T) {
 	g := NewGate[uint64](&perNamespace{max: 1, went: map[string]int{}})
-	if _, d := g.Admit(1, req(1, "a", "p1", 0), nil); d.Wait {
+	if _, d := g.Admit(1, req(1, "a", "p1", 0), nil, false); d.Wait {
 		t.Fatalf("first of namespace a: got %+v, want it to go", d)
 	}
-	h, d := g.Admit(2, req(2, "a", "p2", 0), nil)
+	h, d := g.Admit(2, req(2, "a", "p2", 0), nil, false)
 	if !d.Wait || d.Until != 0 || d.Reason != "NamespaceFull" {
 		t.Fatalf("second of namespace a: got %+v, want a wait for its scope, reported NamespaceFull", d)
 	}
-	if _, d := g.Admit(3, req(3, "b", "p1", 0), nil); d.Wait {
+	if _, d := g.Admit(3, req(3, "b", "p1", 0), nil, false); d.Wait {
 		t.Fatalf("first of namespace b: got %+v, want it to go", d)
 	}
 	if got := g.Wake(Scope{Kind: 100, Key: "b"}); len(got) != 0 {
@@ -49,7 +49,7 @@ func TestGateToyBudget(t *testing.T) {
 	if got, want := g.Wake(Scope{Kind: 100, Key: "a"}), []Woken[uint64]{{Ev: 2, Due: 0}}; !slices.Equal(got, want) {
 		t.Errorf("Wake(a) = %v, want %v", got, want)
 	}
-	if _, d := g.Admit(2, req(2, "a", "p2", 5), h); !d.Wait || d.Reason != "NamespaceFull" {
+	if _, d := g.Admit(2, req(2, "a", "p2", 5), h, false); !d.Wait || d.Reason != "NamespaceFull" {
 		t.Errorf("asked again: got %+v, want a wait", d)
 	}
 	g.Release(2, h, 6)
@@ -67,28 +67,28 @@ func TestGateOrder(t *testing.T) {
 	g.HolderUpdated("n2", "", taint, false)
 	g.HolderUpdated("n3", "", nil, false)
 	due := []Cause{{Holder: "n2", Key: key}}
-	if _, d := g.Admit(1, req(1, "ns", "a", 0, due...), nil); d.Wait {
+	if _, d := g.Admit(1, req(1, "ns", "a", 0, due...), nil, false); d.Wait {
 		t.Fatalf("a: got %+v, want it to take the one token", d)
 	}
-	hb, d := g.Admit(2, req(2, "ns", "b", 0, due...), nil)
+	hb, d := g.Admit(2, req(2, "ns", "b", 0, due...), nil, false)
 	if !d.Wait || d.Until != sec || d.Reason != "RateLimited" {
 		t.Fatalf("b: got %+v, want to wait for the next token, at 1 s", d)
 	}
 	// A second tainted node of three pauses the key (more than half).
 	g.HolderUpdated("n1", "", taint, false)
-	hb, d = g.Admit(2, req(2, "ns", "b", sec, due...), hb)
+	hb, d = g.Admit(2, req(2, "ns", "b", sec, due...), hb, false)
 	if !d.Wait || d.Until != 0 || d.Reason != "Paused" {
 		t.Fatalf("b at 1 s: got %+v, want it paused", d)
 	}
 	// b gave its token back: c takes it, at once.
-	if _, d := g.Admit(3, req(3, "other", "c", sec), nil); d.Wait {
+	if _, d := g.Admit(3, req(3, "other", "c", sec), nil, false); d.Wait {
 		t.Errorf("c at 1 s: got %+v, want the token b gave back", d)
 	}
 	woken := g.HolderUpdated("n1", "", nil, false)
 	if want := []Woken[uint64]{{Ev: 2, Due: 0}}; !slices.Equal(woken, want) {
 		t.Fatalf("untainting n1 woke %v, want %v", woken, want)
 	}
-	if _, d := g.Admit(2, req(2, "ns", "b", 2*sec, due...), hb); d.Wait {
+	if _, d := g.Admit(2, req(2, "ns", "b", 2*sec, due...), hb, false); d.Wait {
 		t.Errorf("b at 2 s: got %+v, want it to go", d)
 	}
 }
@@ -97,7 +97,7 @@ func TestGateOrder(t *testing.T) {
 func TestGateWakeInDeadlineOrder(t *testing.T) {
 	g := NewGate[uint64](&perNamespace{max: 0, went: map[string]int{}})
 	for i, due := range []int64{30, 10, 20} {
-		g.Admit(uint64(i+1), req(uint64(i+1), "ns", "x", due), nil)
+		g.Admit(uint64(i+1), req(uint64(i+1), "ns", "x", due), nil, false)
 	}
 	want := []Woken[uint64]{{Ev: 2, Due: 10}, {Ev: 3, Due: 20}, {Ev: 1, Due: 30}}
 	if got := g.Wake(Scope{Kind: 100, Key: "ns"}); !slices.Equal(got, want) {
@@ -134,17 +134,17 @@ func (f *inFlight) Ended(_ int64, released []Scope) []Scope {
 func TestGateTracker(t *testing.T) {
 	f := &inFlight{max: 1}
 	g := NewGate[uint64](f)
-	if _, d := g.Admit(1, req(1, "ns", "a", 0), nil); d.Wait {
+	if _, d := g.Admit(1, req(1, "ns", "a", 0), nil, false); d.Wait {
 		t.Fatalf("a: got %+v, want it to go", d)
 	}
-	hb, d := g.Admit(2, req(2, "ns", "b", 0), nil)
+	hb, d := g.Admit(2, req(2, "ns", "b", 0), nil, false)
 	if !d.Wait || d.Reason != "InFlight" {
 		t.Fatalf("b: got %+v, want it held while a is in flight", d)
 	}
 	if got, want := g.Ended(1), []Woken[uint64]{{Ev: 2, Due: 0}}; !slices.Equal(got, want) {
 		t.Fatalf("Ended(a) woke %v, want %v", got, want)
 	}
-	if _, d := g.Admit(2, req(2, "ns", "b", 2), hb); d.Wait {
+	if _, d := g.Admit(2, req(2, "ns", "b", 2), hb, false); d.Wait {
 		t.Errorf("b after a ended: got %+v, want it to go", d)
 	}
 	if f.open != 1 {

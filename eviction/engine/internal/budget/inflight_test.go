@@ -10,7 +10,9 @@ import (
 // to the room is first in line again; one that leaves gives its place up.
 func TestInFlight(t *testing.T) {
 	g := NewGate[uint64](NewInFlight(2, 0, nil))
-	admit := func(id uint64, h *Hold) (*Hold, Decision[uint64]) { return g.Admit(id, req(id, "ns", "p", 0), h) }
+	admit := func(id uint64, h *Hold) (*Hold, Decision[uint64]) {
+		return g.Admit(id, req(id, "ns", "p", 0), h, false)
+	}
 	for _, id := range []uint64{1, 2} {
 		if _, d := admit(id, nil); d.Wait {
 			t.Fatalf("%d: got %+v, want it to go: room for 2", id, d)
@@ -66,25 +68,25 @@ func TestInFlight(t *testing.T) {
 func TestInFlightFraction(t *testing.T) {
 	kept := 1
 	g := NewGate[uint64](NewInFlight(0, 0.5, func() int { return kept }))
-	if _, d := g.Admit(1, req(1, "ns", "a", 0), nil); d.Wait {
+	if _, d := g.Admit(1, req(1, "ns", "a", 0), nil, false); d.Wait {
 		t.Fatalf("1 of 1 kept: got %+v, want it to go: at least one", d)
 	}
 	kept = 3
-	h2, d := g.Admit(2, req(2, "ns", "b", 0), nil)
+	h2, d := g.Admit(2, req(2, "ns", "b", 0), nil, false)
 	if !d.Wait {
 		t.Fatalf("2 of 3 kept: got %+v, want it to wait: 0.5 of 3 is 1", d)
 	}
-	_, d = g.Admit(3, req(3, "ns", "c", 0), nil)
+	_, d = g.Admit(3, req(3, "ns", "c", 0), nil, false)
 	if !d.Wait || len(d.Woken) != 0 {
 		t.Fatalf("3 of 3 kept: got %+v, want it to wait behind 2, no one woken", d)
 	}
 	kept = 4
-	_, d = g.Admit(4, req(4, "ns", "d", 0), nil)
+	_, d = g.Admit(4, req(4, "ns", "d", 0), nil, false)
 	if !d.Wait || !slices.Equal(d.Woken, []Woken[uint64]{{Ev: 2}}) {
 		t.Fatalf("4 of 4 kept: got %+v, want it to wait, and 2 woken: room for 2", d)
 	}
 	kept = 2 // 2 is woken, but the bound shrank back to 1 before it asked
-	if _, d := g.Admit(2, req(2, "ns", "b", 0), h2); !d.Wait || d.Reason != "InFlight" {
+	if _, d := g.Admit(2, req(2, "ns", "b", 0), h2, false); !d.Wait || d.Reason != "InFlight" {
 		t.Fatalf("2 woken, no room: got %+v, want it to wait again", d)
 	}
 	kept = 4
@@ -98,9 +100,9 @@ func TestInFlightFraction(t *testing.T) {
 func TestInFlightMemory(t *testing.T) {
 	f := NewInFlight(1, 0, nil)
 	g := NewGate[uint64](f)
-	g.Admit(1, req(1, "ns", "a", 0), nil)
+	g.Admit(1, req(1, "ns", "a", 0), nil, false)
 	for i := uint64(2); i < 100_000; i++ {
-		h, d := g.Admit(i, req(i, "ns", "x", 0), nil)
+		h, d := g.Admit(i, req(i, "ns", "x", 0), nil, false)
 		if !d.Wait {
 			t.Fatalf("%d: went, want it to wait", i)
 		}

@@ -25,3 +25,6 @@ func (s *Synced) Release(any, int64) {}
 
 // SyncedScope is the scope under which Synced holds evictions.
 var SyncedScope = Scope{Kind: KindSynced}
+
+// HoldsRetries marks the wait for Synced a [Condition].
+func (*Synced) HoldsRetries() {}
