@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -23,49 +24,44 @@ func poolScope(pool string) string { return "pool " + pool }
 
 // uncountedScope holds the evictions due by a taint that the census has not yet seen come
 // from a rule or a slice: the informers' stores have it, the handler that tells the census
-// has not run yet. The census tells the engine each time it has caught up.
+// has not run yet.
 const uncountedScope = "census: counting"
 
 // census is the device side's engine.Census, for engine.Options.Confirm (kubernetes#141422:
 // one DeviceTaintRule with an empty selector evicted every pod that used a device). Its
 // scopes are the DeviceTaintRules of effect NoExecute and the pools whose ResourceSlices
-// put NoExecute taints on their devices. A scope would evict the pods that the rule's
-// status counts as pending: scheduled, not leaving, bound to a device it taints with
-// tolerations that let one of its NoExecute taints run out; of all the pods that use
-// devices. A rule is confirmed by its [eviction.ConfirmAnnotation] naming its taint's key
-// (or "*"); a pool by that annotation on one of its ResourceSlices of the newest generation
-// naming the key (a driver that rewrites its slices may drop it).
+// put NoExecute taints on their devices. A scope would evict the pods that a rule's status
+// counts as pending (see Source.count), of all the pods that use devices. A rule is
+// confirmed by its [eviction.ConfirmAnnotation] naming its taint's key (or "*"); a pool by
+// that annotation on one of its ResourceSlices of the newest generation.
 //
-// Reach only reads what was counted: the scopes of each taint and each scope's counts, kept
-// from the informers' handlers (before the engine hears of a change), the period's recount
-// and the counts Reach asked for, all made off the engine's locks (see run): O(the scopes
-// of a cause's key). A scope that has no count yet holds the eviction until run has counted
-// it; a cause of no scope known yet holds it under uncountedScope until the handler that
-// brings its rule or slice has run. The census tells the engine (recount) of each scope
-// whose verdict changed: over Confirm's rule or not, confirmed or not, counted at last.
+// Reach, which the engine calls under its locks, only reads what was counted: the scopes
+// of each taint, kept from the informers' handlers before the engine hears of a change,
+// and each scope's counts, made off the engine's locks (at each period, and when Reach
+// met a scope not counted yet). A scope not counted yet holds the eviction until run has
+// counted it; a cause of no scope known yet holds it under uncountedScope until the
+// handler that brings its rule or slice has run. The census tells flip of each scope whose
+// verdict changed: over Confirm's rule or not, confirmed or not, counted at last.
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
-// mu guards the maps, and is all Reach takes. Order: Source.feed, counting, mu; recount is
-// called holding counting, never mu.
+// mu guards the maps, and is all Reach takes. Order: Source.feed, counting, mu.
 type census struct {
-	rule    engine.Confirm
-	src     *Source
-	clock   clock.Clock
-	period  time.Duration
-	recount func(scope string)
-	kick    chan struct{} // wakes run: Reach met a scope that was not counted
-	// flipped, if not nil, is told of each scope whose verdict changed; under counting.
-	flipped func(scope string)
+	rule   engine.Confirm
+	src    *Source
+	clock  clock.Clock
+	period time.Duration
+	flip   func(scope string) // called under counting, never under mu
+	kick   chan struct{}      // wakes run: Reach met a scope that was not counted
 
 	counting sync.Mutex
-	live     bool // under counting and mu: every scope was counted once the caches synced
+	live     bool // under counting: every scope was counted once the caches synced
 
 	mu        sync.Mutex
-	verdicts  map[string]verdict             // by scope: the rules of effect NoExecute and the pools with NoExecute taints
+	known     map[string]string              // every scope the census keeps: its ConfirmAnnotation (a pool's slices', joined)
+	verdicts  map[string]verdict             // by scope, once counted
 	all       verdict                        // the pods that use devices, in all (tally only)
 	rules     map[string][]ruleSelector      // the NoExecute rules, by their taint's key
-	pools     map[string]map[string][]string // the NoExecute taints' keys of the pool's devices: pool -> device -> keys
-	confirm   map[string]string              // by scope: its ConfirmAnnotation (a pool's slices', joined)
+	pools     map[string]map[string][]string // pool -> device -> the keys of its NoExecute taints
 	uncounted map[string]bool                // scopes Reach found with no count
 	heldNew   bool                           // Reach held evictions under uncountedScope
 }
@@ -85,10 +81,10 @@ type verdict struct {
 
 var _ engine.Census = (*census)(nil)
 
-func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Duration, recount func(scope string)) *census {
-	return &census{rule: rule, src: src, clock: clk, period: period, recount: recount, kick: make(chan struct{}, 1),
-		verdicts: map[string]verdict{}, rules: map[string][]ruleSelector{}, pools: map[string]map[string][]string{},
-		confirm: map[string]string{}, uncounted: map[string]bool{}}
+func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Duration, flip func(scope string)) *census {
+	return &census{rule: rule, src: src, clock: clk, period: period, flip: flip, kick: make(chan struct{}, 1),
+		known: map[string]string{}, verdicts: map[string]verdict{}, rules: map[string][]ruleSelector{},
+		pools: map[string]map[string][]string{}, uncounted: map[string]bool{}}
 }
 
 // Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
@@ -97,43 +93,33 @@ func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Du
 func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	known := false
-	b.scopesOf(c.Holder, c.Key, func(sc string) {
-		known = true
+	n := len(into)
+	add := func(sc string) {
 		v, counted := b.verdicts[sc]
 		if !counted {
 			b.uncounted[sc] = true
-			b.wake()
+			select {
+			case b.kick <- struct{}{}:
+			default:
+			}
 		}
 		into = append(into, engine.Reach{Scope: sc, Evicts: v.t.pods, Targets: b.all.t.pods, Counted: counted,
-			Confirmed: eviction.Confirms(b.confirm[sc], c.Key)})
-	})
-	if !known {
+			Confirmed: eviction.Confirms(b.known[sc], c.Key)})
+	}
+	driver, pool, name := splitID(c.Holder)
+	if slices.Contains(b.pools[driver+"/"+pool][name], c.Key) {
+		add(poolScope(driver + "/" + pool))
+	}
+	for _, r := range b.rules[c.Key] {
+		if ruleMatches(r.rule, c.Holder) {
+			add(r.scope)
+		}
+	}
+	if len(into) == n {
 		b.heldNew = true
 		into = append(into, engine.Reach{Scope: uncountedScope})
 	}
 	return into
-}
-
-// scopesOf calls f with each scope that puts a NoExecute taint with key on device id, as
-// the census knows them; under mu.
-func (b *census) scopesOf(id, key string, f func(scope string)) {
-	driver, pool, name := splitID(id)
-	if slices.Contains(b.pools[driver+"/"+pool][name], key) {
-		f(poolScope(driver + "/" + pool))
-	}
-	for _, r := range b.rules[key] {
-		if ruleMatches(r.rule, id) {
-			f(r.scope)
-		}
-	}
-}
-
-func (b *census) wake() {
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
 }
 
 // scopeTaints returns what scope puts on devices, for count; nil for a scope that is gone.
@@ -171,9 +157,8 @@ func (s *Source) poolConfirm(pool string) string {
 }
 
 // changed is the Source's news, before the engine hears it, that the taints (or the
-// confirmation) of scope changed in the stores: the census reads the scope again (the
-// rule, or the pool's slices) and, once live, counts it afresh, then tells the engine if
-// its verdict changed, and what it held for want of a scope.
+// confirmation) of scope changed in the stores: the census reads the scope again and, once
+// live, counts it afresh; then it tells flip if its verdict changed.
 func (b *census) changed(scope string) {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -199,14 +184,12 @@ func (b *census) read(scope string) (flip bool) {
 		confirm := b.src.poolConfirm(pool)
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		flip = b.confirm[scope] != confirm
+		flip = b.known[scope] != confirm
 		if len(devices) == 0 {
 			delete(b.pools, pool)
-			delete(b.verdicts, scope)
-			delete(b.confirm, scope)
+			b.forget(scope)
 		} else {
-			b.pools[pool] = devices
-			b.confirm[scope] = confirm
+			b.pools[pool], b.known[scope] = devices, confirm
 		}
 		return flip
 	}
@@ -222,16 +205,20 @@ func (b *census) read(scope string) (flip bool) {
 		}
 	}
 	if rule == nil || rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute {
-		delete(b.verdicts, scope)
-		delete(b.confirm, scope)
+		b.forget(scope)
 		return false
 	}
-	key := rule.Spec.Taint.Key
+	key, confirm := rule.Spec.Taint.Key, rule.Annotations[eviction.ConfirmAnnotation]
 	b.rules[key] = append(b.rules[key], ruleSelector{scope: scope, rule: rule})
-	confirm := rule.Annotations[eviction.ConfirmAnnotation]
-	flip = b.confirm[scope] != confirm
-	b.confirm[scope] = confirm
+	flip = b.known[scope] != confirm
+	b.known[scope] = confirm
 	return flip
+}
+
+// forget drops scope; under mu.
+func (b *census) forget(scope string) {
+	delete(b.known, scope)
+	delete(b.verdicts, scope)
 }
 
 // count counts what scope would evict now, and keeps it; it reports whether its verdict
@@ -241,61 +228,40 @@ func (b *census) count(scope string) (flip bool) {
 	now := b.clock.Now()
 	b.mu.Lock()
 	all := b.all
-	old, known := b.verdicts[scope]
+	old, counted := b.verdicts[scope]
 	delete(b.uncounted, scope)
 	b.mu.Unlock()
+	nv := verdict{at: now}
+	// A scope gone from the stores, and not yet from the census (its handler is on the
+	// way), holds nothing, so that Reach does not ask again and again.
 	taints := b.src.scopeTaints(scope)
-	if taints == nil {
-		// Gone from the stores, not yet from the census (its handler is on the way): it
-		// holds nothing, so that Reach does not ask again and again.
-		if known || b.knows(scope) {
-			b.mu.Lock()
-			b.verdicts[scope] = verdict{at: now}
-			b.mu.Unlock()
+	if taints != nil {
+		if all.at.IsZero() || now.Sub(all.at) >= b.period {
+			all = verdict{at: now, t: b.src.count(nil, now)}
 		}
-		return !known || old.over
+		nv.t = b.src.count(taints, now)
+		nv.over = b.rule.Exceeds(nv.t.pods, all.t.pods)
 	}
-	if all.at.IsZero() || now.Sub(all.at) >= b.period {
-		all = verdict{at: now, t: b.src.count(nil, now)}
-	}
-	nv := verdict{at: now, t: b.src.count(taints, now)}
-	nv.over = b.rule.Exceeds(nv.t.pods, all.t.pods)
-	b.mu.Lock()
-	b.all, b.verdicts[scope] = all, nv
-	b.mu.Unlock()
-	return !known || old.over != nv.over
-}
-
-// knows reports whether the census keeps scope's taints.
-func (b *census) knows(scope string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if pool, ok := strings.CutPrefix(scope, poolScope("")); ok {
-		return b.pools[pool] != nil
+	if _, known := b.known[scope]; taints != nil || counted || known {
+		b.all, b.verdicts[scope] = all, nv
 	}
-	for _, rs := range b.rules {
-		if slices.ContainsFunc(rs, func(r ruleSelector) bool { return r.scope == scope }) {
-			return true
-		}
-	}
-	return false
+	return !counted || old.over != nv.over
 }
 
-// release tells the engine of scope when its verdict changed (flip), and of what Reach held
-// for want of a scope; under counting.
+// release tells flip of scope when its verdict changed, and of uncountedScope when Reach
+// held evictions for want of a scope; under counting.
 func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
 	held := b.heldNew
 	b.heldNew = false
 	b.mu.Unlock()
 	if flip {
-		if b.flipped != nil {
-			b.flipped(scope)
-		}
-		b.recount(scope)
+		b.flip(scope)
 	}
 	if held {
-		b.recount(uncountedScope)
+		b.flip(uncountedScope)
 	}
 }
 
@@ -308,7 +274,7 @@ func (b *census) why(scope, key string) (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v, ok := b.verdicts[scope]
-	if !ok || !v.over || eviction.Confirms(b.confirm[scope], key) {
+	if !ok || !v.over || eviction.Confirms(b.known[scope], key) {
 		return "", false
 	}
 	return fmt.Sprintf("Eviction paused: it would evict %d of the %d pods that use devices, more than %g%%. Annotate the DeviceTaintRule with %s=%s to confirm it.",
@@ -320,37 +286,36 @@ func (b *census) why(scope, key string) (string, bool) {
 func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()
-	for _, sc := range b.scopes(true) {
-		b.read(sc)
+	for _, r := range b.src.ruleList() {
+		b.read(ruleScope(r.Name))
 	}
-	for _, sc := range b.scopes(false) {
-		if b.count(sc) && b.flipped != nil {
-			b.flipped(sc)
+	for _, pool := range b.src.slices.ListIndexFuncValues(PoolIndex) {
+		b.read(poolScope(pool))
+	}
+	for _, sc := range b.knownScopes() {
+		if b.count(sc) {
+			b.flip(sc)
 		}
 	}
-	b.mu.Lock()
 	b.live = true
-	b.mu.Unlock()
 }
 
 // run keeps the counts until ctx is done: it counts every scope again at each period, and
-// those Reach asked about when it asks, and tells the engine of each whose verdict changed.
+// those Reach asked about when it asks, and tells flip of each whose verdict changed.
 func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
-	defer func() { next.Stop() }()
+	defer next.Stop()
 	for {
 		var scopes []string
 		select {
 		case <-ctx.Done():
 			return
 		case <-next.C():
-			next = b.clock.NewTimer(b.period)
-			scopes = b.scopes(false)
+			next.Reset(b.period)
+			scopes = b.knownScopes()
 		case <-b.kick:
 			b.mu.Lock()
-			for sc := range b.uncounted {
-				scopes = append(scopes, sc)
-			}
+			scopes = slices.Collect(maps.Keys(b.uncounted))
 			b.mu.Unlock()
 		}
 		b.counting.Lock()
@@ -361,29 +326,9 @@ func (b *census) run(ctx context.Context) {
 	}
 }
 
-// scopes lists the scopes the census knows (fromStores: those of the stores, every rule
-// and every pool, to read them).
-func (b *census) scopes(fromStores bool) []string {
-	var out []string
-	if fromStores {
-		for _, r := range b.src.ruleList() {
-			out = append(out, ruleScope(r.Name))
-		}
-		for _, pool := range b.src.slices.ListIndexFuncValues(PoolIndex) {
-			out = append(out, poolScope(pool))
-		}
-		return out
-	}
+// knownScopes returns the scopes the census keeps, sorted.
+func (b *census) knownScopes() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, rs := range b.rules {
-		for _, r := range rs {
-			out = append(out, r.scope)
-		}
-	}
-	for pool := range b.pools {
-		out = append(out, poolScope(pool))
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(b.known))
 }
