@@ -25,8 +25,7 @@ import (
 )
 
 // Options configures a [Controller]. The zero value deletes as kube's device taint
-// eviction controller does (in two requests), with the engine's defaults, no budget and no
-// leader election.
+// eviction controller does, with the engine's defaults, no budget and no leader election.
 type Options struct {
 	// Mode is how pods are removed: clientgo.ModeDelete ("" too), ModeEvict (the Eviction
 	// API, which honours PodDisruptionBudgets) or ModeDryRun (no deletes, no Events, no
@@ -34,51 +33,45 @@ type Options struct {
 	Mode clientgo.Mode
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
-	// Engine is the engine's options, with these rules: Tolerations.Rules is always
-	// tolerations.DeviceRules; DryRun must be false (Mode says it); Confirm.Census must be
-	// nil (the controller counts for Confirm: see the package documentation); Observer, if
-	// not nil, is told every decision after the Events and the metrics. Clock is the
-	// Controller's one clock, for all of its parts (nil means the real one); on a fake
-	// clock, the taints' TimeAdded must be of the fake clock's time line: one of the real
-	// clock on a fake clock set after it counts as long past, and evicts at once.
+	// Engine is the engine's options, but: Tolerations.Rules is always DeviceRules; DryRun
+	// and Confirm.Census must not be set (Mode says the one, the controller counts for the
+	// other); Observer is told every decision after the Events and the metrics. Clock is
+	// the Controller's one clock, for all of its parts (nil: the real one); on a fake
+	// clock, a TimeAdded of the real clock counts as long past, and evicts at once.
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period (see the Reason constants), and how often
-	// the census of Engine.Confirm counts every scope again. 0 means [DefaultStatusPeriod].
+	// Engine.Confirm's census counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
-	// Observers are told every decision too, after Engine.Observer; those that implement
+	// Observers are told every decision after Engine.Observer; those that implement
 	// clientgo.DeleteObserver, how each pod went.
 	Observers []engine.Observer
-	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own, so that the Events never take
-	// the tokens of an eviction's requests: see clientgo.EventWriter.
+	// EventClient, if not nil, writes the Events instead of the controller's client: give
+	// it a rate limiter of its own (see clientgo.EventWriter).
 	EventClient kubernetes.Interface
 	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
-	// only while this replica leads: package clientgo/lease's Elector. Leave it nil for a
-	// Controller whose Lead runs alongside a clientgo.Controller: that one's Elector decides.
+	// only while this replica leads (package clientgo/lease). Leave it nil when Lead runs
+	// alongside a clientgo.Controller: that one's Elector decides.
 	Elector clientgo.Elector
 	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
-	// device taint eviction controller's names too ([KubeMetrics]): its Observer is told
-	// every decision after the Events, and how each pod went. nil keeps no metrics.
+	// names too ([KubeMetrics]); nil keeps none.
 	Metrics clientgo.Meter
-	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
-	// group's pods; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
-	// server's discovery when the controller starts to lead, before it evicts anything,
-	// every second until it answers; a refusal (403, 401) counts as not served.
+	// PodGroups says whether claims reserved for, or made for, a PodGroup bind its pods
+	// ([PodGroupMode]). PodGroupsAuto asks discovery when the controller starts to lead,
+	// before it evicts anything, every second until it answers; a refusal (403, 401)
+	// counts as not served.
 	PodGroups PodGroupMode
-	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
-	// carries, as for clientgo.Options.Reachability (one may serve both sides): Ready fails
-	// while the API server does not answer; Run (or Lead) probes it only then; when it
-	// answers again, the evictions whose deletes failed for want of an answer are retried
-	// at once. Unless Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	// Reachability, if not nil, is as clientgo.Options.Reachability (one may serve both
+	// sides): Ready fails while the API server does not answer, Lead probes it only then,
+	// and the deletes that failed for want of an answer are retried as soon as it answers.
+	// Unless Engine.Unreachable is set, it is clientgo.IsUnreachable.
 	Reachability *clientgo.Reachability
 }
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
 // an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
-// [clientgo.EvictionDeleter] with kube's device condition; a [clientgo.EventObserver]
-// records kube's [Events]; the DeviceTaintRules' status says what each rule evicts, as kube
-// writes it; the engine's budgets may hold evictions back, Confirm among them.
+// [clientgo.EvictionDeleter] with kube's device condition, with kube's [Events]; each
+// DeviceTaintRule's status says what it evicts, as kube writes it.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
@@ -91,7 +84,7 @@ type Controller struct {
 	src     *Source
 	eng     *engine.Engine[*v1.Pod]
 	status  *ruleStatus
-	census  *census               // Engine.Confirm's; nil without it
+	census  *census               // nil without Engine.Confirm
 	events  *clientgo.EventWriter // nil in ModeDryRun
 	opts    Options               // with their defaults
 	clock   clock.Clock
@@ -144,8 +137,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	return c, nil
 }
 
-// withDefaults returns opts with the defaults filled in, or the error of an option out of
-// range; PDBTimeout is clientgo's to check.
+// withDefaults returns opts with their defaults, or the error of an option out of range
+// (PDBTimeout's is clientgo's).
 func withDefaults(opts Options) (Options, error) {
 	opts.Mode = cmp.Or(opts.Mode, clientgo.ModeDelete)
 	switch {
@@ -167,8 +160,8 @@ func withDefaults(opts Options) (Options, error) {
 	return opts, nil
 }
 
-// observers returns the engine's Observers, in order: the Events (but in ModeDryRun), the
-// metrics, Engine.Observer, Observers.
+// observers returns the Events (not in ModeDryRun), the metrics, Engine.Observer and
+// Observers, in that order.
 func (c *Controller) observers() (engine.Observers, error) {
 	var obs engine.Observers
 	if c.opts.Mode != clientgo.ModeDryRun {
@@ -190,8 +183,8 @@ func (c *Controller) observers() (engine.Observers, error) {
 	return append(obs, c.opts.Observers...), nil
 }
 
-// actuator returns the Mode's deleter, telling those of obs that are DeleteObservers how
-// each pod went, as the engine's Actuator; nil in ModeDryRun.
+// actuator returns the Mode's deleter (nil in ModeDryRun), which tells the DeleteObservers
+// of obs how each pod went.
 func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	var dobs clientgo.DeleteObservers
 	for _, o := range obs {
@@ -213,8 +206,7 @@ func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	return eviction.PodActuator(c.status.counting(d)), nil
 }
 
-// changed is the Source's news that the taints of scope changed in the stores, before the
-// engine hears of it.
+// changed is the Source's news that scope's taints changed, before the engine hears of it.
 func (c *Controller) changed(scope string) {
 	if c.census != nil {
 		c.census.changed(scope)
@@ -224,8 +216,8 @@ func (c *Controller) changed(scope string) {
 	}
 }
 
-// flipped is the census's news that the verdict of scope changed: a rule's status is due
-// at once, and the engine asks the census again about what the scope holds.
+// flipped is the census's news that scope's verdict changed: a rule's status is due at
+// once, and the engine asks again about what the scope holds.
 func (c *Controller) flipped(scope string) {
 	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 		c.status.dueNow(name)
@@ -240,20 +232,18 @@ func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
 func (c *Controller) Informers() Informers { return c.inf }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
-// the initial listing to the engine: in [Controller.Run], or in [Controller.Lead] when a
-// [clientgo.Controller] runs it alongside (a standby replica's, then, only once it leads).
+// the initial listing to the engine (alongside a [clientgo.Controller], once Lead runs).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
-// Lead runs what the leader does until ctx is done: from the start, the Events and, with
-// [Options.Reachability], its Run; once the informers have synced (and, with PodGroupsAuto,
-// discovery has answered), the census of Engine.Confirm, the rules' status (each rule
-// counted once before the engine starts) and the engine. As kube's controller does, it
-// evicts only from synced caches: a cluster listed in part can show a device with the taint
-// of a pool's older generation whose newer one has not arrived yet. It returns once all of
-// them have stopped: nil when ctx ended it, or, when the engine failed (a method of the
-// Source or of an Observer panicked: an [engine.PanicError]), the engine's error. It needs
-// the informers running ([Controller.Run] starts them, or the [clientgo.Controller] whose
-// Options.Alongside it is given). A Controller leads once: a second call is an error.
+// Lead runs what the leader does until ctx is done: the Events and Reachability's Run at
+// once; once the informers have synced (and, with PodGroupsAuto, discovery has answered),
+// the census of Engine.Confirm, the rules' status (each rule counted before the engine
+// starts) and the engine. As kube's controller does, it evicts only from synced caches: a
+// cluster listed in part can show a device with the taint of a pool's older generation. It
+// returns once all of them have stopped: nil when ctx ended it, or the engine's error (a
+// method of the Source or of an Observer panicked: an [engine.PanicError]). It needs the
+// informers running: Run starts them, or the [clientgo.Controller] it runs alongside. A
+// Controller leads once: a second call is an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
@@ -287,9 +277,8 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
-// discoverPodGroups asks the API server whether it serves PodGroups, with PodGroupsAuto,
-// until it answers (and sets the Source to follow them if it does) or ctx is done, and
-// reports which.
+// discoverPodGroups asks discovery, with PodGroupsAuto, whether PodGroups are served, and
+// tells the Source; it reports false when ctx ended first.
 func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	if c.opts.PodGroups != PodGroupsAuto {
 		return true
@@ -318,9 +307,9 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	}
 }
 
-// waitSynced waits until the informers and the handlers have synced, or ctx is done, and
-// reports which. It waits on their channels, as kube's controller does: client-go's
-// WaitForCacheSync would look every 100 ms, and evict that much late.
+// waitSynced waits until the informers and the handlers have synced, or reports false when
+// ctx ended first. It waits on channels, as kube's controller does: client-go's
+// WaitForCacheSync polls every 100 ms, and would evict that much late.
 func (c *Controller) waitSynced(ctx context.Context) bool {
 	if !cache.WaitFor(ctx, "", c.src.synced...) {
 		return false
@@ -387,8 +376,7 @@ func (c *Controller) Healthy() error {
 	return c.opts.Elector.Healthy()
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics, when
-// not nil); see [clientgo.ProbeHandler].
+// Handler returns the controller's /healthz, /readyz and /metrics: [clientgo.ProbeHandler].
 func (c *Controller) Handler(metrics http.Handler) http.Handler {
 	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

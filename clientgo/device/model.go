@@ -195,25 +195,20 @@ func newestGeneration(objs []any) int64 {
 	return newest
 }
 
-// sliceTaints returns the taints of device id in its pool's slices, and whether it is in
-// one.
-func (s *Source) sliceTaints(id string) (taints []resourcev1.DeviceTaint, found bool) {
-	_, _, name := splitID(id)
-	s.pool(poolOf(id), func(d string, t []resourcev1.DeviceTaint) {
-		if d == name {
-			taints, found = t, true
-		}
-	})
-	return taints, found
-}
-
 // holder returns device id with its taints now: its slice's, then those of the rules that
 // select it; and whether it is in a slice.
-func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (engine.Holder, bool) {
-	st, found := s.sliceTaints(id)
-	return engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(st), rules, id), Group: poolOf(id)}, found
+func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (h engine.Holder, inSlice bool) {
+	_, _, name := splitID(id)
+	var taints []resourcev1.DeviceTaint
+	s.pool(poolOf(id), func(d string, t []resourcev1.DeviceTaint) {
+		if d == name {
+			taints, inSlice = t, true
+		}
+	})
+	return engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(taints), rules, id), Group: poolOf(id)}, inSlice
 }
 
+// withRules appends to taints those of the rules that select device id.
 func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string) []v1.Taint {
 	for _, r := range rules {
 		if ruleMatches(r, id) {
