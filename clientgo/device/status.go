@@ -110,15 +110,11 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 	}
 }
 
-// ruleStatus keeps the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus writes it (same reasons, same messages), with server-side apply
-// bound to the rule's UID, at the times the Reason constants say. So Completed is written a
-// period after the last eviction (63 s into kube's TestDeviceTaintRule/slow, whose DELETE
-// returns at 53 s). Kube's times, rather than a cadence of our own: an operator reads the
-// same status at the same times after switching over; a burst of evictions staggered by a
-// few seconds does not interrupt it; an idle controller counts nothing; and a write never
-// races with an eviction of the same instant (a test found one written twice under a
-// cadence). It counts the pods evicted per rule as kube does (see counting).
+// ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at the times
+// the Reason constants say. Kube's times, rather than a cadence of our own: an operator
+// reads the same status at the same times after switching over, an idle controller counts
+// nothing, and a write never races with an eviction of the same instant.
 //
 // Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
 type ruleStatus struct {
@@ -130,17 +126,12 @@ type ruleStatus struct {
 	wake   chan struct{} // run's: due changed
 	live   atomic.Bool   // Lead started it: the caches have synced
 
-	mu      sync.Mutex
-	evicted map[types.UID]int64 // by rule: the pods its evictions removed
-	// inflight counts, per rule, the deletes under way that would count for it: their pods
-	// may have left the cache before the delete has returned and been counted.
-	inflight map[types.UID]int
-	due      map[string]time.Time // rule name -> when to write its condition
-	counted  map[string]counted   // rule name -> its condition, counted when it changed
-	// written is the condition last written to each rule (by name), with the time in its
-	// lastTransitionTime: what the rule's status is, while the informer's cache has not yet
-	// seen the write.
-	written map[string]counted
+	mu       sync.Mutex
+	evicted  map[types.UID]int64  // by rule: the pods its evictions removed
+	inflight map[types.UID]int    // by rule: the deletes under way, whose pods may have left the cache
+	due      map[string]time.Time // by rule name: when to write its condition
+	counted  map[string]counted   // by rule name: its condition, counted when it changed
+	written  map[string]counted   // by rule name: the condition last written, which the cache may not show yet
 }
 
 // counted is a rule's condition as counted when the rule changed, before the engine heard
@@ -156,10 +147,9 @@ func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, pe
 		inflight: map[types.UID]int{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
 }
 
-// counting returns d, counting each pod it removes for the rules that blame returned just
-// before the delete: after it, the pod may be gone from the cache already (its watch event
-// can come before the DELETE's answer), and its tolerations with it. A removal makes each
-// rule's status due a period later.
+// counting returns d, counting each pod it removes for the rules blamed before the delete
+// (after it, the pod may be gone from the cache, with its tolerations), and making their
+// status due a period later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
@@ -196,9 +186,8 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	return r.rulesOf(d.Bindings)
 }
 
-// rulesOf returns the NoExecute rules that taint a device of bindings with a taint that
-// the binding does not tolerate forever: those whose pending pods a pod so bound counts
-// among.
+// rulesOf returns the NoExecute rules that taint a device of bindings with a taint it does
+// not tolerate forever there: the rules whose pending pods a pod so bound counts among.
 func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTaintRule {
 	if len(bindings) == 0 {
 		return nil
@@ -220,8 +209,8 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 	return out
 }
 
-// start counts every rule's condition and makes it due at once; Lead calls it once the
-// caches have synced, before the engine runs. Until then, changes schedule nothing.
+// start counts every rule's condition and makes it due at once; Lead calls it before the
+// engine runs. Until then, changes schedule nothing.
 func (r *ruleStatus) start() {
 	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
@@ -230,9 +219,8 @@ func (r *ruleStatus) start() {
 	}
 }
 
-// ruleChanged is the Source's news, before the engine hears it, that the rule name changed
-// in the store: its condition is counted now and due at once; a rule that is gone is
-// forgotten, with its counts.
+// ruleChanged is the Source's news, before the engine hears it, that the rule name changed:
+// its condition is counted and due at once; a rule that is gone is forgotten.
 func (r *ruleStatus) ruleChanged(name string) {
 	if !r.live.Load() {
 		return
@@ -358,10 +346,9 @@ func (r *ruleStatus) run(ctx context.Context) {
 	}
 }
 
-// update writes rule name's condition, when it differs from the one it has: the one counted
-// when the rule changed, if it is still that rule, or one counted now. A write within a
-// period of the last one of the same generation waits until the period has passed, as in
-// kube.
+// update writes rule name's condition, if it changed: the one counted when the rule
+// changed, if it is still that rule, or one counted now. A write within a period of the
+// last one of the same generation waits until the period has passed, as in kube.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
