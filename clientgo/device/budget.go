@@ -88,10 +88,7 @@ func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	add := func(sc *scope) {
 		if !sc.counted {
 			sc.asked = true
-			select {
-			case b.kick <- struct{}{}:
-			default:
-			}
+			poke(b.kick)
 		}
 		into = append(into, engine.Reach{Scope: sc.name, Evicts: sc.pods, Targets: b.all, Counted: sc.counted,
 			Confirmed: eviction.Confirms(sc.confirm, c.Key)})

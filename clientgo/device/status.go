@@ -252,7 +252,7 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 		delete(r.counted, rule.Name)
 	}
 	r.due[rule.Name] = now
-	r.poke()
+	poke(r.wake)
 }
 
 // touched is the Source's news that pod, or one of its claims, changed: the status of each
@@ -263,42 +263,45 @@ func (r *ruleStatus) touched(pod *v1.Pod) {
 	}
 	var d engine.Target
 	r.src.Describe(pod, &d)
-	rules := r.rulesOf(d.Bindings)
-	later := r.clock.Now().Add(r.period)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rule := range rules {
-		r.scheduleLocked(rule.Name, later)
+	for _, rule := range r.rulesOf(d.Bindings) {
+		r.schedule(rule.Name, r.clock.Now().Add(r.period))
 	}
 }
 
 // dueNow makes rule name's status due at once: the census started or stopped holding it.
 func (r *ruleStatus) dueNow(name string) {
 	if r.live.Load() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.scheduleLocked(name, r.clock.Now())
+		r.schedule(name, r.clock.Now())
 	}
 }
 
-// scheduleLocked makes rule name's status due at, unless it is due earlier; under mu.
+// schedule makes rule name's status due at, unless it is due earlier.
+func (r *ruleStatus) schedule(name string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scheduleLocked(name, at)
+}
+
+// scheduleLocked is schedule, under mu.
 func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
-	if d, ok := r.due[name]; ok && !at.Before(d) {
-		return
+	if d, ok := r.due[name]; !ok || at.Before(d) {
+		r.due[name] = at
+		poke(r.wake)
 	}
-	r.due[name] = at
-	r.poke()
 }
 
-func (r *ruleStatus) poke() {
+// poke wakes the goroutine that waits on ch, a channel of capacity 1, without blocking.
+func poke(ch chan struct{}) {
 	select {
-	case r.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
 // run writes the rules' status when it is due, until ctx is done.
 func (r *ruleStatus) run(ctx context.Context) {
+	timer := r.clock.NewTimer(r.period)
+	defer timer.Stop()
 	for {
 		now := r.clock.Now()
 		var ready []string
@@ -318,30 +321,23 @@ func (r *ruleStatus) run(ctx context.Context) {
 		for _, name := range ready {
 			if err := r.update(ctx, name, now); err != nil {
 				klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
-				r.mu.Lock()
-				r.scheduleLocked(name, now.Add(r.period))
-				r.mu.Unlock()
+				r.schedule(name, now.Add(r.period))
 			}
 		}
 		if len(ready) > 0 {
 			continue // due may have changed meanwhile
 		}
-		var timer clock.Timer
-		var tc <-chan time.Time
+		timer.Stop()
+		var tc <-chan time.Time // none while nothing is due
 		if !next.IsZero() {
-			timer = r.clock.NewTimer(next.Sub(now))
+			timer.Reset(next.Sub(now))
 			tc = timer.C()
 		}
 		select {
 		case <-ctx.Done():
+			return
 		case <-r.wake:
 		case <-tc:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			return
 		}
 	}
 }
@@ -364,9 +360,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 		old = &last.condition // the cache has not seen our last write yet
 	}
 	if old != nil && old.ObservedGeneration == rule.Generation && now.Sub(old.LastTransitionTime.Time) < r.period {
-		r.mu.Lock()
-		r.scheduleLocked(name, old.LastTransitionTime.Add(r.period))
-		r.mu.Unlock()
+		r.schedule(name, old.LastTransitionTime.Add(r.period))
 		return nil
 	}
 	c := snap.condition
