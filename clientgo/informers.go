@@ -106,73 +106,20 @@ func (inf Informers) AddHandlers(m Updater, logger klog.Logger) error {
 }
 
 // addHandlers is AddHandlers, and returns what is done once each handler has been handed
-// its informer's initial listing.
+// its informer's initial listing. The handlers pass every update: the Manager itself
+// ignores those that cannot change an eviction (a pod's status, say), more cheaply than a
+// filter here could.
 func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
-	nodes, err := inf.Nodes.AddEventHandlerWithOptions(nodeHandler(m, logger), opts)
+	nodes, err := inf.Nodes.AddEventHandlerWithOptions(HandlerFuncs(logger, m.NodeUpdated), opts)
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: adding the node event handler: %w", err)
 	}
-	pods, err := inf.Pods.AddEventHandlerWithOptions(podHandler(m, logger), opts)
+	pods, err := inf.Pods.AddEventHandlerWithOptions(HandlerFuncs(logger, m.PodUpdated), opts)
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: adding the pod event handler: %w", err)
 	}
 	return []cache.DoneChecker{nodes.HasSyncedChecker(), pods.HasSyncedChecker()}, nil
-}
-
-// nodeHandler turns the node informer's callbacks into Manager.NodeUpdated calls with kube's
-// (old, new) convention: old nil for an add, new nil for a delete.
-func nodeHandler(m Updater, logger klog.Logger) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if node, ok := obj.(*v1.Node); ok {
-				m.NodeUpdated(nil, node)
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			old, ok1 := oldObj.(*v1.Node)
-			node, ok2 := newObj.(*v1.Node)
-			if ok1 && ok2 {
-				m.NodeUpdated(old, node)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			node, ok := unwrapDeleted[*v1.Node](obj)
-			if !ok {
-				logger.Info("Ignoring a node delete event of an unexpected type", "type", fmt.Sprintf("%T", obj))
-				return
-			}
-			m.NodeUpdated(node, nil)
-		},
-	}
-}
-
-// podHandler turns the pod informer's callbacks into Manager.PodUpdated calls, as
-// nodeHandler does for nodes. It passes every update: the Manager itself ignores those that
-// cannot change an eviction (status changes, say), more cheaply than a filter here could.
-func podHandler(m Updater, logger klog.Logger) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if pod, ok := obj.(*v1.Pod); ok {
-				m.PodUpdated(nil, pod)
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			old, ok1 := oldObj.(*v1.Pod)
-			pod, ok2 := newObj.(*v1.Pod)
-			if ok1 && ok2 {
-				m.PodUpdated(old, pod)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			pod, ok := unwrapDeleted[*v1.Pod](obj)
-			if !ok {
-				logger.Info("Ignoring a pod delete event of an unexpected type", "type", fmt.Sprintf("%T", obj))
-				return
-			}
-			m.PodUpdated(pod, nil)
-		},
-	}
 }
 
 // unwrapDeleted returns the object of a delete event. When the informer's watch missed the
