@@ -31,9 +31,6 @@ const (
 	eventBackoffCap  = 30 * time.Second
 )
 
-// idleQueueCap is the most Events an empty EventWriter's queue keeps room for.
-const idleQueueCap = 256
-
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
 	// Component is the Events' source (and reportingController); "" means [Component].
@@ -83,8 +80,7 @@ type EventWriter struct {
 	correlator *record.EventCorrelator
 
 	mu     sync.Mutex
-	queue  []queuedEvent // queue[head:] waits
-	head   int
+	queue  []queuedEvent // oldest first
 	closed bool
 	wake   chan struct{} // holds a token when the queue may have grown
 
@@ -139,31 +135,17 @@ func (w *EventWriter) AnnotatedEventf(object runtime.Object, annotations map[str
 }
 
 func (w *EventWriter) record(object runtime.Object, annotations map[string]string, eventType, reason, message string) {
-	var ref v1.ObjectReference
-	if r, ok := object.(*v1.ObjectReference); ok {
-		if r == nil {
-			w.dropped.Add(1)
-			return
-		}
-		ref = *r
-	} else if r, err := reference.GetReference(scheme.Scheme, object); err == nil && r != nil {
-		ref = *r
-	} else {
-		w.dropped.Add(1)
-		return
+	ref, ok := object.(*v1.ObjectReference)
+	if !ok {
+		ref, _ = reference.GetReference(scheme.Scheme, object) // nil, with an error, for an object it cannot refer to
 	}
-	if !util.ValidateEventType(eventType) {
-		w.dropped.Add(1)
-		return
-	}
-	e := queuedEvent{ref: ref, eventType: eventType, reason: reason, msg: message, annotations: annotations, at: w.clock.Now()}
 	w.mu.Lock()
-	if w.closed {
+	if ref == nil || !util.ValidateEventType(eventType) || w.closed {
 		w.mu.Unlock()
 		w.dropped.Add(1)
 		return
 	}
-	w.queue = append(w.queue, e)
+	w.queue = append(w.queue, queuedEvent{ref: *ref, eventType: eventType, reason: reason, msg: message, annotations: annotations, at: w.clock.Now()})
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -174,7 +156,7 @@ func (w *EventWriter) record(object runtime.Object, annotations map[string]strin
 // Counts returns what the writer did so far. It does not block.
 func (w *EventWriter) Counts() EventCounts {
 	w.mu.Lock()
-	queued := len(w.queue) - w.head
+	queued := len(w.queue)
 	w.mu.Unlock()
 	return EventCounts{Queued: queued, Written: w.written.Load(), Dropped: w.dropped.Load()}
 }
@@ -198,8 +180,8 @@ func (w *EventWriter) Run(ctx context.Context) error {
 		w.write(ctx, logger, e)
 	}
 	w.mu.Lock()
-	left := len(w.queue) - w.head
-	w.queue, w.head, w.closed = nil, 0, true
+	left := len(w.queue)
+	w.queue, w.closed = nil, true
 	w.mu.Unlock()
 	if left > 0 {
 		w.dropped.Add(int64(left))
@@ -208,30 +190,21 @@ func (w *EventWriter) Run(ctx context.Context) error {
 	return nil
 }
 
-// next takes the oldest queued Event, waiting for one until ctx is done.
+// next takes the oldest queued Event, waiting for one until ctx is done. The queue lets go
+// of what it no longer holds: each Event's strings once taken, and the backing array once
+// empty (or, for one that never empties, when append moves what is left to a new one), so
+// that a writer at rest holds no outage's worth.
 func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 	for {
 		if ctx.Err() != nil {
 			return queuedEvent{}, false
 		}
 		w.mu.Lock()
-		if w.head < len(w.queue) {
-			e := w.queue[w.head]
-			w.queue[w.head] = queuedEvent{} // let its strings go
-			w.head++
-			if w.head == len(w.queue) {
-				// Empty: keep a small backing array for the next few Events, and let the
-				// one a burst grew go, so that a writer at rest holds no outage's worth.
-				if cap(w.queue) > idleQueueCap {
-					w.queue = nil
-				}
-				w.queue, w.head = w.queue[:0], 0
-			} else if w.head >= 1024 && w.head*2 >= len(w.queue) {
-				// Half the backing array is spent: move the rest down, so that a queue that
-				// never empties does not keep growing.
-				n := copy(w.queue, w.queue[w.head:])
-				clear(w.queue[n:])
-				w.queue, w.head = w.queue[:n], 0
+		if len(w.queue) > 0 {
+			e := w.queue[0]
+			w.queue[0] = queuedEvent{}
+			if w.queue = w.queue[1:]; len(w.queue) == 0 {
+				w.queue = nil
 			}
 			w.mu.Unlock()
 			return e, true
@@ -345,9 +318,5 @@ func retriable(err error) bool {
 
 // eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
 func eventBackoff(try int) time.Duration {
-	d := eventBackoffBase
-	for i := 1; i < try && d < eventBackoffCap; i++ {
-		d *= 2
-	}
-	return min(d, eventBackoffCap)
+	return min(eventBackoffBase<<min(try-1, 5), eventBackoffCap)
 }
