@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,13 +103,9 @@ var _ record.EventRecorder = (*EventWriter)(nil)
 
 // NewEventWriter returns an EventWriter that writes through client.
 func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *EventWriter {
-	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1)}
+	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1), source: v1.EventSource{Component: cmp.Or(opts.Component, Component)}}
 	if w.clock == nil {
 		w.clock = clock.RealClock{}
-	}
-	w.source.Component = opts.Component
-	if w.source.Component == "" {
-		w.source.Component = Component
 	}
 	copts := opts.Correlator
 	if copts.Clock == nil {
@@ -234,26 +231,23 @@ func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEve
 	}
 	for try := 1; ; try++ {
 		err := w.send(ctx, res.Event, res.Patch)
-		if err == nil {
+		switch {
+		case err == nil:
 			w.written.Add(1)
 			return
-		}
-		if ctx.Err() != nil {
-			w.dropped.Add(1)
-			return
-		}
-		if !retriable(err) || try == eventTries {
-			w.dropped.Add(1)
+		case ctx.Err() != nil:
+		case !retriable(err) || try == eventTries:
 			logger.Error(err, "Event not written", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "reason", q.reason, "message", q.msg, "tries", try)
-			return
+		default:
+			logger.V(2).Info("Event not written yet; retrying", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "err", err.Error(), "try", try)
+			select {
+			case <-ctx.Done():
+			case <-w.clock.After(eventBackoff(try)):
+				continue
+			}
 		}
-		logger.V(2).Info("Event not written yet; retrying", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "err", err.Error(), "try", try)
-		select {
-		case <-ctx.Done():
-			w.dropped.Add(1)
-			return
-		case <-w.clock.After(eventBackoff(try)):
-		}
+		w.dropped.Add(1)
+		return
 	}
 }
 
