@@ -40,11 +40,10 @@ type ReachabilityOptions struct {
 //   - a request that ends because its caller gave up (its context ended) changes nothing.
 //
 // [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
-// unreachable, probes it every ProbeInterval (the one load it adds, on a server that is not
-// answering) and tells the caller each time it comes back, so that the evictions that
-// failed while it was away are retried at once ([eviction.Manager.RetryUnreachable]). One
-// Reachability serves every controller of a client: each runs Run with what it retries, and
-// one of them at a time probes.
+// unreachable, probes it every ProbeInterval (the one load it adds) and tells the caller
+// each time it comes back, so that the evictions that failed while it was away are retried
+// at once ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller
+// of a client.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -126,9 +125,8 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving, counts as a failure. The caller leaves by cancelling the request or by closing
-// the body (client-go's StreamWatcher.Stop, after a 410 Gone, say, while its receive loop
-// still reads): neither is the server's doing.
+// leaving (cancelling the request, or closing the body: client-go's StreamWatcher.Stop,
+// while its receive loop still reads), counts as a failure.
 type watchBody struct {
 	io.ReadCloser
 	r      *Reachability
@@ -144,8 +142,8 @@ func (b *watchBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close marks the stream closed by its caller before it closes it, so that the read it
-// interrupts is not counted.
+// Close marks the stream closed by its caller first, so that the read it interrupts is not
+// counted.
 func (b *watchBody) Close() error {
 	b.closed.Store(true)
 	return b.ReadCloser.Close()
@@ -191,16 +189,15 @@ func (r *Reachability) poke() {
 // and tells since when the server has not answered (the first Run's). While the server is
 // unreachable Run calls probe every ProbeInterval (after the last probe ended), each call
 // bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the
-// server reachable (one through the wrapped transport is also counted as any request is).
-// probe nil probes nothing: the server is then seen back only when another request, or
-// another Run's probe, gets an answer. Each time the server comes back, Run calls returned
-// in Run's goroutine, one call at a time; returned must not block for long. Its first
-// call, at its start, tells it of the comebacks before it ran, if any. Either may be nil.
+// server reachable. probe nil probes nothing: the server is then seen back only when
+// another request, or another Run's probe, gets an answer. Each time the server comes back
+// (and at its start, if it came back before), Run calls returned in its own goroutine;
+// returned must not block for long. Either may be nil.
 //
 // Run may be called any number of times, also at once: one for each controller that the
-// Reachability serves (the node side's and the device side's, say), each with what it
-// retries. Each is told every comeback while it runs; one at a time probes, and when it
-// returns while the server is unreachable, another that has a probe takes over.
+// Reachability serves, each with what it retries. Each is told every comeback while it
+// runs; one at a time probes, and when it returns while the server is unreachable, another
+// that has a probe takes over.
 func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -281,20 +278,18 @@ func (r *Reachability) stopProbing() {
 func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(context.Context) error) error {
 	pctx, cancel := context.WithCancel(ctx)
 	timer := clk.NewTimer(max(r.interval, 5*time.Second))
-	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-timer.C():
-			cancel()
-		case <-done:
+		case <-pctx.Done():
 		}
+		cancel()
 	})
 	err := probe(pctx)
-	close(done)
+	cancel()
 	wg.Wait()
 	timer.Stop()
-	cancel()
 	return err
 }
 
