@@ -297,12 +297,10 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 			return true
 		}
 		logger.V(1).Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
-		t := c.clock.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return false
-		case <-t.C():
+		case <-c.clock.After(time.Second):
 		}
 	}
 }
