@@ -60,16 +60,14 @@ type EventCounts struct {
 // EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
 // let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
 // while 1,000 Events wait, it queues every Event without limit (a small record each) and
-// writes them from [EventWriter.Run], one at a time, in the order they were recorded, so
-// that each pod's Events arrive in order. Give it a client of its own, with its own rate
-// limiter (a clientset made from a [k8s.io/client-go/rest.Config] with its own QPS and
-// Burst): then an Event never takes a token that an eviction's request needs.
+// writes them from [EventWriter.Run], one at a time, in the order they were recorded. Give
+// it a client with a rate limiter of its own: then an Event never takes a token that an
+// eviction's request needs.
 //
-// What it writes is what client-go's recorder writes: the same Event (name, source,
-// timestamps, reportingController), through kube's correlator (a repeated Event is a PATCH
-// of its count). A write that fails for the network, for a 429 or for a 5xx is tried again
-// after a backoff (1 s, doubling up to 30 s, 12 tries in all); the Events behind it wait,
-// to keep the order. A write the server refuses otherwise is dropped, logged and counted.
+// It writes what client-go's recorder writes (the same Event, through kube's correlator: a
+// repeat is a PATCH of its count). A write that fails for the network, a 429 or a 5xx is
+// tried again after a backoff (1 s, doubling up to 30 s, 12 tries in all), the Events
+// behind it waiting; one the server refuses otherwise is dropped, logged and counted.
 //
 // Recording (Event, Eventf, AnnotatedEventf) never blocks and is safe for concurrent use,
 // before, during and after Run; an Event recorded once Run has returned is dropped. The
@@ -90,8 +88,8 @@ type EventWriter struct {
 	dropped atomic.Int64
 }
 
-// queuedEvent is an Event as recorded: the Event itself is made when it is written, so that
-// a long queue holds only this.
+// queuedEvent is an Event as recorded; the Event is made when it is written, so that a long
+// queue holds only this.
 type queuedEvent struct {
 	ref                    v1.ObjectReference
 	eventType, reason, msg string
@@ -115,8 +113,8 @@ func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *Event
 	return w
 }
 
-// Event queues an Event about object, which is usually a [*v1.ObjectReference] (taken as
-// it is) or an object of client-go's scheme (its reference is made).
+// Event queues an Event about object: a [*v1.ObjectReference], or an object of client-go's
+// scheme.
 func (w *EventWriter) Event(object runtime.Object, eventType, reason, message string) {
 	w.record(object, nil, eventType, reason, message)
 }
@@ -214,8 +212,8 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 	}
 }
 
-// write writes one Event through the correlator, retrying as the type's doc says. An
-// Event whose write ctx interrupted counts as dropped, as those still queued do.
+// write writes one Event through the correlator, retrying as the type's doc says; one
+// whose write ctx interrupted counts as dropped.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
 	ev := w.makeEvent(q)
 	res, err := w.correlator.EventCorrelate(ev)
@@ -299,8 +297,8 @@ func (w *EventWriter) makeEvent(q queuedEvent) *v1.Event {
 }
 
 // retriable says whether a write that failed with err may succeed later: the API server
-// was not reached or did not answer in time, throttled it (429), or failed itself (5xx).
-// A refusal (any other status) will be the same next time.
+// was not reached, throttled it (429), or failed itself (5xx); any other refusal will be
+// the same next time.
 func retriable(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
