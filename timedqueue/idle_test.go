@@ -57,26 +57,27 @@ func TestWaitIdle(t *testing.T) {
 			done := waitIdleAsync(t.Context(), h.q)
 			synctest.Wait()
 			wantBlocked(t, "while a runs", done)
-			h.release("a", nil)
+			h.release("a")
 			wantReturned(t, "after a returned", done, nil)
 		})
 	})
-	t.Run("waits for retries due now, not for later ones", func(t *testing.T) {
+	t.Run("waits for work due now, not for later work", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
 			done := waitIdleAsync(t.Context(), h.q)
-			h.release("a", errBoom) // the retry is due at +1s
-			wantReturned(t, "after the first attempt failed", done, nil)
+			h.schedule("a", 2, at(time.Second)) // while a runs: it runs again at +1s
+			h.release("a")
+			wantReturned(t, "after the first call returned", done, nil)
 			h.clk.Step(time.Second)
 			done = waitIdleAsync(t.Context(), h.q)
 			synctest.Wait()
-			wantBlocked(t, "while the retry runs", done)
-			h.release("a", nil)
-			wantReturned(t, "after the retry", done, nil)
-			h.wantCalls("all", "a=1@+0s", "a=1@+1s")
+			wantBlocked(t, "while the second call runs", done)
+			h.release("a")
+			wantReturned(t, "after the second call", done, nil)
+			h.wantCalls("all", "a=1@+0s", "a=2@+1s")
 		})
 	})
 	t.Run("returns at once when nothing is due", func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestWaitIdle(t *testing.T) {
 			if err := h.q.WaitIdle(ctx); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("WaitIdle while a runs past ctx's deadline: got %v, want DeadlineExceeded", err)
 			}
-			h.release("a", nil)
+			h.release("a")
 		})
 	})
 }
@@ -144,7 +145,7 @@ func TestWaitIdleAfterRun(t *testing.T) {
 		done := waitIdleAsync(t.Context(), h.q)
 		synctest.Wait()
 		wantBlocked(t, "while a still runs after Run's ctx is done", done)
-		h.release("a", nil)
+		h.release("a")
 		wantReturned(t, "Run returned, nothing due", done, nil)
 		h.schedule("b", 3, epoch)
 		if err := h.q.WaitIdle(t.Context()); !errors.Is(err, ErrStopped) {
@@ -299,12 +300,11 @@ func TestWaitIdleThenStepRealGoroutines(t *testing.T) {
 			var mu sync.Mutex
 			var ranKeys []string
 			ranCh := make(chan struct{}, 1<<16)
-			q, err := New(func(_ context.Context, key string, v int) error {
+			q, err := New(func(_ context.Context, key string, v int) {
 				mu.Lock()
 				ranKeys = append(ranKeys, fmt.Sprintf("%s=%d", key, v))
 				mu.Unlock()
 				ranCh <- struct{}{}
-				return nil
 			}, Options{Clock: clk, Workers: workers})
 			if err != nil {
 				t.Fatal(err)

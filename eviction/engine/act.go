@@ -26,22 +26,21 @@ type call struct {
 // stripe's ID, the time to compact it). It retries
 // a failed lookup of the target, decides again from the Source's current state (the
 // recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
-// It always returns nil: the eviction, not the schedule, keeps its retries.
-func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
+// The eviction, not the schedule, keeps its retries.
+func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) {
 	defer e.recoverWorker()
 	if stripe, ok := id.Stripe(); ok {
 		e.compact(stripe) // see storeMover
-		return nil
+		return
 	}
 	cl, ok := e.beforeCall(id)
 	if !ok {
-		return nil
+		return
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
 	e.afterCall(id, cl, err)
-	return nil
 }
 
 // callOutcome is how a call that returned err ended, for the act workers' limit.

@@ -2,9 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
-
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // Backoff is how long an [Engine] waits before it tries again after a failure: the n-th
@@ -27,14 +26,32 @@ type Backoff struct {
 }
 
 // Delay returns how long the Engine waits after the given failure (1 for the first; smaller
-// counts as 1) before the next try, jitter included. Zero fields take their defaults. It is
-// safe for concurrent use.
-func (b Backoff) Delay(failures int) time.Duration { return b.queue().Delay(failures) }
-
-// queue returns b as the timed queue's policy. MaxAttempts stays 0: evictions are retried
-// until they succeed or are cancelled.
-func (b Backoff) queue() timedqueue.Backoff {
-	return timedqueue.Backoff{Base: b.Base, Cap: b.Cap, Jitter: b.Jitter}
+// counts as 1) before the next try, jitter included. Zero fields take their defaults, and
+// so do out-of-range ones, which New rejects. It is safe for concurrent use.
+func (b Backoff) Delay(failures int) time.Duration {
+	base, ceiling, jitter := b.Base, b.Cap, b.Jitter
+	if base <= 0 {
+		base = 100 * time.Millisecond
+	}
+	if ceiling <= 0 {
+		ceiling = 2 * time.Minute
+	}
+	ceiling = max(ceiling, base)
+	if jitter == 0 || jitter > 1 {
+		jitter = 0.2
+	}
+	d := base
+	for i := 1; i < failures && d < ceiling; i++ {
+		if d > ceiling/2 {
+			d = ceiling // doubling would pass the cap, or overflow for caps over 146 years
+			break
+		}
+		d *= 2
+	}
+	if jitter > 0 {
+		d -= time.Duration(rand.Float64() * jitter * float64(d))
+	}
+	return d
 }
 
 func (b Backoff) validate() error {
