@@ -258,9 +258,9 @@ func (h *harness) stop() error {
 }
 
 // step waits until the queue is idle, advances the fake clock and waits until the queue is
-// idle again. The first wait matters: the dispatcher computes a duration from the clock and
-// then arms its timer with it, so a Step between the two would push the timer out by the
-// step, and a fake clock, unlike a real one, never catches up.
+// idle again. The first wait matters: the queue computes a duration from the clock and then
+// sets its timer with it, so a Step between the two would push the timer out by the step,
+// and a fake clock, unlike a real one, never catches up.
 func (h *harness) step(d time.Duration) {
 	synctest.Wait()
 	h.clk.Step(d)

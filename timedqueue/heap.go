@@ -1,8 +1,8 @@
 package timedqueue
 
 // entryHeap is a 4-ary min-heap of the entries with work in it, earliest first, each entry
-// holding its index. Four children a node halve the levels of a binary heap, and so the
-// entries a pop reads on its way down: a million due at once drain about 1.7 times faster.
+// holding its index. Four children a node halve the levels of a binary heap, and with them
+// the entries, each a cache miss at a million, that a pop reads on its way down.
 type entryHeap[K comparable, V any] []*entry[K, V]
 
 // before reports whether a is due before b: by deadline, then in the order scheduled.

@@ -245,8 +245,9 @@ func (m *idleModel) check(when string, ran []string) {
 	}
 }
 
-// TestWaitIdleThenStep: in rounds of random work, a step that races with the dispatcher
-// (made at once after scheduling), WaitIdle, and a step right after WaitIdle:
+// TestWaitIdleThenStep: in rounds of random work, a step that races with the queue setting
+// its timer (made at once after scheduling, while the workers, done with the work due at
+// once, set it), WaitIdle, and a step right after WaitIdle:
 //   - WaitIdle returns only once all the work due by then has run, the raced step's
 //     included;
 //   - the step right after WaitIdle runs exactly the work it makes due, without any further
@@ -271,7 +272,7 @@ func TestWaitIdleThenStep(t *testing.T) {
 				}
 				for round := range rounds {
 					m.ops()
-					m.step() // races with the dispatcher planning for what ops scheduled
+					m.step() // races with the workers setting the timer for what ops scheduled
 					if err := h.q.WaitIdle(t.Context()); err != nil {
 						t.Fatal(err)
 					}
@@ -348,7 +349,7 @@ func TestWaitIdleThenStepRealGoroutines(t *testing.T) {
 
 // racyClock is a FakeClock whose timers call the next of beforeReset, if any, right before
 // they are set. A test steps the clock there to land a step, deterministically, between the
-// dispatcher's reading of the clock and the setting of its timer.
+// queue's reading of the clock and the setting of its timer.
 type racyClock struct {
 	*testclock.FakeClock
 	mu          sync.Mutex
@@ -377,11 +378,10 @@ func (t *racyTimer) Reset(d time.Duration) bool {
 	return t.Timer.Reset(d)
 }
 
-// TestArmingRace: a step that lands while the dispatcher sets its timer delays that timer
-// by the step, since the timer is set for a duration computed from the clock before the
-// step. WaitIdle must not return on such a timer, nor before the dispatcher has set its
-// timer anew from a later reading of the clock: after WaitIdle, a step to the deadline
-// must run the work.
+// TestArmingRace: a step that lands while the queue sets its timer delays that timer by the
+// step, since the timer is set for a duration computed from the clock before the step.
+// WaitIdle must not return on such a timer, nor before the timer is set anew from a later
+// reading of the clock: after WaitIdle, a step to the deadline must run the work.
 func TestArmingRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := &racyClock{FakeClock: testclock.NewFakeClock(epoch)}
@@ -401,13 +401,13 @@ func TestArmingRace(t *testing.T) {
 		clk.beforeReset = []func(){
 			func() { clk.Step(5 * time.Second) },
 			func() {
-				// The plan WaitIdle asks for: hold the dispatcher inside it (for a
-				// millisecond of the bubble's time, which passes only once every other
-				// goroutine is blocked), so that a WaitIdle that did not wait for it would
-				// return, and the step after it would land here.
+				// The setting anew: hold it (for a millisecond of the bubble's time, which
+				// passes only once every other goroutine is blocked), so that a WaitIdle
+				// that did not wait for it would return, and the step after it would land
+				// here.
 				time.Sleep(time.Millisecond)
 				if waitIdleReturned.Load() {
-					t.Error("WaitIdle returned before the dispatcher had set its timer anew")
+					t.Error("WaitIdle returned before the timer was set anew")
 				}
 			},
 		}
@@ -421,7 +421,7 @@ func TestArmingRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitIdleReturned.Store(true)
-		synctest.Wait() // lets a dispatcher that WaitIdle did not wait for reach its timer
+		synctest.Wait() // lets a setting of the timer that WaitIdle did not wait for happen
 		clk.Step(5 * time.Second)
 		synctest.Wait()
 		if got, want := rec.got(), []string{"a=1@+10s"}; !slices.Equal(got, want) {

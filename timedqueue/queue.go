@@ -61,8 +61,9 @@ type Queue[K comparable, V any] struct {
 	started    chan struct{} // closed when Run starts
 
 	// mu guards everything below, and the entries. It is held for a map and heap operation
-	// at a time, and while the clock is read and the timer set; never while work runs. It
-	// is the queue's only lock; the clock's own are taken under it.
+	// at a time, while the clock is read and the timer set, and for the rebuild of the
+	// index after a drain (shrink); never while work runs. It is the queue's only lock; the
+	// clock's own are taken under it.
 	mu      sync.Mutex
 	cond    sync.Cond               // idle workers wait here for due work
 	entries map[uint64]*entry[K, V] // the index (entry.go): by the key's hash

@@ -454,3 +454,27 @@ func BenchmarkFireLag(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkShrink times the longest hold of the lock after a drain: the rebuild of the
+// index and the heap's array once a queue that held a million keys holds an eighth of them
+// (shrink), which the Schedule, Cancel or finished call that triggers it makes.
+func BenchmarkShrink(b *testing.B) {
+	makeBenchKeys()
+	const n = 1_000_000 / 8
+	q, err := New(func(context.Context, string, benchValue) {}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		q.Schedule(benchKeys[i], benchValue{}, benchTimes[i])
+	}
+	for b.Loop() {
+		q.mu.Lock()
+		q.peak = 8 * n
+		q.shrink()
+		q.mu.Unlock()
+	}
+	if q.peak != n || q.Len() != n {
+		b.Fatalf("after the rebuild: peak %d, Len %d, want %d", q.peak, q.Len(), n)
+	}
+}

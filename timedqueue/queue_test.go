@@ -291,7 +291,7 @@ func TestOrder(t *testing.T) {
 }
 
 // TestPerKeySerialization: a key scheduled again, due, while it runs waits for the running
-// attempt, even when other workers are free.
+// call, even when other workers are free.
 func TestPerKeySerialization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options{Workers: 4})
@@ -330,7 +330,7 @@ func TestParkedCancel(t *testing.T) {
 		h.schedule("a", 1, epoch)
 		h.start()
 		h.schedule("a", 2, at(time.Second))
-		h.step(time.Second) // due, parked behind the running attempt
+		h.step(time.Second) // due, parked behind the running call
 		if got := h.unschedule("a"); !got {
 			t.Fatalf("Cancel of parked work: got %v, want true", got)
 		}
