@@ -30,9 +30,8 @@ type failures struct {
 }
 
 func newHolderRetries[H any](clk clock.Clock, delay func(int) time.Duration, quiet time.Duration, put func(string, H)) (*holderRetries[H], error) {
-	q, err := timedqueue.New(func(_ context.Context, name string, ev H) error {
+	q, err := timedqueue.New(func(_ context.Context, name string, ev H) {
 		put(name, ev)
-		return nil
 	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		return nil, err
