@@ -2,6 +2,6 @@
 // a fixed set of workers; the update of a holder whose targets could not be listed comes
 // back after a growing delay, from a timedqueue.
 //
-// One lock guards the queues and counts. It is held while nothing is called but the holder
-// merge, and never while the retries' queue is called.
+// Each worker's shard has a lock, which guards its queues and counts. It is held while
+// nothing is called but the holder merge, and never while the retries' queue is called.
 package intake

@@ -12,18 +12,15 @@ type fifo[K comparable, V any] struct {
 	most  int // the most keys waiting at once since the storage was made
 }
 
-// put queues v for k and reports whether k was added, not waiting already.
-func (f *fifo[K, V]) put(k K, v V) (added bool) {
+func (f *fifo[K, V]) put(k K, v V) {
 	if f.items == nil {
 		f.items = make(map[K]V)
 	}
-	_, waiting := f.items[k]
-	if !waiting {
+	if _, waiting := f.items[k]; !waiting {
 		f.keys = append(f.keys, k)
 	}
 	f.items[k] = v
 	f.most = max(f.most, len(f.items))
-	return !waiting
 }
 
 func (f *fifo[K, V]) take() (k K, v V, ok bool) {

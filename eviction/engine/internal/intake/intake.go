@@ -25,18 +25,24 @@ var ErrStopped = errors.New("intake: stopped with updates left")
 // its targets. Updates of one key that wait together are merged in the first one's place
 // (the newest stands, or what keepHolder keeps). It is safe for concurrent use.
 type Intake[H, T any] struct {
+	shards     []shard[H, T]
 	keepHolder func(queued, next H) H
 	delay      func(failures int) time.Duration
 	quiet      time.Duration
 	retries    *timedqueue.Queue[string, H] // holders whose listing failed, until put back
+}
 
-	mu      sync.Mutex // guards what follows; held while nothing but keepHolder is called
-	shards  []shard[H, T]
+// shard is the work of one worker: the holders hashed onto it, and the targets on them.
+// Its lock guards its fields, and is held while nothing is called but keepHolder.
+type shard[H, T any] struct {
+	mu      sync.Mutex
+	changed sync.Cond // broadcast when work is put, and when the worker finds none or stops
+	holders fifo[string, H]
+	targets fifo[Key, T]
 	fails   map[string]failures // of the holders whose last listing failed
-	pending int                 // updates queued or being processed
 	puts    uint64              // updates put so far: WaitIdle's sign that new work came
-	stopped int                 // workers that have stopped
-	idle    sync.Cond           // signalled when pending drops to 0, or a worker stops
+	busy    bool                // the worker runs a handler
+	stopped bool                // the worker has stopped
 }
 
 // failures are a holder's failed listings in a row, and when the last logged one was.
@@ -45,22 +51,15 @@ type failures struct {
 	loggedAt time.Time
 }
 
-// shard is the work of one worker: the holders hashed onto it, and the targets on them.
-type shard[H, T any] struct {
-	holders fifo[string, H]
-	targets fifo[Key, T]
-	wake    sync.Cond // signalled when work is put, or the workers are to stop
-}
-
 // New returns an Intake of workers workers. keepHolder chooses what to keep when a holder
 // update comes while one is queued (nil: the newer); clk and delay pace the retries of
 // holders whose listing failed, and quiet is how long such failures go unlogged after one
 // that was (see [Intake.HolderFailed]).
 func New[H, T any](workers int, keepHolder func(queued, next H) H, clk clock.Clock, delay func(failures int) time.Duration, quiet time.Duration) (*Intake[H, T], error) {
-	in := &Intake[H, T]{keepHolder: keepHolder, delay: delay, quiet: quiet, shards: make([]shard[H, T], workers), fails: map[string]failures{}}
-	in.idle.L = &in.mu
+	in := &Intake[H, T]{shards: make([]shard[H, T], workers), keepHolder: keepHolder, delay: delay, quiet: quiet}
 	for i := range in.shards {
-		in.shards[i].wake.L = &in.mu
+		in.shards[i].changed.L = &in.shards[i].mu
+		in.shards[i].fails = map[string]failures{}
 	}
 	var err error
 	in.retries, err = timedqueue.New(func(_ context.Context, name string, ev H) error {
@@ -77,50 +76,51 @@ func New[H, T any](workers int, keepHolder func(queued, next H) H, clk clock.Clo
 // failures in a row, its listing at now having failed. It returns that count, and whether to
 // log this failure as an error: the first, then one per quiet period while it keeps failing.
 func (in *Intake[H, T]) HolderFailed(name string, ev H, now time.Time) (n int, logIt bool) {
-	in.mu.Lock()
-	f := in.fails[name]
+	s := in.shardOf(name)
+	s.mu.Lock()
+	f := s.fails[name]
 	f.n++
 	if logIt = f.n == 1 || now.Sub(f.loggedAt) >= in.quiet; logIt {
 		f.loggedAt = now
 	}
-	in.fails[name] = f
-	in.mu.Unlock()
+	s.fails[name] = f
+	s.mu.Unlock()
 	in.retries.Schedule(name, ev, now.Add(in.delay(f.n)))
 	return f.n, logIt
 }
 
 // HolderListed forgets the failures of the holder name.
 func (in *Intake[H, T]) HolderListed(name string) {
-	in.mu.Lock()
-	delete(in.fails, name)
-	in.mu.Unlock()
+	s := in.shardOf(name)
+	s.mu.Lock()
+	delete(s.fails, name)
+	s.mu.Unlock()
 }
 
 // PutHolder queues an update of the holder name and returns at once.
 func (in *Intake[H, T]) PutHolder(name string, ev H) {
 	s := in.shardOf(name)
-	in.mu.Lock()
+	s.mu.Lock()
 	if queued, ok := s.holders.items[name]; ok && in.keepHolder != nil {
 		ev = in.keepHolder(queued, ev)
 	}
-	in.queued(s, s.holders.put(name, ev))
+	s.holders.put(name, ev)
+	s.queued()
 }
 
 // PutTarget queues an update of the target key, located on holder, and returns at once.
 func (in *Intake[H, T]) PutTarget(holder string, key Key, ev T) {
 	s := in.shardOf(holder)
-	in.mu.Lock()
-	in.queued(s, s.targets.put(key, ev))
+	s.mu.Lock()
+	s.targets.put(key, ev)
+	s.queued()
 }
 
-// queued counts an update just put in s, added or merged, wakes s's worker and unlocks mu.
-func (in *Intake[H, T]) queued(s *shard[H, T], added bool) {
-	in.puts++
-	if added {
-		in.pending++
-	}
-	s.wake.Signal()
-	in.mu.Unlock()
+// queued counts an update just put, wakes the worker, and unlocks the shard.
+func (s *shard[H, T]) queued() {
+	s.puts++
+	s.changed.Broadcast()
+	s.mu.Unlock()
 }
 
 // shardOf hashes holder onto a shard with FNV-1a, as kube hashes node names onto its
@@ -145,7 +145,7 @@ func (in *Intake[H, T]) Run(ctx context.Context, h Handlers[H, T]) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = in.retries.Run(ctx) })
 	for i := range in.shards {
-		wg.Go(func() { in.work(ctx, &in.shards[i], h) })
+		wg.Go(func() { in.shards[i].work(ctx, h) })
 	}
 	wg.Go(func() {
 		<-ctx.Done()
@@ -156,44 +156,44 @@ func (in *Intake[H, T]) Run(ctx context.Context, h Handlers[H, T]) {
 
 // wakeAll wakes the workers and the callers of WaitIdle, to look again.
 func (in *Intake[H, T]) wakeAll() {
-	in.mu.Lock()
-	in.idle.Broadcast()
 	for i := range in.shards {
-		in.shards[i].wake.Broadcast()
+		s := &in.shards[i]
+		s.mu.Lock()
+		s.changed.Broadcast()
+		s.mu.Unlock()
 	}
-	in.mu.Unlock()
 }
 
 // work processes the updates of s, holders first, until ctx is done; then it takes no more,
 // so that what is left is reported by WaitIdle (ErrStopped) rather than taken and dropped.
-func (in *Intake[H, T]) work(ctx context.Context, s *shard[H, T], h Handlers[H, T]) {
-	in.mu.Lock()
+func (s *shard[H, T]) work(ctx context.Context, h Handlers[H, T]) {
+	s.mu.Lock()
 	for ctx.Err() == nil {
 		if name, ev, ok := s.holders.take(); ok {
-			in.unlocked(func() { h.Holder(ctx, name, ev) })
+			s.unlocked(func() { h.Holder(ctx, name, ev) })
 		} else if key, ev, ok := s.targets.take(); ok {
-			in.unlocked(func() { h.Target(ctx, key, ev) })
+			s.unlocked(func() { h.Target(ctx, key, ev) })
 		} else {
-			s.wake.Wait()
+			s.changed.Broadcast() // idle
+			s.changed.Wait()
 		}
 	}
-	in.stopped++
-	in.idle.Broadcast()
-	in.mu.Unlock()
+	s.stopped = true
+	s.changed.Broadcast()
+	s.mu.Unlock()
 }
 
-// unlocked runs the handler call f without mu, and counts its update done.
-func (in *Intake[H, T]) unlocked(f func()) {
-	in.mu.Unlock()
+// unlocked runs the handler call f with the shard unlocked, and busy.
+func (s *shard[H, T]) unlocked(f func()) {
+	s.busy = true
+	s.mu.Unlock()
 	f()
-	in.mu.Lock()
-	if in.pending--; in.pending == 0 {
-		in.idle.Broadcast()
-	}
+	s.mu.Lock()
+	s.busy = false
 }
 
-// WaitIdle waits until no update is queued or being processed and no retry is due, and
-// returns how many updates had been put by then, in all; or ctx's error, or ErrStopped.
+// WaitIdle waits until every worker has been idle once and no retry is due, and returns
+// how many updates had been put by then, in all; or ctx's error, or ErrStopped.
 func (in *Intake[H, T]) WaitIdle(ctx context.Context) (uint64, error) {
 	if err := in.retries.WaitIdle(ctx); errors.Is(err, timedqueue.ErrStopped) {
 		return 0, ErrStopped
@@ -201,27 +201,45 @@ func (in *Intake[H, T]) WaitIdle(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	defer context.AfterFunc(ctx, in.wakeAll)()
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for in.pending > 0 && in.stopped < len(in.shards) && ctx.Err() == nil {
-		in.idle.Wait()
+	var puts uint64
+	for i := range in.shards {
+		n, err := in.shards[i].waitIdle(ctx)
+		if err != nil {
+			return 0, err
+		}
+		puts += n
+	}
+	return puts, nil
+}
+
+// waitIdle waits until the shard is empty and its worker runs no handler, and returns how
+// many updates had been put by then; or ctx's error, or ErrStopped when the worker has
+// stopped with updates left.
+func (s *shard[H, T]) waitIdle(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for (s.busy || s.backlog() > 0) && !s.stopped && ctx.Err() == nil {
+		s.changed.Wait()
 	}
 	switch {
-	case in.pending == 0:
-		return in.puts, nil
+	case !s.busy && s.backlog() == 0:
+		return s.puts, nil
 	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	}
 	return 0, ErrStopped
 }
 
+func (s *shard[H, T]) backlog() int { return len(s.holders.items) + len(s.targets.items) }
+
 // Backlog returns the number of updates queued and not yet processed.
 func (in *Intake[H, T]) Backlog() int {
-	in.mu.Lock()
-	defer in.mu.Unlock()
 	n := 0
 	for i := range in.shards {
-		n += len(in.shards[i].holders.items) + len(in.shards[i].targets.items)
+		s := &in.shards[i]
+		s.mu.Lock()
+		n += s.backlog()
+		s.mu.Unlock()
 	}
 	return n
 }
