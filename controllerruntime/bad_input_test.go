@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -91,7 +92,28 @@ func TestStartTwice(t *testing.T) {
 	if !r.c.Leading() {
 		t.Error("after a second Start: the first has stopped")
 	}
-	if !r.c.NeedLeaderElection() {
-		t.Error("NeedLeaderElection: got false, want true with the zero Options")
+}
+
+// TestNeedLeaderElection: the zero Options need the manager's leader election; false in
+// Options.NeedLeaderElection does not.
+func TestNeedLeaderElection(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		need *bool
+		want bool
+	}{
+		{"nil", nil, true},
+		{"true", ptr.To(true), true},
+		{"false", ptr.To(false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := controllerruntime.New(t.Context(), newManager(t), controllerruntime.Options{NeedLeaderElection: tc.need})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.NeedLeaderElection(); got != tc.want {
+				t.Errorf("got %t, want %t", got, tc.want)
+			}
+		})
 	}
 }
