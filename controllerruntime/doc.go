@@ -12,6 +12,10 @@
 //	...
 //	err = mgr.Start(ctx)
 //
+// kube-controller-manager's own taint eviction controller evicts on the same taints: turn it
+// off (--controllers=*,-taint-eviction-controller), or both evict, and kube's ignores this
+// one's budgets and brake.
+//
 // It is a module of its own, so that a program on client-go alone (package
 // github.com/taintevict/taintevict/clientgo) does not link controller-runtime.
 //
