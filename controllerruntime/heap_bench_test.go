@@ -22,7 +22,7 @@ import (
 	"github.com/taintevict/taintevict/controllerruntime"
 )
 
-var heapPods = flag.Int("heap.pods", 15000, "BenchmarkHeapSynced: the pods of its cluster, 30 to a node (BENCHMARKS.md's figure is of 150000)")
+var heapPods = flag.Int("heap.pods", 3000, "BenchmarkHeapSynced: the pods of its cluster, 30 to a node (BENCHMARKS.md's figure is of 150000)")
 
 // BenchmarkHeapSynced measures the heap that each side holds once its informers have synced
 // and its Manager has been handed, and has processed, every node and pod: clientgo's
