@@ -8,9 +8,11 @@
 # BENCHMARKS.md come from longer runs. Then it runs hack/release-check.sh (a module outside
 # the repository builds against the modules as the next tag would publish them, with the
 # README's go get lines and snippet), and the end-to-end suite,
-# examples/controller/e2e, on a real kube-apiserver and etcd, which it first makes with
+# examples/controller/e2e, on a real kube-apiserver and etcd, which it makes first with
 # `bash hack/kube-assets.sh` (the suite run alone, without them, fails with that command in
-# its message). It fails on the first failing check.
+# its message). The assets come first: the bench module's small scale run (bench/scale,
+# kube-controller-manager against taintevict's command, 6,000 pods) needs them too. It fails
+# on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,15 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 echo "gofmt: ok"
+
+# The real control plane: etcd from apt, kube-apiserver and kube-controller-manager built
+# from source, once (10 to 30 minutes cold on two cores), then found in the cache in seconds.
+# A folder given in KUBEBUILDER_ASSETS is used as it is. Made before the modules' tests: the
+# bench module's small scale run (bench/scale) needs it, and the end-to-end suite last.
+if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
+  KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
+  export KUBEBUILDER_ASSETS
+fi
 
 for m in $modules; do
   echo "== module $m"
@@ -45,13 +56,6 @@ echo "== release check: the modules as a tag would publish them, used from outsi
 bash hack/release-check.sh
 
 echo "== end-to-end suite on a real kube-apiserver and etcd ($e2e)"
-# The suite's own control plane: etcd from apt and kube-apiserver built from source, once
-# (10 to 30 minutes cold on two cores), then found in the cache in seconds. A folder given
-# in KUBEBUILDER_ASSETS is used as it is.
-if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
-  KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
-  export KUBEBUILDER_ASSETS
-fi
 # E2E_SLOW=1 (CI sets it) adds the slow scenarios: faults of the control plane, load while failing.
 slow_args=()
 if [ "${E2E_SLOW:-}" = 1 ]; then
