@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -53,7 +54,12 @@ func AssetsDir() (string, error) {
 			}
 		}
 		if version == "" {
-			return "", errors.New("realapiserver: no k8s.io/kubernetes in the build information; set KUBEBUILDER_ASSETS")
+			// A test binary's build information lists no dependencies: ask the module.
+			out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes").Output()
+			if err != nil {
+				return "", fmt.Errorf("realapiserver: no k8s.io/kubernetes in the build information (%v); set KUBEBUILDER_ASSETS=$(%s | tail -1)", err, AssetsCommand)
+			}
+			version = strings.TrimSpace(string(out))
 		}
 		cache, err := os.UserCacheDir()
 		if err != nil {

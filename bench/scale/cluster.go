@@ -151,6 +151,7 @@ func build(ctx context.Context, assets, flowSchema, dir string, shape Shape, log
 	}
 	rc.QPS, rc.Burst = -1, 0
 	rc.ContentType = realapiserver.ContentProtobuf
+	rc.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return "", err
@@ -235,7 +236,8 @@ func createObjects(ctx context.Context, client kubernetes.Interface, shape Shape
 		}
 		for j := range shape.PodsPerNode {
 			g.Go(func() error {
-				p, err := client.CoreV1().Pods("").Create(gctx, newPod(i, j), metav1.CreateOptions{})
+				pod := newPod(i, j)
+				p, err := client.CoreV1().Pods(pod.Namespace).Create(gctx, pod, metav1.CreateOptions{})
 				if err != nil {
 					return fmt.Errorf("scale: creating pod %s: %w", podOf(i, j), err)
 				}

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -187,7 +188,7 @@ func owner(i, j int) metav1.OwnerReference {
 // none (the admission plugin adds kube's defaults).
 func newPod(i, j int) *v1.Pod {
 	ref := podOf(i, j)
-	app := ref.Name[:3]
+	app, _, _ := strings.Cut(ref.Name, "-")
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ref.Namespace, Name: ref.Name,
@@ -205,7 +206,7 @@ func newPod(i, j int) *v1.Pod {
 			TerminationGracePeriodSeconds: ptr.To(int64(30)), DNSPolicy: v1.DNSClusterFirst, SchedulerName: v1.DefaultSchedulerName,
 			EnableServiceLinks: ptr.To(true), PreemptionPolicy: ptr.To(v1.PreemptLowerPriority), Priority: ptr.To(int32(0)),
 			SecurityContext: &v1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(65532)), FSGroup: ptr.To(int64(65532))},
-			Containers:      []v1.Container{container(app, ref, 8080), container("envoy", ref, 15001)},
+			Containers:      []v1.Container{container(app, ref, 8080, "http", 9090), container("envoy", ref, 15001, "proxy", 15000)},
 			Volumes: []v1.Volume{
 				{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: app + "-config"}, DefaultMode: ptr.To(int32(420))}}},
 				{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
@@ -243,7 +244,7 @@ func daemonTolerations() []v1.Toleration {
 }
 
 // container is one of a pod's containers, as a Deployment's template has it.
-func container(name string, ref podRef, port int32) v1.Container {
+func container(name string, ref podRef, port int32, portName string, adminPort int32) v1.Container {
 	env := []v1.EnvVar{
 		{Name: "POD_NAME", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		{Name: "POD_NAMESPACE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
@@ -258,7 +259,7 @@ func container(name string, ref podRef, port int32) v1.Container {
 	return v1.Container{
 		Name: name, Image: fmt.Sprintf("registry.example.com/%s/%s:v1.4.2", ref.Namespace, name), ImagePullPolicy: v1.PullIfNotPresent,
 		Args:  []string{"--port=" + fmt.Sprint(port), "--config=/etc/" + name + "/config.yaml"},
-		Ports: []v1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: v1.ProtocolTCP}, {Name: "metrics", ContainerPort: 9090, Protocol: v1.ProtocolTCP}},
+		Ports: []v1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: v1.ProtocolTCP}, {Name: portName + "-admin", ContainerPort: adminPort, Protocol: v1.ProtocolTCP}},
 		Env:   env,
 		Resources: v1.ResourceRequirements{
 			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("128Mi")},

@@ -29,13 +29,10 @@ type Binaries struct {
 }
 
 // BuildBinaries builds taintevict's command and plugin from the repository at root into
-// dir, and finds kube-controller-manager in assets.
+// dir, and names kube-controller-manager in assets (its runs fail if it is not there).
 func BuildBinaries(ctx context.Context, root, assets, dir string) (Binaries, error) {
 	b := Binaries{KCM: filepath.Join(assets, "kube-controller-manager"),
 		Controller: filepath.Join(dir, "controller"), Plugin: filepath.Join(dir, "kubectl-taintevict")}
-	if info, err := os.Stat(b.KCM); err != nil || info.Mode()&0o111 == 0 {
-		return b, fmt.Errorf("scale: no executable kube-controller-manager in %s: build it with %s (from the repository root)", assets, realapiserver.AssetsCommand)
-	}
 	for out, pkg := range map[string]string{b.Controller: "./examples/controller", b.Plugin: "./examples/kubectl-taintevict"} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 		cmd.Dir = root
@@ -45,6 +42,14 @@ func BuildBinaries(ctx context.Context, root, assets, dir string) (Binaries, err
 		}
 	}
 	return b, nil
+}
+
+// executable fails, with the command that builds it, unless path is an executable file.
+func executable(path string) error {
+	if info, err := os.Stat(path); err != nil || info.Mode()&0o111 == 0 {
+		return fmt.Errorf("scale: no executable %s: build it with %s (from the repository root)", path, realapiserver.AssetsCommand)
+	}
+	return nil
 }
 
 // Budget is a client's rate limit: both sides get the same.
@@ -79,6 +84,9 @@ const kcmControllers = "taint-eviction-controller,daemonset-controller"
 
 // startKCM starts kube-controller-manager with controllers, on kubeconfig, at budget.
 func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, leaderElect bool, logPath string) (*proc, error) {
+	if err := executable(bins.KCM); err != nil {
+		return nil, err
+	}
 	args := []string{"--kubeconfig=" + kubeconfig, "--controllers=" + controllers,
 		"--kube-api-qps=" + strconv.FormatFloat(budget.QPS, 'g', -1, 64), "--kube-api-burst=" + strconv.Itoa(budget.Burst),
 		"--leader-elect=" + strconv.FormatBool(leaderElect), "--secure-port=0", "--v=2"}
@@ -86,7 +94,10 @@ func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, lead
 	if err != nil {
 		return nil, err
 	}
-	p.ready = func() bool { return logHas(logPath, "Caches are synced", "taint-eviction-controller") }
+	// kube v1.37 logs its informers' sync without the controller's name; the controllers
+	// of kcmControllers share the pod and node informers, so the first such line is
+	// taint-eviction-controller's to within a millisecond.
+	p.ready = func() bool { return logHas(logPath, `"Caches are synced"`) }
 	return p, nil
 }
 

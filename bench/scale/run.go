@@ -24,6 +24,11 @@ import (
 // Side is a controller under test: kube-controller-manager, or taintevict's command in a mode.
 type Side struct {
 	Kube bool
+	// Alone runs kube-controller-manager with its taint-eviction-controller only: the
+	// memory of the target's reference. It evicts nothing (its pod index is missing, see
+	// kcmControllers): a run of it measures the start and the steady state, and then
+	// checks that nothing was removed, instead of an outage.
+	Alone bool
 	// Mode is taintevict's -mode: delete or evict.
 	Mode string
 }
@@ -33,16 +38,20 @@ func ParseSide(s string) (Side, error) {
 	switch s {
 	case "kube":
 		return Side{Kube: true}, nil
+	case "kube/alone":
+		return Side{Kube: true, Alone: true}, nil
 	case "ours", "ours/mode=delete":
 		return Side{Mode: "delete"}, nil
 	case "ours/mode=evict":
 		return Side{Mode: "evict"}, nil
 	}
-	return Side{}, fmt.Errorf("scale: side %q: want kube, ours or ours/mode=evict", s)
+	return Side{}, fmt.Errorf("scale: side %q: want kube, kube/alone, ours or ours/mode=evict", s)
 }
 
 func (s Side) String() string {
 	switch {
+	case s.Alone:
+		return "kube/alone"
 	case s.Kube:
 		return "kube"
 	case s.Mode == "evict":
@@ -106,13 +115,19 @@ type Result struct {
 	// such pod was removed once and nothing else touched.
 	Ready, Decision float64
 	StartCorrect    bool
+	// StartTwice counts the start's pods removed more than once; StartRemoved, for
+	// kube/alone, those removed at all.
+	StartTwice, StartRemoved int
 	// RSSMB and PeakMB are the side's resident set at the end of the quiet window and its
 	// peak until then; QuietCPU its CPU (cores) over the window, APIServerIdle and
 	// EtcdIdle theirs.
 	RSSMB, PeakMB                     float64
 	QuietCPU, APIServerIdle, EtcdIdle float64
-	// Outage is the audit log's account of the outage, from the taint.
-	Outage outcome
+	// Outage is the audit log's account of the outage, from the taint; Deadline is when its
+	// pods fell due, after the taint (the taint's TimeAdded, in whole seconds, plus the
+	// toleration).
+	Outage   outcome
+	Deadline float64
 	// APIServerCPU, EtcdCPU and SideCPU are CPU seconds from the taint until the last
 	// removal (Window seconds).
 	APIServerCPU, EtcdCPU, SideCPU, Window float64
@@ -173,6 +188,10 @@ func Run(ctx context.Context, cfg RunConfig) (res Result, err error) {
 	if err := r.steady(ctx); err != nil {
 		return r.res, err
 	}
+	if cfg.Side.Alone {
+		r.res.Load[1] = loadAverage()
+		return r.res, nil
+	}
 	if err := r.outage(ctx); err != nil {
 		return r.res, err
 	}
@@ -192,7 +211,11 @@ func (r *run) launch(leaderElect bool) (*proc, error) {
 	var p *proc
 	var err error
 	if r.cfg.Side.Kube {
-		p, err = startKCM(r.cfg.Bins, kcmControllers, r.kubeconfig, r.cfg.Budget, leaderElect, logPath)
+		controllers := kcmControllers
+		if r.cfg.Side.Alone {
+			controllers = "taint-eviction-controller"
+		}
+		p, err = startKCM(r.cfg.Bins, controllers, r.kubeconfig, r.cfg.Budget, leaderElect, logPath)
 	} else {
 		p, err = startOurs(r.cfg.Bins, r.kubeconfig, r.cfg.Budget, r.cfg.Side.Mode, leaderElect, r.oursFlags(), logPath)
 	}
@@ -210,9 +233,10 @@ func (r *run) oursFlags() []string {
 	}
 	zone := len(r.cfg.Saved.Shape.Zone(0))
 	back := comeBack(zone)
-	// Held while more than this fraction of the nodes carry the taint: all of zone a
-	// does; once back of them come back, the rest do not.
-	f := float64(zone-back) / float64(r.cfg.Saved.Shape.Nodes)
+	// Held while more than this fraction of the nodes carry the taint, until fewer do:
+	// half a node under zone a's share, and half a node over what is left once back of
+	// its nodes come back.
+	f := (float64(zone-back) + 0.5) / float64(r.cfg.Saved.Shape.Nodes)
 	return []string{fmt.Sprintf("-brake-fraction=%.6f", f)}
 }
 
@@ -248,13 +272,23 @@ func (r *run) start(ctx context.Context) error {
 	}
 	r.res.Ready = ready.Sub(p.started).Seconds()
 	r.logf("ready in %.2f s", r.res.Ready)
+	if r.cfg.Side.Alone {
+		time.Sleep(r.cfg.Settle)
+		recs, err := r.audit.poll()
+		if err != nil {
+			return err
+		}
+		r.res.StartRemoved = judge(recs, *e).Removed
+		r.logf("alone: %d of the %d pods of the out-of-service nodes removed %.0f s after it was ready", r.res.StartRemoved, len(e.due), r.cfg.Settle.Seconds())
+		return nil
+	}
 	o, err := r.waitRemoved(ctx, e, len(e.due))
 	if err != nil {
 		return err
 	}
 	r.res.Decision = o.firsts[0].Sub(p.started).Seconds()
-	r.res.StartCorrect = o.correct()
-	r.logf("first correct decision %.2f s after the start; %d of %d removed, correct %v", r.res.Decision, o.Removed, o.Due, r.res.StartCorrect)
+	r.res.StartCorrect, r.res.StartTwice = o.correct(), o.RemovedTwice
+	r.logf("first correct decision %.2f s after the start; %d of %d removed, twice %d, early %d, spared touched %d", r.res.Decision, o.Removed, o.Due, o.RemovedTwice, o.Early, o.TouchedSpared)
 	if replicas > 1 {
 		if err := r.waitLeader(ctx); err != nil {
 			return err
@@ -364,6 +398,7 @@ func (r *run) outage(ctx context.Context) error {
 	for ref := range due {
 		e.due[ref] = deadline
 	}
+	r.res.Deadline = deadline.Sub(t0).Seconds()
 	api0, etcd0, err := r.plane.CPU()
 	if err != nil {
 		return err
