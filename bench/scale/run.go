@@ -25,9 +25,11 @@ import (
 type Side struct {
 	Kube bool
 	// Alone runs kube-controller-manager with its taint-eviction-controller only: the
-	// memory of the target's reference. It evicts nothing (its pod index is missing, see
-	// kcmControllers): a run of it measures the start and the steady state, and then
-	// checks that nothing was removed, instead of an outage.
+	// memory of the target's reference. Its pod informer lacks the spec.nodeName index (see
+	// kcmControllers), so it evicts the pods it learns of on a node already tainted (its
+	// pod handler) but none when a node is tainted (its node handler fails): a run of it
+	// measures the start and the steady state, then taints zone a and counts the removals
+	// 15 s past the deadline instead of waiting for them.
 	Alone bool
 	// Mode is taintevict's -mode: delete or evict.
 	Mode string
@@ -117,12 +119,14 @@ type Result struct {
 	StartCorrect    bool
 	// StartTwice counts the start's pods removed more than once; StartRemoved, for
 	// kube/alone, those removed at all.
-	StartTwice, StartRemoved int
+	StartTwice, StartRemoved, StartDue int
 	// RSSMB and PeakMB are the side's resident set at the end of the quiet window and its
 	// peak until then; QuietCPU its CPU (cores) over the window, APIServerIdle and
 	// EtcdIdle theirs.
 	RSSMB, PeakMB                     float64
 	QuietCPU, APIServerIdle, EtcdIdle float64
+	// APIServerRSSMB and EtcdRSSMB are their resident sets at the end of the quiet window.
+	APIServerRSSMB, EtcdRSSMB float64
 	// Outage is the audit log's account of the outage, from the taint; Deadline is when its
 	// pods fell due, after the taint (the taint's TimeAdded, in whole seconds, plus the
 	// toleration).
@@ -187,10 +191,6 @@ func Run(ctx context.Context, cfg RunConfig) (res Result, err error) {
 	}
 	if err := r.steady(ctx); err != nil {
 		return r.res, err
-	}
-	if cfg.Side.Alone {
-		r.res.Load[1] = loadAverage()
-		return r.res, nil
 	}
 	if err := r.outage(ctx); err != nil {
 		return r.res, err
@@ -258,6 +258,7 @@ func (r *run) start(ctx context.Context) error {
 	if err := r.taint(ctx, nodes, v1.Taint{Key: v1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: v1.TaintEffectNoExecute}, false); err != nil {
 		return err
 	}
+	r.res.StartDue = len(e.due)
 	replicas := 1
 	if r.cfg.Variant == VariantFailover {
 		replicas = 2
@@ -279,6 +280,7 @@ func (r *run) start(ctx context.Context) error {
 			return err
 		}
 		r.res.StartRemoved = judge(recs, *e).Removed
+		r.res.StartCorrect = true // not judged: its double removals are kube's, shown by kube's own side
 		r.logf("alone: %d of the %d pods of the out-of-service nodes removed %.0f s after it was ready", r.res.StartRemoved, len(e.due), r.cfg.Settle.Seconds())
 		return nil
 	}
@@ -342,9 +344,13 @@ func (r *run) steady(ctx context.Context) error {
 		return err
 	}
 	d := time.Since(began).Seconds()
+	apiPID, etcdPID := r.plane.PIDs()
+	_, r.res.APIServerRSSMB, _, _ = pidUsage(apiPID)
+	_, r.res.EtcdRSSMB, _, _ = pidUsage(etcdPID)
 	r.res.RSSMB, r.res.PeakMB, r.res.QuietCPU = rss, peak, (cpu1-cpu0).Seconds()/d
 	r.res.APIServerIdle, r.res.EtcdIdle = (api1-api0).Seconds()/d, (etcd1-etcd0).Seconds()/d
-	r.logf("steady: RSS %.0f MB (peak %.0f), CPU %.3f cores over %.0f s; API server %.3f, etcd %.3f", rss, peak, r.res.QuietCPU, d, r.res.APIServerIdle, r.res.EtcdIdle)
+	r.logf("steady: RSS %.0f MB (peak %.0f), CPU %.3f cores over %.0f s; API server %.3f cores, %.0f MB; etcd %.3f, %.0f MB",
+		rss, peak, r.res.QuietCPU, d, r.res.APIServerIdle, r.res.APIServerRSSMB, r.res.EtcdIdle, r.res.EtcdRSSMB)
 	if r.cfg.WhatIf && !r.cfg.Side.Kube {
 		return r.whatIf(ctx)
 	}
@@ -411,6 +417,16 @@ func (r *run) outage(ctx context.Context) error {
 		return err
 	}
 	r.logf("zone a tainted (%d nodes, %d pods due at +%.0f s) in %.2f s", len(zone), len(due), deadline.Sub(t0).Seconds(), time.Since(t0).Seconds())
+	if r.cfg.Side.Alone {
+		time.Sleep(time.Until(deadline.Add(15 * time.Second)))
+		recs, err := r.audit.poll()
+		if err != nil {
+			return err
+		}
+		r.res.Outage = judge(recs, *e)
+		r.logf("alone: %d of %d due pods removed 15 s after their deadline", r.res.Outage.Removed, r.res.Outage.Due)
+		return nil
+	}
 	if brake {
 		if err := r.holdThenLetGo(ctx, e, zone, back, t0); err != nil {
 			return err

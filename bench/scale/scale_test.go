@@ -44,7 +44,6 @@ func TestSmallScale(t *testing.T) {
 	}{
 		{"kube", VariantOutage},
 		{"ours", VariantOutage},
-		{"ours/mode=evict", VariantOutage},
 		{"ours", VariantBrakeRestart},
 	} {
 		t.Run(strings.ReplaceAll(tc.side, "/", "-")+"-"+tc.variant, func(t *testing.T) {
@@ -157,5 +156,44 @@ func TestObjects(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("..", realapiserver.FlowSchemaFile)); err != nil {
 		t.Errorf("taintevict's FlowSchema: %v", err)
+	}
+}
+
+// TestReport: the tables carry kube's last removal over each side's, measured from the
+// deadline, what went wrong in a run, and every row has as many cells as its header.
+func TestReport(t *testing.T) {
+	res := func(side string, run int, last float64) Result {
+		return Result{Side: side, Variant: VariantOutage, Budget: Budget{1000, 2000}, Shape: Shape{Nodes: 334, PodsPerNode: 30, Toleration: 30 * time.Second},
+			Run: run, StartCorrect: true, Deadline: 29.5, Ready: 1, Decision: 1.2,
+			Outage: outcome{Due: 3000, Removed: 3000, First: 30, Half: 31, Last: 29.5 + last, Requests: map[string]int{"delete pods": 3000, "patch pods/status": 3000}}}
+	}
+	rs := []Result{res("kube", 0, 6), res("ours", 0, 3), res("kube", 1, 8), res("ours", 1, 4), {Side: "kube/alone", Variant: VariantOutage, Budget: Budget{1000, 2000}, Shape: Shape{Nodes: 334, PodsPerNode: 30, Toleration: 30 * time.Second}, StartCorrect: true}}
+	rs[3].Outage.RemovedTwice = 2
+	var b strings.Builder
+	Report(&b, rs)
+	out := b.String()
+	for _, want := range []string{
+		"#### outage: 334 nodes × 30 pods (10020 pods), qps 1000, burst 2000; zone a: 3000 due",
+		"/ 7.00 (6.00–8.00) | – |", // kube's last, after the deadline
+		"/ 3.50 (3.00–4.00) | 2.00x |",
+		"delete pods 1.00, patch pods/status 1.00",
+		"run 2: 2 removed twice",
+		"removed 15 s past the deadline",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("got\n%s\nwant it to contain %q", out, want)
+		}
+	}
+	cells := 0
+	for line := range strings.Lines(out) {
+		switch {
+		case strings.HasPrefix(line, "| side |"):
+			cells = strings.Count(line, "|")
+		case strings.HasPrefix(line, "| ") && cells > 0 && !strings.Contains(line, "control plane") && strings.Count(line, "|") != cells:
+			t.Errorf("row %q: got %d bars, want %d as its header", line, strings.Count(line, "|"), cells)
+		}
+		if strings.TrimSpace(line) == "" {
+			cells = 0
+		}
 	}
 }
