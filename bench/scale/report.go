@@ -99,8 +99,12 @@ func sideOrder(sides map[string][]Result) []string {
 // sides side by side (medians of their runs, with the range).
 func Report(w io.Writer, results []Result) {
 	for _, g := range groups(results) {
-		first := slices.Collect(maps.Values(g.sides))[0][0]
-		due := first.Outage.Due
+		due := 0
+		for _, rs := range g.sides {
+			for _, r := range rs {
+				due = max(due, r.Outage.Due)
+			}
+		}
 		fmt.Fprintf(w, "\n#### %s: %v (%d pods), %s; zone a: %d due, toleration %.0f s\n\n", g.variant, g.shape, g.shape.Pods(), g.budget, due, g.shape.Toleration.Seconds())
 		kubeLast := median(collect(g.sides["kube"], func(r Result) float64 { return afterDeadline(r, r.Outage.Last) }))
 		fmt.Fprintln(w, "| side | runs | ready (s) | first decision (s) | RSS, steady (MB) | CPU, quiet (cores) | first / median / last removal after the deadline (s) | kube ÷ side, last | requests per eviction | API server CPU per eviction (ms) | etcd (ms) | side's CPU (s) | correct | load |")

@@ -135,8 +135,8 @@ type Result struct {
 	// APIServerCPU, EtcdCPU and SideCPU are CPU seconds from the taint until the last
 	// removal (Window seconds).
 	APIServerCPU, EtcdCPU, SideCPU, Window float64
-	// Resume is, for a restart or a failover, the time from the kill until the next
-	// removal; Killed when the kill came, after the taint.
+	// Resume is, for a restart or a failover, the time from the kill until the first
+	// removal sent after it completed; Killed when the kill came, after the taint.
 	Resume, Killed float64
 	// HeldRemovals counts removals while the brake held; LetGo is when it let go, after
 	// the taint.
@@ -494,17 +494,33 @@ func (r *run) killMidway(ctx context.Context, e *expect, t0 time.Time) (outcome,
 	if err := r.restart(ctx, r.cfg.Variant == VariantFailover); err != nil {
 		return o, err
 	}
+	// The next removal sent after the kill: the killed process's requests in flight may
+	// still complete after it.
+	for r.res.Resume == 0 {
+		if err := ctx.Err(); err != nil {
+			return o, err
+		}
+		if _, err := r.audit.poll(); err != nil {
+			return o, err
+		}
+		for _, rec := range r.audit.recs {
+			if _, due := e.due[podRef{rec.Namespace, rec.Name}]; due && e.users[rec.User] && rec.Received.After(killed) &&
+				rec.Code >= 200 && rec.Code < 300 && rec.Resource == "pods" && removes(rec, e.evict) {
+				if d := rec.Completed.Sub(killed).Seconds(); r.res.Resume == 0 || d < r.res.Resume {
+					r.res.Resume = d
+				}
+			}
+		}
+		if time.Since(killed) > r.cfg.Timeout {
+			return o, fmt.Errorf("%w: no removal after the kill", errTimeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	next, err := r.waitRemoved(ctx, e, o.Removed+1)
 	if err != nil {
 		return next, err
 	}
-	for _, t := range next.firsts {
-		if t.After(killed) {
-			r.res.Resume = t.Sub(killed).Seconds()
-			break
-		}
-	}
-	r.logf("killed at +%.2f s with %d removed; the next removal %.2f s later", r.res.Killed, o.Removed, r.res.Resume)
+	r.logf("killed at +%.2f s with %d removed; the next removal sent after it completed %.2f s later", r.res.Killed, o.Removed, r.res.Resume)
 	return next, nil
 }
 
