@@ -44,6 +44,10 @@ type outcome struct {
 	Errors   map[int]int    `json:",omitempty"`
 	// Events is the number of Events the side wrote.
 	Events int
+	// Unacked counts due pods whose only removals were answered 5xx (the request of a
+	// process killed in the middle of it, or a timeout) but that were removed all the same:
+	// their pod carries a deletionTimestamp (see run.unacked). Removed does not count them.
+	Unacked int
 	// firsts are the first removals' completion times, in order.
 	firsts []time.Time
 }
@@ -126,5 +130,29 @@ func (o outcome) removalRequests() float64 {
 // correct says whether every due pod was removed once, none early, and no spared pod
 // written to.
 func (o outcome) correct() bool {
-	return o.Removed == o.Due && o.RemovedTwice == 0 && o.Early == 0 && o.TouchedSpared == 0
+	return o.Removed+o.Unacked == o.Due && o.RemovedTwice == 0 && o.Early == 0 && o.TouchedSpared == 0
+}
+
+// unanswered returns the due pods of e whose removals in recs all failed with a 5xx.
+func unanswered(recs []Record, e expect) []podRef {
+	failed, removed := map[podRef]bool{}, map[podRef]bool{}
+	for _, r := range recs {
+		ref := podRef{r.Namespace, r.Name}
+		if _, due := e.due[ref]; !due || !e.users[r.User] || r.Completed.Before(e.from) || r.Resource != "pods" || !removes(r, e.evict) {
+			continue
+		}
+		switch {
+		case r.Code >= 200 && r.Code < 300:
+			removed[ref] = true
+		case r.Code >= 500:
+			failed[ref] = true
+		}
+	}
+	var out []podRef
+	for ref := range failed {
+		if !removed[ref] {
+			out = append(out, ref)
+		}
+	}
+	return out
 }

@@ -233,8 +233,8 @@ func correctness(rs []Result) string {
 		if r.Side == "kube/alone" {
 			continue // not a controller one would run: see Side.Alone
 		}
-		if o.Removed != o.Due {
-			what = append(what, fmt.Sprintf("%d of %d removed", o.Removed, o.Due))
+		if o.Removed+o.Unacked != o.Due {
+			what = append(what, fmt.Sprintf("%d of %d removed", o.Removed+o.Unacked, o.Due))
 		}
 		if o.RemovedTwice > 0 {
 			what = append(what, fmt.Sprintf("%d removed twice", o.RemovedTwice))

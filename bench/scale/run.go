@@ -450,8 +450,8 @@ func (r *run) outage(ctx context.Context) error {
 	r.res.Window = time.Since(t0).Seconds()
 	r.res.APIServerCPU, r.res.EtcdCPU = (api1 - api0).Seconds(), (etcd1 - etcd0).Seconds()
 	r.res.SideCPU = (r.sideCPU() - side0).Seconds()
-	r.logf("outage: %d of %d removed, first %.2f, half %.2f, last %.2f s after the taint; twice %d, early %d, spared touched %d",
-		o.Removed, o.Due, o.First, o.Half, o.Last, o.RemovedTwice, o.Early, o.TouchedSpared)
+	r.logf("outage: %d of %d removed (and %d by requests answered 5xx), first %.2f, half %.2f, last %.2f s after the taint; twice %d, early %d, spared touched %d",
+		o.Removed, o.Due, o.Unacked, o.First, o.Half, o.Last, o.RemovedTwice, o.Early, o.TouchedSpared)
 	return nil
 }
 
@@ -561,8 +561,14 @@ func (r *run) waitRemoved(ctx context.Context, e *expect, n int) (outcome, error
 		if err != nil {
 			return outcome{}, err
 		}
-		if r.audit.removed(e) >= n {
-			return judge(recs, *e), nil
+		if done := r.audit.removed(e); done >= n || done+len(unanswered(recs, *e)) >= n {
+			o := judge(recs, *e)
+			if o.Unacked, err = r.unacked(ctx, recs, e); err != nil {
+				return o, err
+			}
+			if o.Removed+o.Unacked >= n {
+				return o, nil
+			}
 		}
 		if time.Now().After(deadline) {
 			return judge(recs, *e), fmt.Errorf("%w waiting for %d removals", errTimeout, n)
@@ -580,6 +586,23 @@ func (r *run) waitRemoved(ctx context.Context, e *expect, n int) (outcome, error
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// unacked counts the due pods of e whose removals were all answered 5xx, but whose pod
+// carries a deletionTimestamp all the same: the server applied a request whose answer
+// never reached its client.
+func (r *run) unacked(ctx context.Context, recs []Record, e *expect) (int, error) {
+	n := 0
+	for _, ref := range unanswered(recs, *e) {
+		p, err := r.plane.Admin.CoreV1().Pods(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err) || err == nil && p.DeletionTimestamp != nil:
+			n++
+		case err != nil:
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // waitLeader waits until a replica holds the side's Lease.
