@@ -460,7 +460,7 @@ func (r *run) outage(ctx context.Context) error {
 func (r *run) holdThenLetGo(ctx context.Context, e *expect, zone []int, back map[int]bool, t0 time.Time) error {
 	if r.cfg.Variant == VariantBrakeRestart {
 		time.Sleep(r.cfg.Hold / 2)
-		if err := r.restart(ctx, false); err != nil {
+		if _, err := r.restart(ctx, false); err != nil {
 			return err
 		}
 	}
@@ -489,11 +489,11 @@ func (r *run) killMidway(ctx context.Context, e *expect, t0 time.Time) (outcome,
 	if err != nil {
 		return o, err
 	}
-	killed := time.Now()
-	r.res.Killed = killed.Sub(t0).Seconds()
-	if err := r.restart(ctx, r.cfg.Variant == VariantFailover); err != nil {
+	killed, err := r.restart(ctx, r.cfg.Variant == VariantFailover)
+	if err != nil {
 		return o, err
 	}
+	r.res.Killed = killed.Sub(t0).Seconds()
 	// The next removal sent after the kill: the killed process's requests in flight may
 	// still complete after it.
 	for r.res.Resume == 0 {
@@ -524,19 +524,20 @@ func (r *run) killMidway(ctx context.Context, e *expect, t0 time.Time) (outcome,
 	return next, nil
 }
 
-// restart kills the side's first live process; unless standby, it starts a new one.
-func (r *run) restart(ctx context.Context, standby bool) error {
+// restart kills the side's first live process (the leader, of two replicas) and returns
+// when it had exited; unless standby, it starts a new one.
+func (r *run) restart(ctx context.Context, standby bool) (killed time.Time, err error) {
 	for _, p := range r.procs {
 		if p.alive() == nil {
 			p.kill()
 			break
 		}
 	}
-	if standby {
-		return nil
+	killed = time.Now()
+	if !standby {
+		_, err = r.launch(false)
 	}
-	_, err := r.launch(false)
-	return err
+	return killed, err
 }
 
 // sideCPU is the CPU time of the side's processes so far (those that have exited: until
