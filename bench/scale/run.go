@@ -136,7 +136,8 @@ type Result struct {
 	// removal (Window seconds).
 	APIServerCPU, EtcdCPU, SideCPU, Window float64
 	// Resume is, for a restart or a failover, the time from the kill until the first
-	// removal sent after it completed; Killed when the kill came, after the taint.
+	// removal sent by the new process (for a failover: once it took the Lease) completed;
+	// Killed when the kill came, after the taint.
 	Resume, Killed float64
 	// HeldRemovals counts removals while the brake held; LetGo is when it let go, after
 	// the taint.
@@ -489,13 +490,38 @@ func (r *run) killMidway(ctx context.Context, e *expect, t0 time.Time) (outcome,
 	if err != nil {
 		return o, err
 	}
-	killed, err := r.restart(ctx, r.cfg.Variant == VariantFailover)
+	failover := r.cfg.Variant == VariantFailover
+	holder := ""
+	if failover {
+		if holder, err = r.leaseHolder(ctx); err != nil {
+			return o, err
+		}
+	}
+	killed, err := r.restart(ctx, failover)
 	if err != nil {
 		return o, err
 	}
 	r.res.Killed = killed.Sub(t0).Seconds()
-	// The next removal sent after the kill: the killed process's requests in flight may
-	// still complete after it.
+	// The next removal sent by the new process (the new leader, once it took the Lease):
+	// the killed process's requests may still reach the server after it died.
+	since := r.procs[len(r.procs)-1].started
+	if failover {
+		for {
+			h, err := r.leaseHolder(ctx)
+			if err != nil {
+				return o, err
+			}
+			if h != holder {
+				since = time.Now()
+				r.logf("the standby took the Lease %.2f s after the kill", since.Sub(killed).Seconds())
+				break
+			}
+			if time.Since(killed) > r.cfg.Timeout {
+				return o, fmt.Errorf("%w: the standby never took the Lease", errTimeout)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	for r.res.Resume == 0 {
 		if err := ctx.Err(); err != nil {
 			return o, err
@@ -504,7 +530,7 @@ func (r *run) killMidway(ctx context.Context, e *expect, t0 time.Time) (outcome,
 			return o, err
 		}
 		for _, rec := range r.audit.recs {
-			if _, due := e.due[podRef{rec.Namespace, rec.Name}]; due && e.users[rec.User] && rec.Received.After(killed) &&
+			if _, due := e.due[podRef{rec.Namespace, rec.Name}]; due && e.users[rec.User] && rec.Received.After(since) &&
 				rec.Code >= 200 && rec.Code < 300 && rec.Resource == "pods" && removes(rec, e.evict) {
 				if d := rec.Completed.Sub(killed).Seconds(); r.res.Resume == 0 || d < r.res.Resume {
 					r.res.Resume = d
@@ -608,21 +634,35 @@ func (r *run) unacked(ctx context.Context, recs []Record, e *expect) (int, error
 
 // waitLeader waits until a replica holds the side's Lease.
 func (r *run) waitLeader(ctx context.Context) error {
+	for range 600 {
+		h, err := r.leaseHolder(ctx)
+		if err != nil {
+			return err
+		}
+		if h != "" {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("scale: no replica took the side's Lease")
+}
+
+// leaseHolder is the holder of the side's Lease, "" if none.
+func (r *run) leaseHolder(ctx context.Context) (string, error) {
 	ns, name := leaseNamespace, "taintevict-controller"
 	if r.cfg.Side.Kube {
 		ns, name = "kube-system", "kube-controller-manager"
 	}
-	for range 600 {
-		l, err := r.plane.Admin.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
-			return nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
+	l, err := r.plane.Admin.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	case l.Spec.HolderIdentity == nil:
+		return "", nil
 	}
-	return fmt.Errorf("scale: no replica took the Lease %s/%s", ns, name)
+	return *l.Spec.HolderIdentity, nil
 }
 
 // taint adds t to the nodes, one PATCH each, many at once; with noSchedule also the
