@@ -58,9 +58,7 @@ type Budget struct {
 	Burst int     `json:"burst"`
 }
 
-// KubeDefault is kube-controller-manager's own default (--kube-api-qps 20, --kube-api-burst 30).
-var KubeDefault = Budget{QPS: 20, Burst: 30}
-
+// String is "qps QPS, burst BURST".
 func (b Budget) String() string { return fmt.Sprintf("qps %g, burst %d", b.QPS, b.Burst) }
 
 // proc is a side's process: kube-controller-manager or taintevict's command.
@@ -79,7 +77,8 @@ type proc struct {
 // kcmControllers are the controllers kube's side runs: its taint-eviction-controller, and
 // the daemonset-controller, inert here (the cluster holds no DaemonSet), only because it
 // adds the pod informer's spec.nodeName index that taint-eviction-controller reads but never
-// adds itself; without it (or node-lifecycle-controller) kube's controller evicts nothing.
+// adds itself; without it (or node-lifecycle-controller) a newly tainted node evicts nothing
+// (see Side.Alone).
 const kcmControllers = "taint-eviction-controller,daemonset-controller"
 
 // startKCM starts kube-controller-manager with controllers, on kubeconfig, at budget.
@@ -269,4 +268,5 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
+// errTimeout is what a wait that ran out of RunConfig.Timeout wraps.
 var errTimeout = errors.New("scale: timed out")

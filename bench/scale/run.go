@@ -50,6 +50,7 @@ func ParseSide(s string) (Side, error) {
 	return Side{}, fmt.Errorf("scale: side %q: want kube, kube/alone, ours or ours/mode=evict", s)
 }
 
+// String is the side as ParseSide reads it.
 func (s Side) String() string {
 	switch {
 	case s.Alone:
