@@ -81,8 +81,9 @@ type proc struct {
 // (see Side.Alone).
 const kcmControllers = "taint-eviction-controller,daemonset-controller"
 
-// startKCM starts kube-controller-manager with controllers, on kubeconfig, at budget.
-func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, leaderElect bool, logPath string) (*proc, error) {
+// startKCM starts kube-controller-manager with controllers, on kubeconfig, at budget; a
+// standby is a second replica, with leaderElect, while the first leads.
+func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, leaderElect, standby bool, logPath string) (*proc, error) {
 	if err := executable(bins.KCM); err != nil {
 		return nil, err
 	}
@@ -97,6 +98,11 @@ func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, lead
 	// of kcmControllers share the pod and node informers, so the first such line is
 	// taint-eviction-controller's to within a millisecond.
 	p.ready = func() bool { return logHas(logPath, `"Caches are synced"`) }
+	if standby {
+		// A standby kube-controller-manager starts its controllers, and their informers,
+		// only once it leads: it is ready when it waits for the Lease.
+		p.ready = func() bool { return logHas(logPath, "attempting to acquire leader lease") }
+	}
 	return p, nil
 }
 

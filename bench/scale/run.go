@@ -207,8 +207,9 @@ func (r *run) logf(format string, args ...any) {
 	}
 }
 
-// launch starts a process of the side; with leaderElect, one of two replicas.
-func (r *run) launch(leaderElect bool) (*proc, error) {
+// launch starts a process of the side; with leaderElect, one of two replicas, the second
+// of which (standby) starts while the first leads.
+func (r *run) launch(leaderElect, standby bool) (*proc, error) {
 	logPath := filepath.Join(r.plane.Dir(), fmt.Sprintf("side-%d.log", len(r.procs)))
 	var p *proc
 	var err error
@@ -217,7 +218,7 @@ func (r *run) launch(leaderElect bool) (*proc, error) {
 		if r.cfg.Side.Alone {
 			controllers = "taint-eviction-controller"
 		}
-		p, err = startKCM(r.cfg.Bins, controllers, r.kubeconfig, r.cfg.Budget, leaderElect, logPath)
+		p, err = startKCM(r.cfg.Bins, controllers, r.kubeconfig, r.cfg.Budget, leaderElect, standby, logPath)
 	} else {
 		p, err = startOurs(r.cfg.Bins, r.kubeconfig, r.cfg.Budget, r.cfg.Side.Mode, leaderElect, r.oursFlags(), logPath)
 	}
@@ -265,7 +266,7 @@ func (r *run) start(ctx context.Context) error {
 	if r.cfg.Variant == VariantFailover {
 		replicas = 2
 	}
-	p, err := r.launch(replicas > 1)
+	p, err := r.launch(replicas > 1, false)
 	if err != nil {
 		return err
 	}
@@ -297,7 +298,7 @@ func (r *run) start(ctx context.Context) error {
 		if err := r.waitLeader(ctx); err != nil {
 			return err
 		}
-		p2, err := r.launch(true)
+		p2, err := r.launch(true, true)
 		if err != nil {
 			return err
 		}
@@ -562,7 +563,7 @@ func (r *run) restart(ctx context.Context, standby bool) (killed time.Time, err 
 	}
 	killed = time.Now()
 	if !standby {
-		_, err = r.launch(false)
+		_, err = r.launch(false, false)
 	}
 	return killed, err
 }
