@@ -101,7 +101,7 @@ func startKCM(bins Binaries, controllers, kubeconfig string, budget Budget, lead
 	if standby {
 		// A standby kube-controller-manager starts its controllers, and their informers,
 		// only once it leads: it is ready when it waits for the Lease.
-		p.ready = func() bool { return logHas(logPath, "attempting to acquire leader lease") }
+		p.ready = func() bool { return logHas(logPath, "to acquire leader lease") }
 	}
 	return p, nil
 }
