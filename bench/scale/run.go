@@ -174,6 +174,9 @@ func Run(ctx context.Context, cfg RunConfig) (res Result, err error) {
 		for _, p := range r.procs {
 			p.stop()
 		}
+		if err != nil {
+			err = fmt.Errorf("%w (the sides' logs: %s)", err, r.keepLogs())
+		}
 		err = errors.Join(err, r.plane.Stop())
 	}()
 	r.user, r.kubeconfig = KubeUser, ""
@@ -199,6 +202,21 @@ func Run(ctx context.Context, cfg RunConfig) (res Result, err error) {
 	}
 	r.res.Load[1] = loadAverage()
 	return r.res, nil
+}
+
+// keepLogs copies the sides' logs of a failed run into a new folder, which it returns,
+// before the control plane's folder goes.
+func (r *run) keepLogs() string {
+	dir, err := os.MkdirTemp("", "scale-failed-")
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range r.procs {
+		if raw, err := os.ReadFile(p.logPath); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, filepath.Base(p.logPath)), raw, 0o644)
+		}
+	}
+	return dir
 }
 
 func (r *run) logf(format string, args ...any) {
