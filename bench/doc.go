@@ -17,6 +17,11 @@
 //     etcd (hack/kube-assets.sh), kube's controller against taintevict's drop-in, each in
 //     a process of its own with the same client budget, judged by the API server's audit
 //     log; and the drop-in's time from start to ready with JSON and with protobuf.
+//   - scale and cmd/scale: the same on a real control plane at Kubernetes' supported maximum
+//     (5,000 nodes, 150,000 pods) or the largest size that fits: kube-controller-manager
+//     itself against taintevict's command, the start, the steady state, a zone outage with
+//     the brake, a restart and a Lease failover, the what-if, the informers' memory; a small
+//     version (200 nodes, 6,000 pods) runs in CI and checks correctness from the audit log.
 //   - devicetol: taintevict's device tolerations against kube's resourceclaim.ToleratesTaint
 //     and device eviction rule, on random cases (tests only).
 //

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # hack/kube-assets.sh [VERSION] makes the real control plane that the e2e suite runs on:
-# etcd (Debian's etcd-server) and kube-apiserver, built from k8s.io/kubernetes at VERSION.
+# etcd (Debian's etcd-server) and kube-apiserver, built from k8s.io/kubernetes at VERSION, and
+# kube-controller-manager of the same version (for bench/scale).
 # VERSION defaults to the one matching client-go in examples/controller/go.mod (v0.37.2 ->
 # v1.37.2). Nothing prebuilt is downloaded: kube-apiserver is built from the Go module proxy in
 # a throwaway module under the cache folder, outside the repository. The binary is cached there,
 # keyed by version, so a second run takes seconds. The last line of output is the folder holding
-# `kube-apiserver` and `etcd`, ready for KUBEBUILDER_ASSETS:
+# `kube-apiserver`, `etcd` and `kube-controller-manager`, ready for KUBEBUILDER_ASSETS:
 #
 #   export KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -1)
 #
@@ -51,12 +52,12 @@ if [ -z "$etcd" ]; then
 fi
 ln -sf "$etcd" "$dir/etcd"
 
-if [ -x "$dir/kube-apiserver" ]; then
-  log "kube-apiserver $version already built"
-else
-  log "building kube-apiserver $version (about 9 minutes cold on two cores)"
+# build_binary NAME builds k8s.io/kubernetes/cmd/NAME at $version into $dir/NAME, in a
+# throwaway module under the cache folder that requires k8s.io/kubernetes with the replace list.
+build_binary() {
+  local name=$1 start build minor pkg
   start=$(date +%s)
-  build=$dir/build
+  build=$dir/build-$name
   rm -rf "$build"
   mkdir -p "$build"
   {
@@ -69,16 +70,29 @@ else
   (
     cd "$build"
     export GOFLAGS=-mod=mod GOWORK=off
-    go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$version" >&2
+    go get -tool "k8s.io/kubernetes/cmd/$name@$version" >&2
     minor=${version#v1.}
     minor=${minor%%.*}
     pkg=k8s.io/component-base/version
-    go build -trimpath -o "$dir/kube-apiserver.tmp" \
+    go build -trimpath -o "$dir/$name.tmp" \
       -ldflags "-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
-      k8s.io/kubernetes/cmd/kube-apiserver >&2
+      "k8s.io/kubernetes/cmd/$name" >&2
   )
-  mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
-  log "built kube-apiserver $version in $(($(date +%s) - start)) s"
-fi
+  mv "$dir/$name.tmp" "$dir/$name"
+  rm -rf "$build"
+  log "built $name $version in $(($(date +%s) - start)) s"
+}
+
+# kube-apiserver for the control plane; kube-controller-manager for bench/scale, which runs
+# kube's own taint-eviction-controller side by side with taintevict's (a few minutes more
+# once kube-apiserver is built: the two share most of their packages in Go's build cache).
+for name in kube-apiserver kube-controller-manager; do
+  if [ -x "$dir/$name" ]; then
+    log "$name $version already built"
+  else
+    log "building $name $version (kube-apiserver about 9 minutes cold on two cores)"
+    build_binary "$name"
+  fi
+done
 
 echo "$dir"

@@ -10,8 +10,9 @@
 # the repository builds against the modules as the next tag would publish them, with the
 # README's go get lines and snippet), and the end-to-end suite,
 # examples/controller/e2e, on a real kube-apiserver and etcd, which it makes first with
-# `bash hack/kube-assets.sh` (controllerruntime's tests and the release check's operator run
-# on it too; each, run alone without it, fails with that command in its message). It fails
+# `bash hack/kube-assets.sh` (controllerruntime's tests, the release check's operator and the
+# bench module's small scale run, bench/scale, need them too; each, run alone without them,
+# fails with that command in its message). It fails
 # on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,10 +20,11 @@ cd "$(dirname "$0")/.."
 modules=$(find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
 e2e=./examples/controller/e2e
 
-# The real control plane: etcd from apt and kube-apiserver built from source, once (10 to
-# 30 minutes cold on two cores), then found in the cache in seconds. A folder given in
-# KUBEBUILDER_ASSETS is used as it is. It is made first: the controllerruntime module's
-# tests, the release check's operator and the end-to-end suite all run on it.
+# The real control plane: etcd from apt, kube-apiserver and kube-controller-manager built
+# from source, once (10 to 30 minutes cold on two cores), then found in the cache in seconds.
+# A folder given in KUBEBUILDER_ASSETS is used as it is. It is made first: the
+# controllerruntime module's tests, the bench module's small scale run, the release check's
+# operator and the end-to-end suite all run on it.
 if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
   KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
   export KUBEBUILDER_ASSETS

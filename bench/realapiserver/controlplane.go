@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -53,7 +54,12 @@ func AssetsDir() (string, error) {
 			}
 		}
 		if version == "" {
-			return "", errors.New("realapiserver: no k8s.io/kubernetes in the build information; set KUBEBUILDER_ASSETS")
+			// A test binary's build information lists no dependencies: ask the module.
+			out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes").Output()
+			if err != nil {
+				return "", fmt.Errorf("realapiserver: no k8s.io/kubernetes in the build information (%v); set KUBEBUILDER_ASSETS=$(%s | tail -1)", err, AssetsCommand)
+			}
+			version = strings.TrimSpace(string(out))
 		}
 		cache, err := os.UserCacheDir()
 		if err != nil {
@@ -84,28 +90,56 @@ type ControlPlane struct {
 	apiserverPID, etcdPID int
 }
 
+// PlaneOptions are what a control plane may differ in; the zero PlaneOptions is the one
+// [StartControlPlane] starts.
+type PlaneOptions struct {
+	// AuditPolicy is the audit policy's YAML; "" logs, at the Metadata level, every request
+	// about pods, pods/status, pods/eviction, events and nodes.
+	AuditPolicy string
+	// APIServerFlags are kube-apiserver flags beyond envtest's, by name without "--".
+	APIServerFlags map[string]string
+	// EtcdDataDir, if not "", is the folder etcd keeps its data in: an existing one is used
+	// as it is (a cluster saved earlier), and Stop leaves it. "" is a new folder that Stop
+	// removes.
+	EtcdDataDir string
+}
+
 // StartControlPlane starts kube-apiserver and etcd from the folder assets.
 func StartControlPlane(assets string) (*ControlPlane, error) {
+	return StartControlPlaneWith(assets, PlaneOptions{})
+}
+
+// StartControlPlaneWith starts kube-apiserver and etcd from the folder assets as o says.
+func StartControlPlaneWith(assets string, o PlaneOptions) (*ControlPlane, error) {
 	dir, err := os.MkdirTemp("", "realapiserver-")
 	if err != nil {
 		return nil, err
 	}
 	cp := &ControlPlane{dir: dir, AuditLog: filepath.Join(dir, "audit.log")}
 	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+	if o.AuditPolicy == "" {
+		o.AuditPolicy = auditPolicy
+	}
+	if err := os.WriteFile(policy, []byte(o.AuditPolicy), 0o600); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	cp.env = &envtest.Environment{
 		BinaryAssetsDirectory:    assets,
-		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStartTimeout: 5 * time.Minute, // a saved cluster of 150,000 pods is read first
 		ControlPlaneStopTimeout:  time.Minute,
 	}
-	cp.env.ControlPlane.GetAPIServer().Configure().
+	if o.EtcdDataDir != "" {
+		cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: o.EtcdDataDir}
+	}
+	args := cp.env.ControlPlane.GetAPIServer().Configure().
 		Set("audit-policy-file", policy).
 		Set("audit-log-path", cp.AuditLog).
 		Set("audit-log-format", "json").
 		Set("audit-log-mode", "blocking")
+	for k, v := range o.APIServerFlags {
+		args.Set(k, v)
+	}
 	if cp.Admin, err = cp.env.Start(); err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("realapiserver: starting kube-apiserver and etcd from %s: %w", assets, err)
@@ -120,6 +154,9 @@ func StartControlPlane(assets string) (*ControlPlane, error) {
 	}
 	return cp, nil
 }
+
+// PIDs are the process IDs of kube-apiserver and etcd.
+func (cp *ControlPlane) PIDs() (apiserver, etcd int) { return cp.apiserverPID, cp.etcdPID }
 
 // Stop stops the API server and etcd and removes their files.
 func (cp *ControlPlane) Stop() error {
@@ -140,6 +177,16 @@ func (cp *ControlPlane) CPU() (apiserver, etcd time.Duration, err error) {
 	}
 	etcd, err = processCPU(cp.etcdPID)
 	return apiserver, etcd, err
+}
+
+// Credentials provisions a client certificate for the user name of groups, with no rights
+// beyond those the cluster already gives that name or groups, and returns its configuration.
+func (cp *ControlPlane) Credentials(name string, groups []string) (*rest.Config, error) {
+	u, err := cp.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("realapiserver: provisioning user %s: %w", name, err)
+	}
+	return u.Config(), nil
 }
 
 // User provisions a user named name, of groups, with a client certificate and the rights of
@@ -240,3 +287,6 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * time.Second / clockTicks, nil
 }
+
+// ProcessCPU returns the CPU time, user and system, that process pid has used so far.
+func ProcessCPU(pid int) (time.Duration, error) { return processCPU(pid) }
