@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,6 +258,23 @@ func TestWhatIfBadInput(t *testing.T) {
 			assert.Equal(t, tc.code, code, "exit code; stdout %q", out)
 			assert.Contains(t, errOut, tc.stderr)
 			assert.NotContains(t, errOut, "panic")
+		})
+	}
+}
+
+// TestWhatIfMalformedTaintOneLine: a malformed taint is one line of standard error, about
+// the taint: every problem of it on that line, and nothing that names tolerations.
+func TestWhatIfMalformedTaintOneLine(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"=:", `taint "=:": key: invalid value "": must not be empty; effect: invalid value "": effect is required`},
+		{"a/b/c=v v:NoExecute", `taint "a/b/c=v v:NoExecute": key: invalid value "a/b/c": `},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			code, _, errOut := runWith(t, smallCluster(), "what-if", "node/a-1", tc.arg)
+			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.NotContains(t, errOut, "toleration")
 		})
 	}
 }
