@@ -12,7 +12,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -134,7 +133,7 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 			return nil, fmt.Errorf("whatif: node %q not found", name)
 		}
 		c := n.DeepCopy()
-		c.Spec.Taints = stamped(change[name], opts.Start)
+		c.Spec.Taints = slices.Clone(change[name])
 		after[name] = c
 		changed = append(changed, c)
 		if engine.TaintsChanged(n.Spec.Taints, c.Spec.Taints) {
@@ -238,19 +237,6 @@ func fateOf(tl *Timeline, p *v1.Pod) Fate {
 		f = Fate{Verdict: Leaving, Reason: r}
 	}
 	return f
-}
-
-// stamped returns taints with the NoExecute ones that lack a TimeAdded given start as
-// theirs, as the controller counts a taint it first sees then. It copies; taints is not
-// changed.
-func stamped(taints []v1.Taint, start time.Time) []v1.Taint {
-	out := slices.Clone(taints)
-	for i := range out {
-		if out[i].Effect == v1.TaintEffectNoExecute && (out[i].TimeAdded == nil || out[i].TimeAdded.IsZero()) {
-			out[i].TimeAdded = &metav1.Time{Time: start}
-		}
-	}
-	return out
 }
 
 // sortPods orders pods by their fate after the change, earliest eviction first, those

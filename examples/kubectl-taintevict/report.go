@@ -112,6 +112,9 @@ type Outcome struct {
 	Delayed string `json:"delayed,omitempty"`
 	// Reason is the engine's reason for a cancelled or skipped eviction.
 	Reason string `json:"reason,omitempty"`
+	// AtTheLatest says that At is the latest the eviction can be (explain): a taint that
+	// decides it counts from when the controller first saw it, which explain cannot know.
+	AtTheLatest bool `json:"atTheLatest,omitempty"`
 }
 
 // WhyReport is one NoExecute taint of the node (or device) and the toleration that decides
@@ -127,9 +130,17 @@ type WhyReport struct {
 	Forever bool   `json:"forever,omitempty"`
 	// Since is where the countdown starts; FromTimeAdded says whether it is the taint's
 	// TimeAdded (else: first sight, now).
-	Since         time.Time `json:"since"`
+	Since         time.Time `json:"since,omitzero"`
 	FromTimeAdded bool      `json:"fromTimeAdded"`
-	Deadline      time.Time `json:"deadline,omitzero"`
+	// FirstSight (explain) says that the countdown starts when the controller first saw
+	// the taint: it has no TimeAdded (as kubectl taint writes it), one in the future, or
+	// the controller counts from first sight. Since is then that moment as the controller's
+	// own deadline gives it, or zero when explain cannot know it; Deadline is then the
+	// latest it can be (the controller saw it now at the latest).
+	FirstSight bool      `json:"firstSight,omitempty"`
+	Deadline   time.Time `json:"deadline,omitzero"`
+
+	untimed string // explain: why the countdown starts at the controller's first sight
 }
 
 // DeepCopyObject returns r, for the printers (which only read it).
