@@ -22,8 +22,7 @@
 // an [Index] of a list) and the taints some nodes would carry ([Change]), it simulates the
 // cluster as the change makes it and, when a changed node already carries NoExecute
 // taints, as it is, so that each pod's fate before and after is known. [Result.Summary]
-// counts what the change does; [Result.RefusePDBs] adds what PodDisruptionBudgets would
-// refuse to a controller in evict mode. [Holders] asks the same of holders of any kind (DRA
+// counts what the change does. [Holders] asks the same of holders of any kind (DRA
 // devices, for one), and [Simulate] runs any engine the caller builds.
 //
 // It is the library behind the kubectl-taintevict plugin (examples/kubectl-taintevict) and

@@ -70,9 +70,6 @@ type PodFate struct {
 	Why []Match
 	// Zone is its node's topology.kubernetes.io/zone label, "" when it has none.
 	Zone string
-	// RefusedBy names the PodDisruptionBudget that would refuse its eviction through the
-	// Eviction API at that moment, when [Result.RefusePDBs] found one; "" otherwise.
-	RefusedBy string
 }
 
 // Key returns the pod's namespace and name.

@@ -250,7 +250,13 @@ func refuseDevicePDBs(res *whatif.HoldersResult[*v1.Pod], rep *Report, pdbs []*p
 			evicted, at = append(evicted, tf.Target), append(at, i)
 		}
 	}
-	for j, by := range whatif.Refusals(evicted, pdbs) {
+	refuse(rep, evicted, at, pdbs)
+}
+
+// refuse marks in rep, whose pods at[j] are evicted[j], those of the evictions that
+// PodDisruptionBudgets would refuse.
+func refuse(rep *Report, evicted []*v1.Pod, at []int, pdbs []*policyv1.PodDisruptionBudget) {
+	for j, by := range refusals(evicted, pdbs) {
 		if by != "" {
 			rep.Pods[at[j]].RefusedBy = by
 			rep.Pods[at[j]].Reason += "; PodDisruptionBudget " + by + " would refuse the eviction"

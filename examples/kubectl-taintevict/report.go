@@ -161,7 +161,7 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 	rep.Pods = make([]PodOutcome, 0, len(res.Pods))
 	for _, pf := range res.Pods {
 		po := PodOutcome{Namespace: pf.Pod.Namespace, Name: pf.Pod.Name, Node: pf.Pod.Spec.NodeName, Zone: pf.Zone,
-			Owner: owner(pf.Pod), After: outcome(pf.After, res.Start), RefusedBy: pf.RefusedBy}
+			Owner: owner(pf.Pod), After: outcome(pf.After, res.Start)}
 		if hadBefore && pf.Changed() {
 			b := outcome(pf.Before, res.Start)
 			po.Before = &b
@@ -170,9 +170,6 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 			po.Why = append(po.Why, whyReport(m, ""))
 		}
 		po.When, po.Reason = describe(pf.Pod, pf.Before, pf.After, pf.Why, res.Start)
-		if pf.RefusedBy != "" {
-			po.Reason += "; PodDisruptionBudget " + pf.RefusedBy + " would refuse the eviction"
-		}
 		rep.Pods = append(rep.Pods, po)
 	}
 	rep.Summary = summaryOf(res.Summary(), rep.Pods)

@@ -179,10 +179,18 @@ func (w *whatIf) answer(ctx context.Context, q question, nodes []*v1.Node, pods 
 	if err != nil {
 		return simulationError(err)
 	}
+	rep := nodeReport(res, q, w.selector, w.namespace())
 	if pdbs != nil {
-		res.RefusePDBs(pdbs)
+		var evicted []*v1.Pod
+		var at []int
+		for i, pf := range res.Pods {
+			if pf.After.Verdict == whatif.Evicted {
+				evicted, at = append(evicted, pf.Pod), append(at, i)
+			}
+		}
+		refuse(rep, evicted, at, pdbs)
 	}
-	return w.write(nodeReport(res, q, w.selector, w.namespace()))
+	return w.write(rep)
 }
 
 // logTimings writes, with --timings, how long the lists took (from began until listed) and
