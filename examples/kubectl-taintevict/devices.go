@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/taintevict/taintevict/clientgo/device"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
 	"github.com/taintevict/taintevict/tolerations"
 )
@@ -45,6 +46,8 @@ func (w *whatIf) runDevices(ctx context.Context, q question) error {
 		return err
 	}
 	engineOpts.Tolerations.Rules = tolerations.DeviceRules
+	notes := caveats(engineOpts, true)
+	engineOpts.Confirm = engine.Confirm{} // the device side's census counts from its informers
 	cl, err := w.newClient()
 	if err != nil {
 		return err
@@ -64,6 +67,7 @@ func (w *whatIf) runDevices(ctx context.Context, q question) error {
 		return simulationError(err)
 	}
 	rep := deviceReport(res, rule, ns)
+	rep.Notes = notes
 	if w.budgets.mode == "evict" {
 		pdbs, err := listPDBs(ctx, cl.kube, ns)
 		if err != nil {

@@ -244,22 +244,18 @@ func (e *explainer) nodeSide(ctx context.Context, cl *clients, pod *v1.Pod, x *E
 	}
 	x.Zone = node.Labels[v1.LabelTopologyZone]
 	nodes, pods := []*v1.Node{node}, []*v1.Pod{pod}
-	// Budgets count the other evictions: the brake counts every node, a rate limit is
-	// shared with the node's other pods.
-	if opts.Brake != (engine.Brake{}) {
+	// Budgets count the other evictions, of every node: the brake and Confirm count the
+	// nodes and the pods, the rates, InFlight and the windows are shared with them.
+	if opts.Brake != (engine.Brake{}) || budgeted(opts) {
 		if nodes, err = listNodes(ctx, cl.kube); err != nil {
 			return stays, err
 		}
 	}
-	if opts.RateLimit != (engine.Limit{}) || len(opts.TaintRateLimits) > 0 {
-		others, err := cl.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node.Name})
-		if err != nil {
-			return stays, access{resource: "pods"}.explain(err)
+	if budgeted(opts) {
+		if pods, err = listPods(ctx, cl.kube, ""); err != nil {
+			return stays, err
 		}
-		pods = pods[:0]
-		for i := range others.Items {
-			pods = append(pods, &others.Items[i])
-		}
+		x.Notes = append(x.Notes, caveats(opts, false)...)
 	}
 	res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)},
 		whatif.Change{node.Name: node.Spec.Taints}, whatif.Options{Start: x.Start, Engine: opts})
@@ -300,7 +296,7 @@ func (e *explainer) deviceSide(ctx context.Context, cl *clients, pod *v1.Pod, x 
 		return stays
 	}
 	src, _, _ := l.sources(cl.kube, nil)
-	opts.Tolerations.Rules = tolerations.DeviceRules
+	opts.Tolerations.Rules, opts.Confirm = tolerations.DeviceRules, engine.Confirm{} // the device side's census is its own
 	bound, err := whatif.WhyBound(src, pod, x.Start, opts)
 	if err != nil {
 		x.Notes = append(x.Notes, "devices not looked at: "+err.Error())
@@ -326,6 +322,13 @@ func (e *explainer) deviceSide(ctx context.Context, cl *clients, pod *v1.Pod, x 
 		return f
 	}
 	return stays
+}
+
+// budgeted reports whether opts sets a budget other than the brake, which counts other
+// evictions than the pod's.
+func budgeted(opts engine.Options) bool {
+	return opts.RateLimit != (engine.Limit{}) || len(opts.TaintRateLimits) > 0 || opts.InFlight != (engine.InFlight{}) ||
+		opts.NamespaceLimit != (engine.Window{}) || opts.OwnerLimit != (engine.Window{}) || opts.LoopDamping.Window > 0 || opts.Confirm.Fraction > 0
 }
 
 // earliest returns the fate that evicts first: the node side and the device side are two
@@ -403,28 +406,37 @@ func explainText(pod *v1.Pod, x *Explanation, v whatif.Fate) string {
 		b.WriteString(" The devices of its ResourceClaims carry NoExecute taints: ")
 		writeTaints(&b, x.DeviceTaints, pod, start)
 	}
-	switch v.Verdict {
-	case whatif.Evicted, whatif.Pending:
-		switch {
-		case !v.At.After(start):
-			fmt.Fprintf(&b, " So the controller evicts it now (it was due %s).", relativeAgo(v.Deadline, start))
-		case x.Verdict.AtTheLatest:
-			fmt.Fprintf(&b, " So the controller evicts it by %s at the latest, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
-		default:
-			fmt.Fprintf(&b, " So the controller evicts it at %s, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
-		}
-		if v.Delayed == engine.ReasonRateLimited {
-			fmt.Fprintf(&b, " (It is due at %s; the rate limit delays it.)", v.Deadline.UTC().Format(time.RFC3339))
-		}
-	case whatif.Held:
-		fmt.Fprintf(&b, " It has been due since %s, but the brake holds its eviction while so many nodes carry the taint.", v.At.UTC().Format(time.RFC3339))
-	default:
-		b.WriteString(" So the controller never evicts it, unless its taints or tolerations change.")
-	}
+	writeVerdict(&b, x, v, start)
 	for _, n := range x.Notes {
 		b.WriteString(" (Note: " + n + ".)")
 	}
 	return b.String()
+}
+
+// writeVerdict writes what the controller does with the pod, whose fate is v.
+func writeVerdict(b *strings.Builder, x *Explanation, v whatif.Fate, start time.Time) {
+	switch v.Verdict {
+	case whatif.Evicted, whatif.Pending:
+		switch {
+		case !v.At.After(start):
+			fmt.Fprintf(b, " So the controller evicts it now (it was due %s).", relativeAgo(v.Deadline, start))
+		case x.Verdict.AtTheLatest:
+			fmt.Fprintf(b, " So the controller evicts it by %s at the latest, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
+		default:
+			fmt.Fprintf(b, " So the controller evicts it at %s, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
+		}
+		if name := budgetName[v.Delayed]; name != "" {
+			fmt.Fprintf(b, " (It is due at %s; it waits for %s.)", v.Deadline.UTC().Format(time.RFC3339), name)
+		}
+	case whatif.Held:
+		holds := "the brake holds its eviction while so many nodes carry the taint"
+		if v.Delayed == engine.ReasonUnconfirmed {
+			holds = "the controller holds its eviction until an operator confirms the taint (annotation " + eviction.ConfirmAnnotation + "=KEY on the node): it would evict too many pods at once"
+		}
+		fmt.Fprintf(b, " It has been due since %s, but %s.", v.At.UTC().Format(time.RFC3339), holds)
+	default:
+		b.WriteString(" So the controller never evicts it, unless its taints or tolerations change.")
+	}
 }
 
 // writeTaints writes each taint and what the pod's tolerations make of it.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
 )
 
@@ -31,9 +32,12 @@ type Report struct {
 	Namespace string    `json:"namespace,omitempty"`
 	Changes   []Changed `json:"changes"`
 	Summary   Summary   `json:"summary"`
+	// Notes say where the timeline cannot be exact, and which way the controller differs.
+	Notes []string `json:"notes,omitempty"`
 	// Groups are the totals by each --group-by, then the grand total (by "all").
-	Groups []Group      `json:"groups"`
-	Pods   []PodOutcome `json:"pods"`
+	Groups []Group `json:"groups"`
+	// Pods is the last field: writeJSON writes it apart.
+	Pods []PodOutcome `json:"pods"`
 }
 
 // Changed is a node or a device as the change leaves it.
@@ -55,9 +59,11 @@ type Summary struct {
 	LastSeconds float64 `json:"lastSeconds,omitempty"`
 	Forever     int     `json:"forever"`
 	Held        int     `json:"held"`
-	Cancelled   int     `json:"cancelled"`
-	Leaving     int     `json:"leaving"`
-	Unchanged   int     `json:"unchanged"`
+	// Unconfirmed are held by --confirm-fraction until an operator confirms the taint.
+	Unconfirmed int `json:"unconfirmed,omitempty"`
+	Cancelled   int `json:"cancelled"`
+	Leaving     int `json:"leaving"`
+	Unchanged   int `json:"unchanged"`
 	// Refused is the number of evictions a PodDisruptionBudget would refuse (--mode=evict).
 	Refused int `json:"refused"`
 }
@@ -179,7 +185,7 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 // summaryOf is the report's summary of s, with the refusals of pods.
 func summaryOf(s whatif.Summary, pods []PodOutcome) Summary {
 	out := Summary{Text: s.String(), Pods: s.Pods, Now: s.Now, Later: s.Later, LastSeconds: s.Last.Seconds(),
-		Forever: s.Forever, Held: s.Held, Cancelled: s.Cancelled, Leaving: s.Leaving, Unchanged: s.Unchanged}
+		Forever: s.Forever, Held: s.Held, Unconfirmed: s.Unconfirmed, Cancelled: s.Cancelled, Leaving: s.Leaving, Unchanged: s.Unchanged}
 	for _, p := range pods {
 		if p.RefusedBy != "" {
 			out.Refused++
@@ -273,20 +279,30 @@ func describe(p *v1.Pod, before, after whatif.Fate, why []whatif.Match, start ti
 		}
 		return "never", foreverText(why)
 	case whatif.Held:
-		return "held", "due " + relative(after.At, start) + ", " + whyText(m, decisive, start) + "; the brake holds it while so many nodes carry the taint"
+		holds := "; the brake holds it while so many nodes carry the taint"
+		if after.Delayed == engine.ReasonUnconfirmed {
+			holds = "; held until an operator confirms the taint (annotation " + eviction.ConfirmAnnotation + "=KEY on the node): it would evict too many pods"
+		}
+		return "held", "due " + relative(after.At, start) + ", " + whyText(m, decisive, start) + holds
 	}
 	when = relative(after.At, start)
 	reason = whyText(m, decisive, start)
-	switch after.Delayed {
-	case "RateLimited":
-		reason += fmt.Sprintf("; due %s, it waits for the rate limit", relative(after.Deadline, start))
-	case "Paused":
+	if name := budgetName[after.Delayed]; name != "" {
+		reason += fmt.Sprintf("; due %s, it waits for %s", relative(after.Deadline, start), name)
+	} else if after.Delayed == engine.ReasonPaused {
 		reason += "; the brake held it"
 	}
 	if after.Verdict == whatif.Pending {
 		reason += " (not simulated that far)"
 	}
 	return when, reason
+}
+
+// budgetName names the budgets that delay an eviction, by the engine's reason.
+var budgetName = map[engine.Reason]string{
+	engine.ReasonRateLimited: "the rate limit", engine.ReasonInFlight: "evictions in flight to end (--in-flight)",
+	engine.ReasonNamespaceLimit: "its namespace's window (--namespace-limit)", engine.ReasonOwnerLimit: "its workload's window (--owner-limit)",
+	engine.ReasonRecreated: "loop damping (--loop-window)",
 }
 
 // relative writes t from start: "now", "+5m0s", or "-10s" for the past; to the second from
