@@ -352,6 +352,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
 	}
 	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
+	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
 	close(c.synced)
 	if c.elect != nil {
 		return c.elect.Run(ctx, c.lead)

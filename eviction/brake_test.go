@@ -230,6 +230,7 @@ func newSecondManager(t *testing.T, h *harness, opts eviction.Options) *second {
 			}
 		}
 	}
+	m.Synced() // every node and pod fed, as a new leader's informers have
 	s.stop = startManager(t, m)
 	h.m = m
 	return s

@@ -44,7 +44,8 @@ func created(at time.Time) podOption {
 }
 
 // terminateOnDelete makes the Deleter mark the pod Terminating, as the API server does for
-// a pod with a grace period, and tell the Manager; gone finishes it, as the kubelet would.
+// a pod with a grace period (its deletionTimestamp the end of the grace period, 30 s by
+// default), and tell the Manager; gone finishes it, as the kubelet would.
 func (h *harness) terminateOnDelete() {
 	h.onDelete(func(_ context.Context, ref eviction.PodRef) error {
 		cur, _ := h.cache.Pod(ref.Namespace, ref.Name)
@@ -53,8 +54,12 @@ func (h *harness) terminateOnDelete() {
 		}
 		if cur.DeletionTimestamp == nil {
 			p := cur.DeepCopy()
-			now := metav1.NewTime(h.clk.Now())
-			p.DeletionTimestamp = &now
+			grace := int64(30)
+			if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+				grace = *g
+			}
+			end := metav1.NewTime(h.clk.Now().Add(time.Duration(grace) * time.Second))
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &end, &grace
 			h.setPod(p)
 		}
 		return nil
@@ -352,8 +357,8 @@ func TestConfirmEitherCause(t *testing.T) {
 }
 
 // TestOwnerLimitOwnerChanges: a pod waiting at its owner's limit that another controller
-// adopts is asked again when its wait ends, under its new owner, whose window is empty: it
-// goes then, and leaves its old owner's line.
+// adopts is asked again at once, under its new owner, whose window is empty: it goes then,
+// and leaves its old owner's line.
 func TestOwnerLimitOwnerChanges(t *testing.T) {
 	synctestEach(t, func(t *testing.T) {
 		h := run(t, eviction.Options{OwnerLimit: eviction.Window{Max: 1, Per: 30 * time.Second}})
@@ -372,7 +377,7 @@ func TestOwnerLimitOwnerChanges(t *testing.T) {
 		h.setPod(p)
 		h.wait()
 		h.until(40 * time.Second)
-		h.expectDeleted("x-1@+0s", "x-2@+30s")
+		h.expectDeleted("x-1@+0s", "x-2@+2s") // asked again as y's: y's window has room
 	})
 }
 

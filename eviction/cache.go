@@ -85,7 +85,7 @@ func (podSource) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 }
 
 func (podSource) Describe(pod *v1.Pod, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = podKey(pod), pod.UID, LeavingReason(pod)
+	d.Key, d.UID, d.Leaving, d.GoneBy = podKey(pod), pod.UID, LeavingReason(pod), GoneBy(pod)
 	d.Owner, d.Created = PodOwner(pod), pod.CreationTimestamp.Time
 	d.Bindings = d.Bindings[:0]
 	if pod.Spec.NodeName != "" {

@@ -42,30 +42,27 @@ func Confirms(value, key string) bool {
 // carry it, not leaving, that do not tolerate one of them forever), of all pods bound to a
 // node and not leaving; confirmed on the nodes whose [ConfirmAnnotation] names the key.
 //
-// It counts from the updates the Manager is given, before it passes them on to the
-// engine, so that the counts are there when the evictions an update causes fall due: a pod
-// update costs O(the NoExecute taints of its node), a node update whose NoExecute taints
-// changed O(its pods), with a lookup of them in the Cache. It keeps, for each pod counted
-// for a key, the keys it counts for, so that a pod the Cache lists before its own update
-// arrives is never counted twice. It calls recount (the engine's Recounted) with each key
-// whose verdict changed: it goes from under Confirm's rule to over it, or back, or a node's
-// confirmation of it changed. It counts what it is told: like the brake, it sees the nodes
-// of an outage one at a time, so it holds what falls due after a key has gone over the
-// rule (feed the Manager the informers' lists before Run).
+// It counts from the updates the Manager is given, before it passes them on to the engine,
+// so that the counts are there when the evictions an update causes fall due; it keeps the
+// pods it was told of by node, so that a node whose taints change is counted again from
+// them, with no lookup that could fail: a pod update costs O(the NoExecute taints of its
+// node), a node update whose NoExecute taints changed O(its pods). It calls recount (the
+// engine's Recounted) with each key whose verdict changed. Like the brake, it counts what it
+// is told, which is why an engine with Confirm waits for Synced.
 //
 // Locks: mu guards the counts; it is taken in the Manager's update methods and in Reach
 // (under the engine's locks), and recount is called with it released.
 type nodeCensus struct {
-	cache   Cache
 	rule    engine.Confirm
 	tol     tolerations.Options
 	recount func(key string)
 
 	mu      sync.Mutex
-	targets int                     // pods bound to a node and not leaving
-	nodes   map[string]censusNode   // nodes with NoExecute taints or a confirmation
-	pods    map[types.UID]podKeys   // the keys each pod counts for, if any
-	keys    map[string]*censusCount // by taint key
+	targets int                               // pods bound to a node and not leaving
+	nodes   map[string]censusNode             // nodes with NoExecute taints or a confirmation
+	pods    map[types.UID]censusPod           // the pods told of, bound to a node
+	byNode  map[string]map[types.UID]struct{} // their UIDs by node
+	keys    map[string]*censusCount           // by taint key
 }
 
 // censusNode is what the census keeps of a node.
@@ -74,7 +71,13 @@ type censusNode struct {
 	confirm string     // its ConfirmAnnotation
 }
 
-// podKeys are the keys a pod counts for: most pods, one, which takes no slice.
+// censusPod is a pod the census was told of, and the keys it counts for.
+type censusPod struct {
+	pod  *v1.Pod
+	keys podKeys
+}
+
+// podKeys are the keys a pod counts for: most pods, one at most, which takes no slice.
 type podKeys struct {
 	some  bool // first is set
 	first string
@@ -102,9 +105,9 @@ type censusCount struct {
 
 var _ engine.Census = (*nodeCensus)(nil)
 
-func newNodeCensus(cache Cache, rule engine.Confirm, tol tolerations.Options) *nodeCensus {
-	return &nodeCensus{cache: cache, rule: rule, tol: tol, recount: func(string) {},
-		nodes: map[string]censusNode{}, pods: map[types.UID]podKeys{}, keys: map[string]*censusCount{}}
+func newNodeCensus(rule engine.Confirm, tol tolerations.Options) *nodeCensus {
+	return &nodeCensus{rule: rule, tol: tol, recount: func(string) {}, nodes: map[string]censusNode{},
+		pods: map[types.UID]censusPod{}, byNode: map[string]map[types.UID]struct{}{}, keys: map[string]*censusCount{}}
 }
 
 // Reach gives the count of the cause's key, confirmed when the cause's node confirms it.
@@ -127,17 +130,18 @@ func counted(pod *v1.Pod) bool {
 // podChanged counts a pod update (old nil: added; new nil: deleted).
 func (c *nodeCensus) podChanged(old, new *v1.Pod) {
 	c.mu.Lock()
-	if counted(old) {
-		c.targets--
-	}
 	if old != nil {
-		c.uncount(old.UID)
+		c.forget(old.UID)
 	}
 	if new != nil {
-		c.uncount(new.UID) // counted already by its node's update, if it came first
-		c.count(new)
-		if counted(new) {
-			c.targets++
+		c.forget(new.UID)
+		if new.Spec.NodeName != "" {
+			c.pods[new.UID] = censusPod{pod: new}
+			if c.byNode[new.Spec.NodeName] == nil {
+				c.byNode[new.Spec.NodeName] = map[types.UID]struct{}{}
+			}
+			c.byNode[new.Spec.NodeName][new.UID] = struct{}{}
+			c.count(new.UID)
 		}
 	}
 	flips := c.flips(nil)
@@ -169,13 +173,9 @@ func (c *nodeCensus) nodeChanged(name string, new *v1.Node) {
 		c.nodes[name] = next
 	}
 	if changedTaints(prev.taints, next.taints) {
-		if pods, err := c.cache.PodsOnNode(name); err == nil { // a Cache that fails: counted at the pods' updates
-			for _, p := range pods {
-				if p != nil && p.Spec.NodeName == name {
-					c.uncount(p.UID)
-					c.count(p)
-				}
-			}
+		for uid := range c.byNode[name] {
+			c.uncount(uid)
+			c.count(uid)
 		}
 	}
 	flips = c.flips(flips)
@@ -189,43 +189,60 @@ func changedTaints(a, b []v1.Taint) bool {
 	return !slices.EqualFunc(a, b, func(x, y v1.Taint) bool { return x.Key == y.Key && x.Value == y.Value && x.Effect == y.Effect })
 }
 
-// count counts pod for each key of its node's NoExecute taints that it does not tolerate
-// forever; under mu.
-func (c *nodeCensus) count(pod *v1.Pod) {
-	if !counted(pod) {
+// count counts the pod uid among all pods, and for each key of its node's NoExecute taints
+// that it does not tolerate forever; under mu.
+func (c *nodeCensus) count(uid types.UID) {
+	cp := c.pods[uid]
+	if !counted(cp.pod) {
 		return
 	}
-	taints := c.nodes[pod.Spec.NodeName].taints
-	var keys podKeys
+	c.targets++
+	taints := c.nodes[cp.pod.Spec.NodeName].taints
 	for i := range taints {
 		k := taints[i].Key
 		// Whether a taint is tolerated forever does not depend on the time: any will do.
-		if keys.has(k) || tolerations.Deadline(taints[i:i+1], pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
+		if cp.keys.has(k) || tolerations.Deadline(taints[i:i+1], cp.pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
 			continue
 		}
-		keys.add(k)
-		n := c.keys[k]
-		if n == nil {
-			n = &censusCount{}
-			c.keys[k] = n
+		cp.keys.add(k)
+		if c.keys[k] == nil {
+			c.keys[k] = &censusCount{}
 		}
-		n.evicts++
+		c.keys[k].evicts++
 	}
-	if keys.some {
-		c.pods[pod.UID] = keys
-	}
+	c.pods[uid] = cp
 }
 
-// uncount takes the pod uid out of the counts of its keys; under mu.
+// uncount takes the pod uid out of the counts; under mu.
 func (c *nodeCensus) uncount(uid types.UID) {
-	keys, ok := c.pods[uid]
+	cp, ok := c.pods[uid]
+	if !ok || !counted(cp.pod) {
+		return
+	}
+	c.targets--
+	if cp.keys.some {
+		c.keys[cp.keys.first].evicts--
+	}
+	for _, k := range cp.keys.more {
+		c.keys[k].evicts--
+	}
+	cp.keys = podKeys{}
+	c.pods[uid] = cp
+}
+
+// forget uncounts the pod uid and forgets it; under mu.
+func (c *nodeCensus) forget(uid types.UID) {
+	cp, ok := c.pods[uid]
 	if !ok {
 		return
 	}
+	c.uncount(uid)
 	delete(c.pods, uid)
-	c.keys[keys.first].evicts--
-	for _, k := range keys.more {
-		c.keys[k].evicts--
+	if on := c.byNode[cp.pod.Spec.NodeName]; on != nil {
+		delete(on, uid)
+		if len(on) == 0 {
+			delete(c.byNode, cp.pod.Spec.NodeName)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ func ExampleOptions_budgets() {
 	}
 	c.addPod("db-2", "node-2", tolerate(down, 60))
 	c.addPod("db-3", "node-3", tolerate(down, 60))
+	c.m.Synced() // every node and pod is known: the brake may count them
 
 	c.say("node-1 down, 1 of 5 nodes: its 7 pods are due, 5 go at once, then 5 a second")
 	c.setNode("node-1", c.taint(down))

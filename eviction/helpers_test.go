@@ -164,6 +164,15 @@ func newHarness(t *testing.T, opts eviction.Options) *harness {
 // run makes a harness and starts its Manager.
 func run(t *testing.T, opts eviction.Options) *harness {
 	t.Helper()
+	h := runUnsynced(t, opts)
+	h.m.Synced() // the tests feed their clusters live, as a cluster after the informers synced
+	return h
+}
+
+// runUnsynced is run without telling the Manager that it has seen every node and pod: as
+// a Manager whose informers are still listing.
+func runUnsynced(t *testing.T, opts eviction.Options) *harness {
+	t.Helper()
 	h := newHarness(t, opts)
 	h.start()
 	return h

@@ -27,6 +27,7 @@ type manager interface {
 	Run(ctx context.Context) error
 	WaitIdle(ctx context.Context) error
 	Records() int
+	Synced()
 }
 
 // instantiation is one of the engines every behaviour test runs on.
@@ -172,6 +173,8 @@ func (o *onDevices) WaitIdle(ctx context.Context) error {
 	return eviction.ErrStopped
 }
 func (o *onDevices) Records() int { return o.e.Len() }
+
+func (o *onDevices) Synced() { o.e.Synced() }
 
 // deviceSource is onDevices' Source: pods and nodes from an eviction.Cache, devices from
 // its own table.

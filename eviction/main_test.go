@@ -17,7 +17,13 @@
 //   - observer_test.go, observers_test.go, due_test.go: what is reported, with which pod and
 //     deadline; Pending; dry-run mode.
 //   - observer_contract_test.go: the Observer's contract, over random interleavings.
-//   - brake_test.go, rate_limit_test.go: the budgets.
+//   - brake_test.go, rate_limit_test.go, budgets_test.go: the budgets.
+//   - budget_model_test.go: the budgets' invariants (stated there), checked against the
+//     cluster over random runs with restarts, failures and pods Terminating for good, on the
+//     Manager and on an Engine over a Source of the test's own; synced_test.go,
+//     terminating_test.go, census_failures_test.go: the Brake and Confirm after a restart in
+//     the middle of an outage, InFlight on an unreachable node, Confirm's census through a
+//     failing Cache.
 //   - idle_test.go: WaitIdle.
 //   - ordering_test.go, pod_lock_test.go: concurrency: node updates first, coalescing, the
 //     order of decisions about one pod.

@@ -59,7 +59,7 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	}
 	var census *nodeCensus
 	if opts.Confirm.Fraction > 0 && opts.Confirm.Census == nil {
-		census = newNodeCensus(cache, opts.Confirm, opts.Tolerations)
+		census = newNodeCensus(opts.Confirm, opts.Tolerations)
 		opts.Confirm.Census = census
 	}
 	e, err := engine.New(act, engine.Source[*v1.Pod](podSource{cache}), opts)
@@ -133,6 +133,9 @@ func (m *Manager) WaitIdle(ctx context.Context) error {
 	return err
 }
 
-// Resume releases the evictions that Options.Pauser holds under scope; see
-// [engine.Engine.Resume].
-func (m *Manager) Resume(scope string) { m.e.Resume(scope) }
+// Synced tells the Manager that it has been told of every node and pod of the Cache: the
+// caller's informers have synced and their handlers have delivered what they listed. Until
+// then, a Manager with a Brake or Confirm evicts nothing (a due eviction waits, Delayed
+// with [engine.ReasonNotSynced]), so that a Manager started in the middle of an outage
+// counts every node before the brake lets anything go; see [engine.Engine.Synced].
+func (m *Manager) Synced() { m.e.Synced() }

@@ -59,10 +59,6 @@ type Confirm = engine.Confirm
 // Backoff paces retries; see [engine.Backoff].
 type Backoff = engine.Backoff
 
-// Pauser holds back evictions that are due by budgets of the caller's, until
-// [Manager.Resume]; see [engine.Pauser].
-type Pauser = engine.Pauser
-
 // Pending is one open eviction that waits, as [Manager.Pending] reports it; see
 // [engine.Pending].
 type Pending = engine.Pending

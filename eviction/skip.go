@@ -1,6 +1,8 @@
 package eviction
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -18,4 +20,14 @@ func LeavingReason(pod *v1.Pod) Reason {
 		return ReasonPodFinished
 	}
 	return ""
+}
+
+// GoneBy returns when the pod, being deleted, is to be gone at the latest: its
+// deletionTimestamp, which the API server sets to the end of its grace period; the zero
+// time for a pod not being deleted. A Source of pods gives it as engine.Target.GoneBy.
+func GoneBy(pod *v1.Pod) time.Time {
+	if pod.DeletionTimestamp == nil {
+		return time.Time{}
+	}
+	return pod.DeletionTimestamp.Time
 }

@@ -69,10 +69,11 @@ func (m *Manager) PodUpdated(old, new *v1.Pod) {
 
 // podChanged reports whether a pod changed in a field that a decision about it reads: its
 // node, its UID, its tolerations, or its own reason to be skipped ([LeavingReason], so that
-// a new skip reason that reads a pod field is seen here without being listed twice).
+// a new skip reason that reads a pod field is seen here without being listed twice), when
+// it is to be gone ([GoneBy]), and its owner ([PodOwner], which the budgets per owner read).
 func podChanged(old, new *v1.Pod) bool {
 	return old.Spec.NodeName != new.Spec.NodeName || old.UID != new.UID ||
-		LeavingReason(old) != LeavingReason(new) ||
+		LeavingReason(old) != LeavingReason(new) || !GoneBy(old).Equal(GoneBy(new)) || PodOwner(old) != PodOwner(new) ||
 		!tolerationsEqual(old.Spec.Tolerations, new.Spec.Tolerations)
 }
 

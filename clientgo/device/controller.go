@@ -328,7 +328,10 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 	if !cache.WaitFor(ctx, "", c.src.synced...) {
 		return false
 	}
-	c.syncOnce.Do(func() { close(c.synced) })
+	c.syncOnce.Do(func() {
+		c.eng.Synced() // every device and pod is counted: the budgets may let evictions go
+		close(c.synced)
+	})
 	return true
 }
 

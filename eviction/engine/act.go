@@ -8,10 +8,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
-	"github.com/taintevict/taintevict/eviction/engine/internal/store"
 )
 
 // call is one Actuator call, as an act worker carries it from before the call to after:
@@ -22,26 +22,33 @@ type call struct {
 	returns uint64
 }
 
-// work is the schedule's work for the entry id: the time it asked for has come (or, for a
-// stripe's ID, the time to compact it). It retries
-// a failed lookup of the target, decides again from the Source's current state (the
+// work is the schedule's work for the eviction ev: the time it asked for has come. It
+// retries a failed lookup of the target, decides again from the Source's current state (the
 // recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
 // It always returns nil: the eviction, not the schedule, keeps its retries.
-func (e *Engine[T]) work(ctx context.Context, id store.ID, _ struct{}) error {
+func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) error {
 	defer e.recoverWorker()
-	if stripe, ok := id.Stripe(); ok {
-		e.compact(stripe) // see storeMover
-		return nil
-	}
-	cl, ok := e.beforeCall(id)
+	cl, ok := e.beforeCall(ev)
 	if !ok {
 		return nil
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
-	e.afterCall(id, cl, err)
+	e.afterCall(ev, cl, err)
 	return nil
+}
+
+// lockEviction takes the lock of ev's stripe and returns a cursor on it; a nil eviction in
+// the cursor when ev is no longer the eviction of its key (it was dropped since the
+// schedule gave it to this worker).
+func (e *Engine[T]) lockEviction(ev *eviction) *cursor[T] {
+	st := e.store.lock(ev.key)
+	c := &cursor[T]{e: e, st: st, key: ev.key, ev: ev}
+	if st.evictions[ev.key] != ev {
+		c.ev = nil
+	}
+	return c
 }
 
 // callOutcome is how a call that returned err ended, for the act workers' limit.
@@ -57,22 +64,21 @@ func callOutcome(err error) concurrency.Outcome {
 
 // beforeCall does what comes before a call to the eviction id, under its lock, and returns
 // the call to make, if any.
-func (e *Engine[T]) beforeCall(id store.ID) (call, bool) {
-	k, ev := e.store.LockID(id)
-	defer k.Unlock()
-	c := &cursor[T]{e: e, k: k, ev: ev, id: id}
-	if ev == nil {
-		return call{}, false // dropped since this run was taken
+func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
+	c := e.lockEviction(ev)
+	defer c.st.unlock()
+	if c.ev == nil {
+		return call{}, false // dropped since the schedule gave it
 	}
 	defer c.arm()
 	now := e.clock.Now()
 	if c.lookupDue(now.UnixNano()) {
 		e.relookup(c, now)
 	}
-	if !c.wantsWorker(now.UnixNano()) {
+	if c.goneByDue(now.UnixNano()) || !c.wantsWorker(now.UnixNano()) {
 		return call{}, false
 	}
-	v := &k.Scratch().view
+	v := &c.st.scratch.view
 	if err := e.recheck(c, v, now); err != nil {
 		c.failRecheck(err, now)
 		return call{}, false
@@ -81,7 +87,7 @@ func (e *Engine[T]) beforeCall(id store.ID) (call, bool) {
 	if !c.wantsWorker(now.UnixNano()) || c.ev.state == running {
 		return call{}, false // the recheck closed it, moved it, or found it running
 	}
-	if e.gate != nil && c.ev.flags&admitted == 0 && e.waits(c, v, now) {
+	if e.gate != nil && e.waits(c, v, now) {
 		return call{}, false
 	}
 	if e.opts.DryRun {
@@ -92,14 +98,14 @@ func (e *Engine[T]) beforeCall(id store.ID) (call, bool) {
 		c.forward() // RetryUnreachable sends it back before its backoff is over
 	}
 	returns := e.unreach.returns.Load()
-	a := c.start(now)
+	a := c.start()
 	return call{ref: c.ref(), a: a, returns: returns}, true
 }
 
 // recheck reads the target of c's eviction, and its holders, from the Source into v: the
 // state right before acting. It returns the error of a lookup that failed.
 func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
-	obj, found, err := e.src.Target(c.k.Key())
+	obj, found, err := e.src.Target(c.key)
 	if err != nil && !apierrors.IsNotFound(err) {
 		e.stats.sourceErrors.Add(1)
 		return fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
@@ -111,34 +117,31 @@ func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 	return nil
 }
 
-// waits passes c's due eviction through the budgets: it holds it when they say wait, and
-// returns true; it marks it admitted when they let it go, and returns false.
+// waits passes c's due eviction through the budgets (a retry of one admitted, through those
+// that hold while a condition lasts): it holds it when they say wait, and returns true; it
+// marks it admitted when they let it go, and returns false.
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
-	s := c.k.Scratch()
-	r := &s.req
-	*r = budget.Request{ID: uint64(c.id), Key: c.k.Key(), UID: c.ev.uid, Holder: c.ev.holder, Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
-	if !v.target.Created.IsZero() {
-		r.Created = v.target.Created.UnixNano()
-	}
-	if e.gate.NeedsCauses() {
-		since := now
-		if x := c.ev.x; x != nil && x.since != 0 {
-			since = time.Unix(0, x.since)
-		}
-		s.causes = e.rules.causes(s.causes[:0], v, since, now)
-		r.Causes = s.causes
-	}
-	var h *budget.Hold
+	s := &c.st.scratch
+	since, h := now, (*budget.Hold)(nil)
 	if x := c.ev.x; x != nil {
 		h = x.hold
+		if x.since != 0 {
+			since = time.Unix(0, x.since)
+		}
 	}
-	h, d := e.gate.Admit(r, h)
+	s.causes = e.rules.causes(s.causes[:0], v, since, now)
+	s.req = budget.Request{Key: c.key, UID: c.ev.uid, Holder: c.ev.holder, Causes: s.causes,
+		Owner: budget.Owner(v.target.Owner), Now: now.UnixNano()}
+	if !v.target.Created.IsZero() {
+		s.req.Created = v.target.Created.UnixNano()
+	}
+	h, d := e.gate.Admit(c.ev, &s.req, h, c.ev.flags&admitted != 0)
 	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()
 		return false
 	}
-	c.hold(h, d.Until, d.Report)
+	c.hold(h, d.Until, Reason(d.Reason))
 	return true
 }
 
@@ -146,27 +149,60 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 // its error: wrapped with the timeout when that fired, and as a *PanicError when the
 // Actuator panicked, so that it is reported and retried like any other failure.
 func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
-	actx, bound := e.timeouts.Start(ctx)
+	actx, stop := e.bound(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
-		if bound.Stop() && err != nil && !errors.Is(err, ErrActTimeout) {
+		if stop() && err != nil && !errors.Is(err, ErrActTimeout) {
 			err = fmt.Errorf("%w: %w", e.timeout, err)
 		}
 	}()
 	return e.act.Act(actx, ref)
 }
 
+// bound returns the context of one Actuator call, cancelled with the cause e.timeout once
+// the call has run for Options.ActTimeout on the clock (never, for a negative one), and
+// the function to call once the call has returned, which reports whether the bound fired.
+// It uses the clock's AfterFunc where it has one; otherwise a timer and a goroutine, which
+// that function waits for.
+func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() {}
+	switch c, ok := e.clock.(clock.WithDelayedExecution); {
+	case e.opts.ActTimeout < 0:
+	case ok:
+		t := c.AfterFunc(e.opts.ActTimeout, func() { cancel(e.timeout) })
+		stop = func() { t.Stop() }
+	default:
+		t := e.clock.NewTimer(e.opts.ActTimeout)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			select {
+			case <-t.C():
+				cancel(e.timeout)
+			case <-ctx.Done():
+			}
+		}()
+		stop = func() { t.Stop(); cancel(nil); <-exited }
+	}
+	return ctx, func() bool {
+		stop()
+		fired := errors.Is(context.Cause(ctx), e.timeout)
+		cancel(nil)
+		return fired
+	}
+}
+
 // afterCall ends the call cl to the eviction id, which returned err: Succeeded; the report
 // owed by an eviction closed while the call ran; or Failed, and a retry.
-func (e *Engine[T]) afterCall(id store.ID, cl call, err error) {
-	k, ev := e.store.LockID(id)
-	defer k.Unlock()
-	if ev == nil {
+func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
+	c := e.lockEviction(ev)
+	defer c.st.unlock()
+	if c.ev == nil {
 		return // cannot be: a running eviction is never dropped
 	}
-	c := &cursor[T]{e: e, k: k, ev: ev, id: id}
 	defer c.arm()
 	now := e.clock.Now()
 	switch {

@@ -16,15 +16,18 @@ import (
 // API, migrates it, or moves it elsewhere. The [Engine] calls it from its act workers, at
 // most once at a time for a target, with a context that is cancelled after
 // Options.ActTimeout (with the cause [ErrActTimeout]) and when the Engine stops; Act must
-// return when it is.
+// return when it is. The Engine holds no lock while Act runs: Act may call its update
+// methods and Pending, but not WaitIdle, which would wait for Act itself.
 //
 // Returning nil, or an error for which [IsGone] is true, ends the eviction: nil means the
 // target is removed, on its way out, or moved off the holder. The Engine does not act on
 // that target (that UID) again while its Source still shows it bound to that holder, as a
-// Source that lags behind does; once the Source shows it gone, or bound elsewhere (an
-// actuator that moves a target may keep its UID), it decides about it as about any other.
-// Any other error is retried with backoff until it succeeds, the target is gone or the
-// eviction is cancelled.
+// Source that lags behind does; once the Source shows it gone, or bound elsewhere, it
+// decides about it as about any other. So an actuator that moves a target (keeping its
+// UID) must have the move reach the Engine as an update, [Engine.TargetUpdated], as an
+// informer's handler does when the Source sees it: until then the Engine keeps the
+// eviction as acted on, and never acts on that target again. Any other error is retried
+// with backoff until it succeeds, the target is gone or the eviction is cancelled.
 type Actuator interface {
 	Act(ctx context.Context, target Ref) error
 }

@@ -2,9 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
-
-	"github.com/taintevict/taintevict/timedqueue"
 )
 
 // Backoff is how long an [Engine] waits before it tries again after a failure: the n-th
@@ -27,14 +26,36 @@ type Backoff struct {
 }
 
 // Delay returns how long the Engine waits after the given failure (1 for the first; smaller
-// counts as 1) before the next try, jitter included. Zero fields take their defaults. It is
-// safe for concurrent use.
-func (b Backoff) Delay(failures int) time.Duration { return b.queue().Delay(failures) }
+// counts as 1) before the next try, jitter included. Zero fields take their defaults;
+// out-of-range ones, which New rejects, count as zero. It is safe for concurrent use.
+func (b Backoff) Delay(failures int) time.Duration { return b.delay(failures, rand.Float64()) }
 
-// queue returns b as the timed queue's policy. MaxAttempts stays 0: evictions are retried
-// until they succeed or are cancelled.
-func (b Backoff) queue() timedqueue.Backoff {
-	return timedqueue.Backoff{Base: b.Base, Cap: b.Cap, Jitter: b.Jitter}
+// delay returns the delay after failures with jitter as the random draw, in [0, 1).
+func (b Backoff) delay(failures int, jitter float64) time.Duration {
+	base, limit, j := b.Base, b.Cap, b.Jitter
+	if base <= 0 {
+		base = 100 * time.Millisecond
+	}
+	if limit <= 0 {
+		limit = max(2*time.Minute, base)
+	}
+	limit = max(limit, base)
+	switch {
+	case j == 0 || j > 1:
+		j = 0.2
+	case j < 0:
+		j = 0
+	}
+	d := base
+	for i := 1; i < failures && d < limit; i++ {
+		if d > limit/2 {
+			d = limit // doubling would pass the cap, or overflow for caps over 146 years
+			break
+		}
+		d *= 2
+	}
+	d = min(d, limit)
+	return d - time.Duration(jitter*j*float64(d))
 }
 
 func (b Backoff) validate() error {

@@ -10,23 +10,16 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 )
 
-// Limit is a token bucket: at most PerSecond evictions a second on average, and at most
-// Burst at once after a quiet spell. The zero Limit limits nothing.
+// Limit is a token bucket: at most PerSecond evictions a second on average (0: no limit;
+// else at least 0.001), and at most Burst at once after a quiet spell (at least 1 with a
+// rate, 0 without; a full burst refills in at most 10^6 s). The zero Limit limits nothing.
 type Limit struct {
-	// PerSecond is the sustained rate; 0 means no limit. Otherwise it must be at least
-	// 0.001 (one eviction per 1,000 s).
 	PerSecond float64
-	// Burst is how many evictions may go at the same moment; it must be at least 1 when
-	// PerSecond is set, and 0 when it is not. A full burst must refill in at most 10^6 s
-	// (Burst/PerSecond, about 11.6 days).
-	Burst int
+	Burst     int
 }
 
-// limits reports whether l limits anything.
 func (l Limit) limits() bool { return l.PerSecond > 0 }
 
-// validate checks l, the option named field, within the bounds its bucket's arithmetic
-// needs (budget.Rate.Validate).
 func (l Limit) validate(field string) error {
 	if err := budget.Rate(l).Validate(field); err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -34,48 +27,36 @@ func (l Limit) validate(field string) error {
 	return nil
 }
 
-// Brake pauses mass eviction: when more than a fraction of the holders carry a NoExecute
-// taint with the same key, the evictions caused by that key wait, since so many nodes (or
-// devices, or clusters) going bad at once is more likely a partition, a broken health check
-// or a bug than a failure of each one. It resumes once fewer than the fraction carry it;
-// evictions that fell due meanwhile then go, under the rate limits, in deadline order. The
-// floors (Holders, ZoneHolders) pause a key carried by at least that many holders, whatever
-// the fraction: a fraction of a small pool is too coarse (0.55 of 3 nodes trips at 2). The
+// Brake pauses mass eviction: while more than a fraction of the holders carry a NoExecute
+// taint with one key, the evictions that key causes wait, since so many nodes (or devices,
+// or clusters) going bad at once is more likely a partition, a broken health check or a
+// bug than a failure of each. It resumes once fewer than the fraction carry it; what fell
+// due meanwhile then goes, in deadline order. The floors (Holders, ZoneHolders) pause a key
+// carried by at least that many holders, whatever the fraction (0.55 of 3 nodes trips at
+// 2). It counts the holders the Engine was told of ([Engine.HolderUpdated]): all of them,
+// and each group's ([Holder.Group]; holders without one form one group). A target due
+// because of several taints, or on several holders, waits while any of them is paused. A
+// group all of whose holders carry the key is fully disrupted; see [FullDisruption]. The
 // zero Brake never pauses.
 //
-// The fractions and floors count the holders the Engine was told about through
-// [Engine.HolderUpdated]: all of them, and those of each group ([Holder.Group]: a node's
-// zone, a device's pool; holders without one form one group). A target due because of
-// several taints, or on several holders, waits while any of them is paused.
-//
-// A group all of whose holders carry the key is fully disrupted, as kube's node lifecycle
-// controller says of a zone whose nodes are all NotReady; [FullDisruption] says what its
-// evictions of that key do.
-//
-// The brake counts each holder when its update arrives, so it holds back what falls due
-// after it trips: a target that tolerates nothing, on one of the first holders tainted, may
-// go before the rest of the outage is seen. Most pods tolerate the unreachable and not-ready
-// taints for 300 s (the DefaultTolerationSeconds admission plugin gives them that), long
-// enough. For the same reason, feed a new Engine the holders (let the informers sync) before
-// Run.
+// It counts each holder when its update arrives, so a target that tolerates nothing, on
+// one of the first holders tainted, may go before the rest of the outage is seen (most
+// pods tolerate the unreachable and not-ready taints for 300 s). An Engine with a Brake
+// lets nothing go until [Engine.Synced], so that one started in the middle of an outage
+// counts every holder before it acts.
 type Brake struct {
-	// Fraction pauses the evictions caused by a taint key while more than this fraction of
-	// all known holders carry a NoExecute taint with that key. 0 means no such rule; otherwise
-	// it must be in (0, 1], and 1 never pauses.
+	// Fraction pauses a key carried by more than this fraction of all holders: 0 (off) or
+	// in (0, 1]; 1 never pauses.
 	Fraction float64
-	// ZoneFraction does the same within each group (a node's zone), for the targets on that
-	// group's holders: the node lifecycle controller's rule that a zone with most of its
-	// nodes down is more likely cut off than broken. 0 means no zone rule; otherwise it must be in (0, 1].
+	// ZoneFraction does the same within each group, for the targets on its holders: the
+	// node lifecycle controller's rule that a zone with most of its nodes down is more
+	// likely cut off than broken. 0 (off) or in (0, 1].
 	ZoneFraction float64
-	// Holders pauses the evictions caused by a taint key while at least this many of all
-	// known holders carry it, whatever their fraction. 0 means no such rule; negative is an
-	// error.
+	// Holders pauses a key carried by at least this many holders; 0 is off.
 	Holders int
-	// ZoneHolders does the same within each group. 0 means no such rule; negative is an
-	// error.
+	// ZoneHolders does the same within each group; 0 is off.
 	ZoneHolders int
-	// FullDisruption says what the evictions of a fully disrupted group do. The zero value
-	// leaves them to the other rules.
+	// FullDisruption says what the evictions of a fully disrupted group do.
 	FullDisruption FullDisruption
 }
 
@@ -88,15 +69,8 @@ type Brake struct {
 // zones down at once is likelier the controller's own partition (kube's "master
 // disruption"). Pause and Rate are exclusive; the zero value does neither.
 type FullDisruption struct {
-	// Pause pauses the group's evictions of the key.
-	Pause bool
-	// Rate is the group's own rate for the key's evictions; the zero Limit is none.
-	Rate Limit
-}
-
-// brakes reports whether b can pause anything.
-func (b Brake) brakes() bool {
-	return b.Fraction > 0 || b.ZoneFraction > 0 || b.Holders > 0 || b.ZoneHolders > 0 || b.FullDisruption.Pause || b.FullDisruption.Rate.limits()
+	Pause bool  // pause the group's evictions of the key
+	Rate  Limit // the group's own rate for them; the zero Limit is none
 }
 
 func (b Brake) validate() error {
@@ -136,89 +110,43 @@ func (o Options) validateBudgets() error {
 }
 
 // Cause is a NoExecute taint that makes a target due: the taint's Key, on the holder named
-// Holder, whose group is Group. A [Pauser] is told the causes of each eviction that falls
-// due.
+// Holder, whose group is Group. A [Census] is asked about the causes of each eviction that
+// falls due.
 type Cause struct {
 	Holder string
 	Key    string
 	Group  string
 }
 
-// Pauser holds back evictions that are due, by budgets that the caller counts and the
-// Engine cannot: the device taint adapter, for one, pauses the evictions of a
-// DeviceTaintRule that would evict too large a share of the pods that use devices. Set it in
-// Options.Pauser.
-//
-// The Engine asks Paused about every eviction that is due and has not yet passed the gate
-// (its first attempt), after [Options.Brake] and before the rate limits, with the causes
-// that make it due (every NoExecute taint it does not tolerate, or whose toleration has run
-// out, on each of its holders). While Paused returns true, the eviction waits, as one the
-// brake holds: the Observer is told Delayed with [ReasonPaused], [Engine.Pending] lists it
-// with Delayed ReasonPaused, and it stays until the caller calls [Engine.Resume] with the
-// scope Paused named; the Engine then asks again. An update that cancels or moves the
-// eviction lets go of the hold, as for the brake.
-//
-// Paused is called from the Engine's act workers, under the Engine's locks: it must be safe
-// for concurrent use, return quickly (O(1) or O(causes): no listing, no request), never
-// block, and never call the Engine. It must not keep causes, whose storage the Engine
-// reuses. The Engine asks and records the hold under the same lock that Resume takes, so a
-// caller that changes what Paused answers and then calls Resume never leaves an eviction
-// held by a scope it released.
-type Pauser interface {
-	Paused(target Ref, causes []Cause) (scope string, paused bool)
-}
-
-// PauserFunc adapts a function to a [Pauser].
-type PauserFunc func(target Ref, causes []Cause) (scope string, paused bool)
-
-var _ Pauser = PauserFunc(nil)
-
-// Paused calls f(target, causes).
-func (f PauserFunc) Paused(target Ref, causes []Cause) (string, bool) { return f(target, causes) }
-
-// pauserBudget asks the caller's Pauser, with the causes as the Engine's type, in storage
-// reused under the gate's lock.
-type pauserBudget struct {
-	p    Pauser
-	told []Cause
-}
-
-func (pb *pauserBudget) paused(r *budget.Request) (string, bool) {
-	pb.told = pb.told[:0]
-	for _, c := range r.Causes {
-		pb.told = append(pb.told, Cause(c))
-	}
-	return pb.p.Paused(Ref{Namespace: r.Key.Namespace, Name: r.Key.Name, UID: r.UID, Holder: r.Holder}, pb.told)
-}
-
-// gate returns the budgets o sets, in the order they are asked: Confirm, the brake, the
-// Pauser, InFlight, NamespaceLimit, OwnerLimit, LoopDamping, the rate limits; nil when o
-// sets none. Those that hold until released come first, those that count what went next,
-// and the rate limits, which reserve a slot, last (a wait after a reservation would let an
-// eviction go later than its slot). kept counts the evictions the Engine keeps, O(1), for
-// InFlight.Fraction. A new budget is a file of package budget, a field of Options, and a
-// line here.
-func (o Options) gate(kept func() int) *budget.Gate {
+// gate returns the budgets o sets, in the order they are asked: the wait for Synced (with
+// the budgets that count holders or targets), Confirm, the brake, InFlight, NamespaceLimit,
+// OwnerLimit, LoopDamping, the rate limits; nil when o sets none. Those that hold until
+// released come first, those that count what went next, and the rate limits, which reserve
+// a slot, last (a wait after a reservation would let an eviction go later than its slot).
+// kept counts the evictions the Engine keeps, O(1), for InFlight.Fraction. A new budget is
+// a file of package budget, a field of Options, and a line here.
+func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced) {
 	var bs []budget.Budget
 	add := func(b budget.Budget, on bool) {
 		if on {
 			bs = append(bs, b)
 		}
 	}
-	if c := o.Confirm; c.Fraction > 0 {
-		cb := &censusBudget{c: c.Census}
-		add(budget.NewConfirm(c.Fraction, c.MinTargets, cb.reach), true)
-	}
 	brake := budget.NewBrake(budget.BrakeRules{
 		Fraction: o.Brake.Fraction, GroupFraction: o.Brake.ZoneFraction,
 		Holders: o.Brake.Holders, GroupHolders: o.Brake.ZoneHolders,
 		FullPause: o.Brake.FullDisruption.Pause, FullRate: budget.Rate(o.Brake.FullDisruption.Rate),
 	})
-	add(brake, brake != nil)
-	if o.Pauser != nil {
-		pb := &pauserBudget{p: o.Pauser}
-		add(budget.Pauser{Paused: pb.paused}, true)
+	var synced *budget.Synced
+	if brake != nil || o.Confirm.Fraction > 0 {
+		synced = new(budget.Synced)
+		add(synced, true)
 	}
+	if c := o.Confirm; c.Fraction > 0 {
+		cb := &censusBudget{c: c.Census}
+		add(budget.NewConfirm(c.Fraction, c.MinTargets, cb.reach), true)
+	}
+	add(brake, brake != nil)
 	inFlight := budget.NewInFlight(o.InFlight.Max, o.InFlight.Fraction, kept)
 	add(inFlight, inFlight != nil)
 	ns := budget.NewWindow(o.NamespaceLimit.Max, int64(o.NamespaceLimit.Per), string(ReasonNamespaceLimit), budget.NamespaceKey)
@@ -227,7 +155,7 @@ func (o Options) gate(kept func() int) *budget.Gate {
 	add(owner, owner != nil)
 	if d := o.LoopDamping; d.Window > 0 {
 		backoff := d.backoff()
-		add(budget.NewDamping(int64(d.Window), func(n int) int64 { return int64(backoff.Delay(n)) }), true)
+		add(budget.NewDamping(int64(d.Window), func(n int, jitter float64) int64 { return int64(backoff.delay(n, jitter)) }), true)
 	}
 	perKey := make(map[string]budget.Rate, len(o.TaintRateLimits))
 	for k, l := range o.TaintRateLimits {
@@ -235,27 +163,30 @@ func (o Options) gate(kept func() int) *budget.Gate {
 	}
 	t := budget.NewTokens(budget.Rate(o.RateLimit), perKey, brake)
 	add(t, t != nil)
-	return budget.NewGate(bs...)
+	return budget.NewGate[*eviction](bs...), synced
 }
 
 // InFlight bounds the evictions in flight: acted on (the Actuator called) and not yet
 // gone. An eviction counts from its first Actuator call until the Source shows its target
-// gone, or bound elsewhere (a pod that is Terminating counts until it is gone), or it is
-// closed without an action; its retries count as one. An eviction that falls due while the
-// bound is reached waits, reported Delayed with [ReasonInFlight], in a queue in the order
-// they fell due; each that ends lets the first in line go. The zero InFlight bounds
-// nothing.
+// gone or bound elsewhere, or it is closed without an action, or its target is leaving
+// ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts until
+// it is gone or its grace period is over, whichever comes first, so that a node that cannot
+// confirm the removal (an unreachable one, whose pods stay Terminating) does not hold its
+// places for good. Its retries count as one. An eviction that falls due while the bound is
+// reached waits, reported Delayed with [ReasonInFlight], in line in the order they fell
+// due; each that ends lets the first in line go. The zero InFlight bounds nothing.
 //
-// It counts the evictions this Engine acted on: after a restart or a change of leader, the
-// targets a former one acted on and that are still leaving do not count.
+// It bounds, as a PodDisruptionBudget does, the targets on their way out at once; unlike
+// the descheduler's limits, which count the evictions it asked for in one run whatever
+// became of them, and like Karpenter's disruption budgets, which count the nodes being
+// disrupted until they are gone. It counts the evictions this Engine acted on: after a
+// restart or a change of leader, the targets a former one acted on and that are still
+// leaving do not count.
 type InFlight struct {
-	// Max is the most evictions in flight at once. 0 means no such bound; negative is an
-	// error.
+	// Max is the most evictions in flight at once; 0 is off.
 	Max int
-	// Fraction bounds them to this fraction of the targets the Engine keeps an eviction of
-	// (open, in flight, or acted on and not yet gone: those its taints evict, which
-	// [Engine.Len] counts), at least one. 0 means no such bound; otherwise it must be in
-	// (0, 1]. With Max too, the smaller bound holds.
+	// Fraction bounds them to this fraction, 0 (off) or in (0, 1], of the targets the
+	// Engine keeps an eviction of ([Engine.Len]), at least one. With Max, the smaller holds.
 	Fraction float64
 }
 
@@ -267,21 +198,14 @@ func (f InFlight) validate() error {
 }
 
 // Window bounds the evictions of one namespace ([Options.NamespaceLimit]) or of one
-// workload ([Options.OwnerLimit]): at most Max let go within any span of Per. An eviction
-// that finds the window full waits until it opens, reported Delayed with
-// [ReasonNamespaceLimit] or [ReasonOwnerLimit]; those that wait for one window are woken as
-// it opens, as many as it lets go, in the order they came. An eviction counts when it is
-// let go (its first Actuator call), whatever becomes of it. The zero Window bounds
-// nothing.
+// workload ([Options.OwnerLimit]): at most Max (at least 1) let go within any span of Per
+// (positive). An eviction that finds the window full waits until it opens, reported
+// Delayed with [ReasonNamespaceLimit] or [ReasonOwnerLimit], in the order they came. An
+// eviction counts when it is let go, whatever becomes of it. The zero Window bounds nothing.
 type Window struct {
-	// Max is the most evictions within any span of Per; at least 1 when Per is set.
 	Max int
-	// Per is the span; positive when Max is set.
 	Per time.Duration
 }
-
-// bounds reports whether w bounds anything.
-func (w Window) bounds() bool { return w.Max > 0 }
 
 func (w Window) validate(field string) error {
 	if w == (Window{}) {
@@ -293,25 +217,23 @@ func (w Window) validate(field string) error {
 	return nil
 }
 
-// LoopDamping slows down eviction loops (kubernetes#89068): a controller that re-creates
-// the target it lost on a holder that evicts it again turns eviction into a loop. A target
-// re-created under the same owner ([Target.Owner]) and due again within Window of an
-// eviction of that owner waits until that eviction is Backoff.Delay(n) old, n counting the
-// re-created targets of the owner evicted in a row; it is reported Delayed with
-// [ReasonRecreated]. A target counts as re-created when it was created ([Target.Created])
-// after the owner's latest eviction, or at most a second before it (the API server keeps
-// creation times to the second). Targets without an owner or a creation time, and the
-// other targets of the owner (its replicas on other holders), go as usual. The zero
-// LoopDamping damps nothing.
+// LoopDamping slows down eviction loops (kubernetes#89068: a controller that re-creates the
+// target on a holder that evicts it again). A target re-created under the same owner
+// ([Target.Owner]) and due again within Window of an eviction of that owner waits until
+// that eviction is Backoff's n-th delay old, n counting the re-created targets of the owner
+// evicted in a row; it is reported Delayed with [ReasonRecreated]. A target is re-created
+// when it was created ([Target.Created]) after the owner's latest eviction, or at most a
+// second before (creation times are whole seconds). The jitter of the delay is drawn from
+// the owner and n, not at random, so the same owner waits the same whenever it is asked
+// (and the what-if gives the controller's times). Targets without an owner or a creation
+// time, and the owner's other targets, go as usual. The zero LoopDamping damps nothing.
 type LoopDamping struct {
-	// Window is how long after its backoff would end a re-created target of the owner is
-	// still damped: the damping span of an eviction runs from it until its owner's next
-	// backoff, then Window, has passed, so a backoff longer than Window still counts the
-	// next re-created target in a row. An owner that goes a span without an eviction starts
-	// its count again. 0 means off; negative is an error.
+	// Window is how long after its backoff would end a re-created target is still damped,
+	// so that a backoff longer than Window still counts the next one in a row; an owner
+	// that goes that long without an eviction starts its count again. 0 is off.
 	Window time.Duration
 	// Backoff is the wait of the n-th re-created target in a row; its zero Base and Cap
-	// mean 10 s and 10 minutes here (its Jitter, as always, 0.2).
+	// mean 10 s and 10 minutes here.
 	Backoff Backoff
 }
 
@@ -344,20 +266,18 @@ func (d LoopDamping) validate() error {
 // default (karmada#5150). A held eviction is reported Delayed with [ReasonUnconfirmed], and
 // [Engine.Pending] lists it so.
 //
-// The Engine cannot count all targets, or what a taint would evict, without listing them;
-// the caller's [Census] counts them as its informers' handlers see them, before the Engine
-// hears of the change, and tells the Engine ([Engine.Recounted]) when the counts or the
-// confirmation of a scope changed. eviction.Manager and the device side of clientgo have a
-// census of their own. An eviction is held when each taint that makes it due is held: an
-// eviction that another taint makes due goes.
-//
-// The zero Confirm holds nothing.
+// The caller's [Census] counts what each taint would evict, as its informers' handlers see
+// it, and tells the Engine ([Engine.Recounted]) when a scope's counts or confirmation
+// changed; eviction.Manager and clientgo's device side have one. An eviction is held when
+// each taint that makes it due is held. An Engine with Confirm lets nothing go until
+// [Engine.Synced], so that the census has counted everything. The zero Confirm holds
+// nothing.
 type Confirm struct {
-	// Fraction holds a scope that would evict more than this fraction of all targets. 0
-	// means off; otherwise it must be in (0, 1].
+	// Fraction holds a scope that would evict more than this fraction of all targets: 0
+	// (off) or in (0, 1].
 	Fraction float64
-	// MinTargets: a scope that would evict fewer targets never holds, so that a small
-	// fleet can lose its few. 0 means 1; negative is an error.
+	// MinTargets: a scope that would evict fewer never holds, so that a small fleet can
+	// lose its few. 0 means 1.
 	MinTargets int
 	// Census counts the scopes; it must be set with Fraction.
 	Census Census
@@ -393,9 +313,9 @@ func (c Confirm) validate() error {
 // its evictions until the caller calls [Engine.Recounted] with its name. A cause of no
 // scope the census knows holds nothing.
 //
-// Reach is called from the Engine's act workers under the Engine's locks, as a [Pauser]
-// is: it must be safe for concurrent use, O(1) per scope (no listing, no request), never
-// block, and never call the Engine.
+// Reach is called from the Engine's act workers under the Engine's locks: it must be safe
+// for concurrent use, O(1) per scope (no listing, no request), never block, and never call
+// the Engine.
 type Census interface {
 	Reach(cause Cause, into []Reach) []Reach
 }

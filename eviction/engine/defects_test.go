@@ -41,16 +41,14 @@ func (s *blockingSource) Target(key types.NamespacedName) (engine.Target, bool, 
 }
 
 // TestNonBlockingMethodsTakeNoTargetLock: while a decision about a target holds its lock
-// (its Source lookup stalls), Resume, RetryUnreachable, HolderUpdated and HolderDeleted
-// with a brake, and the update methods return at once, though the first four wake that
-// very target's eviction. Before they took each woken target's lock, and waited.
+// (its Source lookup stalls), Synced, Recounted, RetryUnreachable, HolderUpdated and
+// HolderDeleted with a brake, and the update methods return at once, though the first five
+// may wake that very target's eviction. Before they took each woken target's lock, and
+// waited.
 func TestNonBlockingMethodsTakeNoTargetLock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &blockingSource{Source: &evictiontest.Source{}, entered: make(chan struct{}), release: make(chan struct{})}
-		var pauser scopePauser
-		pauser.set("down", true)
 		e, err := engine.New(engine.ActuatorFunc(func(context.Context, engine.Ref) error { return nil }), engine.Source[engine.Target](src), engine.Options{
-			Pauser:      &pauser,
 			Brake:       engine.Brake{Fraction: 0.9},
 			Unreachable: func(error) bool { return true },
 		})
@@ -60,6 +58,7 @@ func TestNonBlockingMethodsTakeNoTargetLock(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go e.Run(ctx) //nolint:errcheck // stopped by cancel
+		e.Synced()
 		h := engine.Holder{Name: "n", Taints: []v1.Taint{taint("down", time.Now())}}
 		src.SetHolder(h)
 		e.HolderUpdated(h)
@@ -79,7 +78,8 @@ func TestNonBlockingMethodsTakeNoTargetLock(t *testing.T) {
 		returned := make(chan struct{})
 		go func() {
 			defer close(returned)
-			e.Resume("key down")
+			e.Synced()
+			e.Recounted("down")
 			e.RetryUnreachable()
 			e.HolderUpdated(engine.Holder{Name: "m"})
 			e.HolderDeleted("m")

@@ -10,6 +10,7 @@
 //	go e.Run(ctx)                      // until ctx is done; waits for what it started
 //	e.HolderUpdated(engine.Holder{Name: "east", Taints: taints}) // from the informers' handlers
 //	e.TargetUpdated(workload)
+//	e.Synced()                         // once the informers have synced
 //	e.Pending()                        // what will be acted on, when, and why it waits
 //
 // # The model
@@ -35,11 +36,30 @@
 //     UID included: a stale schedule never acts on a target re-created under its name.
 //   - A failed action is retried with backoff until it succeeds, the target is gone or the
 //     eviction is cancelled; never dropped. Each call is bounded by [Options.ActTimeout].
-//   - Budgets against mass eviction ([Options]: RateLimit, TaintRateLimits, Brake,
-//     InFlight, NamespaceLimit, OwnerLimit, LoopDamping, Confirm, Pauser), each off by
-//     default, each reported through [Observer.Delayed] with its [Reason].
 //   - The [Observer] hears every decision: each eviction opens with Scheduled and closes
 //     with exactly one of Succeeded, Cancelled or Skipped.
+//
+// # Budgets
+//
+// Budgets against mass eviction ([Options]: RateLimit, TaintRateLimits, Brake, InFlight,
+// NamespaceLimit, OwnerLimit, LoopDamping, Confirm) are each off by default, and each
+// reports what it holds through [Observer.Delayed] with its [Reason]. Whatever the order
+// of the updates, and across restarts of the Engine (a new one on the same Source, told
+// [Engine.Synced] once fed), they promise, against the state of the Source:
+//
+//   - no target due because of a taint key is acted on while the Brake's rule holds for
+//     that key over the holders of the Source;
+//   - no target is acted on while each taint that makes it due has every scope of the
+//     Census holding it unconfirmed (Confirm);
+//   - never more evictions in flight than InFlight allows, as [InFlight] counts them;
+//   - never more than NamespaceLimit.Max (OwnerLimit.Max) evictions of one namespace
+//     (workload) let go within any span of Per;
+//   - every target that is due, and that no budget holds, is acted on: none waits for
+//     good (a failing Actuator aside, whose retries follow [Options.Backoff]).
+//
+// A model-based test drives the Engine and [github.com/taintevict/taintevict/eviction.Manager]
+// through random sequences of updates, restarts, failing and hanging actuators, pods that
+// stay Terminating and confirmations, and checks each of these after every step.
 //
 // # Bad input
 //
@@ -57,44 +77,46 @@ package engine
 //
 // # Reading the code
 //
-// One eviction, from a target's update to the Actuator, passes through these files in
-// this order, and through none twice:
+// One eviction's state is in its *eviction (eviction.go: the value, its states and every
+// transition) and in the schedule's entry for it (timedqueue); the store (store.go) holds
+// the pointer by key, the budgets' waiting sets (internal/budget) and RetryUnreachable's
+// index (unreachable.go) hold the same pointer while it waits there. The path of a node's
+// taint to the Actuator, in the order the files are entered:
 //
-//   - engine.go: [Engine.TargetUpdated] queues the update and returns.
-//   - internal/intake: a worker of the target's holder takes it, merged with any other
-//     update of the same target, after its holder's updates.
-//   - update.go: the worker takes the target's lock and reads it from the Source.
-//   - view.go: newView fills what the decision sees: the target's bindings, and each
-//     holder's started NoExecute taints and group.
-//   - decide.go: decide says act at T (now, or later), or never and why; it is pure.
-//   - lifecycle.go: settle applies the decision to the target's eviction through its
-//     transitions (open: Scheduled), and arm asks the schedule for a worker at T.
-//   - timedqueue: at T an act worker takes the eviction.
-//   - act.go: under the lock again, the recheck reads the Source (view, decide and the
-//     lifecycle once more, the same functions); the budgets admit it (internal/budget), the
-//     transition start reports Started, and the Actuator is called, bounded by
-//     internal/timeout, its rate and outcome counted by internal/concurrency; afterCall
-//     applies the outcome (succeed, fail, finish).
-//
-// What a target's eviction is, in which state, is in lifecycle.go alone; where it lives,
-// and its lock, in internal/store; each budget is a file of internal/budget.
+//   - engine.go: HolderUpdated counts the holder for the brake (internal/budget, under the
+//     gate's lock) and queues the update (internal/intake).
+//   - internal/intake: the holder's worker takes it, before its targets' updates.
+//   - update.go: onHolder records the taints (holders.go) and lists the holder's targets
+//     from the Source; for each, decideOn takes its stripe's lock (store.go), reads it,
+//     fills a view of it and its holders (view.go, holders.go), and settles its eviction
+//     (eviction.go), which asks the rules (decide.go), opens it (Scheduled) and arms it
+//     in the schedule (timedqueue).
+//   - timedqueue: at the deadline an act worker calls work (act.go).
+//   - act.go: under the stripe's lock again, the recheck reads the Source, and view.go,
+//     decide.go and eviction.go decide once more; the budgets admit it (internal/budget);
+//     start (eviction.go) reports Started; the Actuator is called without the lock,
+//     bounded by the timeout, its rate counted for the act workers' limit
+//     (internal/concurrency); afterCall applies the outcome (eviction.go).
+//   - The removal comes back as a target update, through intake and update.go, and settle
+//     forgets the eviction (eviction.go), which tells InFlight it ended (internal/budget).
 //
 // # Locks
 //
 // In the order they are taken, never the other way:
 //
-//  1. a target's stripe lock (internal/store): taken by every decision about the target,
-//     held across its Source lookups, Observer calls and the rest of this list; one at a
-//     time;
-//  2. the gate's lock (internal/budget): the budgets and the holds, and under it the
-//     caller's Pauser and Census (which take only locks of their own); also taken alone, by
-//     HolderUpdated, HolderDeleted, Resume and Recounted;
-//  3. the act workers' limit's (internal/concurrency), under which the schedule's is taken
-//     to apply a new limit;
+//  1. a stripe's lock (store.go): taken by every decision about a target, one at a time,
+//     and held across its Source lookups, Observer calls and the rest of this list, but
+//     not across the Actuator's call;
+//  2. the gate's (internal/budget): the budgets and the holds; under a stripe's lock
+//     (Admit, Release, Ended, Due) or alone (HolderUpdated, Wake); under it only the
+//     budgets run, and the caller's Census (which takes only locks of its own);
+//  3. the act workers' limit's (internal/concurrency), taken alone by the act workers
+//     around a call, and under which the schedule's lock is taken to apply a new limit;
 //  4. leaf locks, taken last and alone: the holder table's (holders.go), the unreachable
-//     index's (engine.go), the schedule's (timedqueue).
+//     index's (unreachable.go), the schedule's (timedqueue), the intake's shard locks
+//     and its retry schedule's (internal/intake).
 //
-// The intake's shard locks (internal/intake) are taken with no other lock held. The update
-// methods, Resume, Recounted and RetryUnreachable take no stripe lock: they queue updates,
-// or wake evictions in the schedule, which an act worker then looks at under the lock. A
-// Census must therefore call Recounted with its own lock released.
+// The update methods, Synced, Recounted and RetryUnreachable take no stripe lock: they
+// count for the brake, queue updates, or wake evictions in the schedule, which an act
+// worker then looks at under the lock. A Census must call Recounted with its own lock
+// released.

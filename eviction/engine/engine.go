@@ -15,8 +15,6 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 	"github.com/taintevict/taintevict/eviction/engine/internal/intake"
-	"github.com/taintevict/taintevict/eviction/engine/internal/store"
-	"github.com/taintevict/taintevict/eviction/engine/internal/timeout"
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
@@ -36,9 +34,9 @@ var ErrRunTwice = errors.New("engine: Run called more than once")
 // before it acts, the Engine decides again from the Source's current state of the target
 // and of its holders.
 //
-// All methods are safe for concurrent use. The update methods, Resume and RetryUnreachable
-// return at once: they take no lock that a decision in progress holds. The zero Engine is
-// not usable: create one with [New].
+// All methods are safe for concurrent use. The update methods, Synced, Recounted and
+// RetryUnreachable return at once: they take no lock that a decision in progress holds.
+// The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
 	act   Actuator
@@ -49,17 +47,16 @@ type Engine[T any] struct {
 	rules rules
 
 	// Each of these keeps its own lock; their order is in doc.go ("Locks", below the package clause).
-	intake   *intake.Intake[holderEvent, targetEvent[T]]
-	store    *store.Store[eviction, scratch] // every target's eviction, one entry per key
-	queue    *timedqueue.Queue[store.ID, struct{}]
-	holders  holderTable
-	gate     *budget.Gate // nil: no budget
-	conc     *concurrency.Limit
-	timeouts *timeout.Timeouts
-	timeout  error // the cause of a call cancelled by Options.ActTimeout
-	unreach  unreachableIndex
-	stats    counters
-	thinned  stripeSet // stripes waiting to be compacted (see storeMover)
+	intake  *intake.Intake[holderEvent, targetEvent[T]]
+	store   *store                                 // every target's eviction, one per key
+	queue   *timedqueue.Queue[*eviction, struct{}] // when each eviction next wants a worker
+	holders holderTable
+	gate    *budget.Gate[*eviction] // nil: no budget
+	synced  *budget.Synced          // nil: no budget that needs Synced
+	conc    *concurrency.Limit
+	timeout error // the cause of a call cancelled by Options.ActTimeout
+	unreach unreachableIndex
+	stats   counters
 
 	started atomic.Bool // Run has been called
 	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
@@ -67,13 +64,6 @@ type Engine[T any] struct {
 	halt    context.CancelCauseFunc
 	failure atomic.Pointer[PanicError]
 	ctx     atomic.Pointer[context.Context] // Run's, for the logger of work not given one
-}
-
-// scratch is a stripe's scratch space: what a decision under its lock fills and reuses.
-type scratch struct {
-	view   view
-	causes []budget.Cause
-	req    budget.Request
 }
 
 // New returns an Engine that reads src and acts through act. It returns an error, and no
@@ -99,15 +89,9 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 		opts:  opts,
 		rules: rules{source: opts.DeadlineSource, tol: opts.Tolerations},
 	}
-	e.gate = opts.gate(e.stats.kept)
-	e.store = store.New(func(s *scratch) {
-		// Room for two bindings, made at once: most targets have one or two, and a
-		// decision then allocates nothing, not even the first time.
-		s.view.target.Bindings = make([]Binding, 0, 2)
-		s.view.holders = make([]holderView, 0, 2)
-	}, store.Mover[eviction](storeMover[T]{e}))
+	e.gate, e.synced = opts.gate(e.stats.kept)
+	e.store = newStore()
 	e.timeout = fmt.Errorf("%w after %s", ErrActTimeout, opts.ActTimeout)
-	e.timeouts = timeout.New(opts.Clock, opts.ActTimeout, e.timeout)
 	e.intake, err = intake.New[holderEvent, targetEvent[T]](opts.Workers, keepHolderEvent, opts.Clock, opts.Backoff.Delay, sourceErrorInterval)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -163,13 +147,18 @@ func (e *Engine[T]) TargetDeleted(t T) {
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t, deleted: true})
 }
 
-// Resume releases the evictions that Options.Pauser holds under scope: an act worker asks
-// the Pauser about each again, in the order they fell due. A scope that holds nothing, or
-// an Engine without a Pauser, makes it do nothing. It returns at once, and is safe for
-// concurrent use (also from the Pauser's own goroutines, but not from within Paused).
-func (e *Engine[T]) Resume(scope string) {
-	if e.gate != nil && e.opts.Pauser != nil {
-		e.wake(e.gate.Wake(budget.PauserScope(scope)))
+// Synced tells the Engine that it has been told of every holder and every target its
+// Source has: the caller's informers have synced, and their handlers have delivered what
+// they listed. Until then, an Engine with a Brake or Confirm lets no due eviction pass
+// its budgets (it waits, reported Delayed with [ReasonNotSynced]), since those budgets
+// count holders and targets, and would let go, from a part of them, what all of them hold:
+// an Engine started in the middle of an outage, whose deadlines are long past, would act
+// on the first targets it hears of. An Engine without those budgets ignores it. It
+// returns at once, and is safe for concurrent use; calls after the first do nothing.
+func (e *Engine[T]) Synced() {
+	if e.synced != nil {
+		e.synced.Done()
+		e.wake(e.gate.Wake(budget.SyncedScope))
 	}
 }
 
@@ -187,106 +176,10 @@ func (e *Engine[T]) Recounted(name string) {
 }
 
 // wake has an act worker look again at the evictions the budgets released.
-func (e *Engine[T]) wake(list []budget.Woken) {
+func (e *Engine[T]) wake(list []budget.Woken[*eviction]) {
 	for _, w := range list {
-		e.queue.Schedule(store.ID(w.ID), struct{}{}, time.Unix(0, w.Due))
+		e.queue.Schedule(w.Ev, struct{}{}, time.Unix(0, w.Due))
 	}
-}
-
-// RetryUnreachable sends every eviction whose last call failed with an error for which
-// Options.Unreachable returned true, and that still waits for its retry, back to a worker
-// now: the caller has seen that what the Actuator acts through (an API server, say)
-// answers again, so these retries need not wait out a backoff that grew while it was away.
-// It returns how many it sent back. The backoff is kept where it was: an eviction sent back
-// that fails again, as unreachable or not, waits its next backoff, and only a failure of a
-// later call can send it back again. So however often it is called (a backend that comes
-// and goes, or one that answers every request but the Actuator's), each eviction gets at
-// most one call more for each call its backoff allows. Evictions that failed for other
-// reasons keep their backoff. A call under way during RetryUnreachable that then fails as
-// unreachable is retried at once too, as if it had failed first. Without
-// Options.Unreachable it does nothing.
-//
-// It returns at once, without waiting for the calls, and is safe for concurrent use.
-func (e *Engine[T]) RetryUnreachable() int {
-	if e.opts.Unreachable == nil {
-		return 0
-	}
-	e.unreach.returns.Add(1)
-	ids := e.unreach.take()
-	now := e.clock.Now()
-	for _, id := range ids {
-		e.queue.Schedule(id, struct{}{}, now)
-	}
-	return len(ids)
-}
-
-// unreachableIndex finds the evictions that RetryUnreachable may send back: the IDs of
-// those marked unreachable (see the lifecycle), so that it looks at no other. Its lock
-// guards the set, and is taken under a stripe lock or alone, with no other.
-type unreachableIndex struct {
-	mu  sync.Mutex
-	ids map[store.ID]struct{}
-	// returns counts the calls of RetryUnreachable, so that a call that ran across one,
-	// and an eviction that failed before one, know it.
-	returns atomic.Uint64
-}
-
-func (u *unreachableIndex) add(id store.ID) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.ids == nil {
-		u.ids = make(map[store.ID]struct{})
-	}
-	u.ids[id] = struct{}{}
-}
-
-func (u *unreachableIndex) forget(id store.ID) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.ids, id)
-}
-
-// take returns the IDs and forgets them.
-func (u *unreachableIndex) take() []store.ID {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	out := make([]store.ID, 0, len(u.ids))
-	for id := range u.ids {
-		out = append(out, id)
-	}
-	u.ids = nil
-	return out
-}
-
-// stripeSet is a set of the store's stripes, safe for concurrent use.
-type stripeSet struct {
-	mu  sync.Mutex
-	set map[int32]bool
-}
-
-func (s *stripeSet) Store(stripe int32, in bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.set == nil {
-		s.set = map[int32]bool{}
-	}
-	if in {
-		s.set[stripe] = true
-	} else {
-		delete(s.set, stripe)
-	}
-}
-
-// take returns the stripes in the set and empties it.
-func (s *stripeSet) take() []int32 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]int32, 0, len(s.set))
-	for st := range s.set {
-		out = append(out, st)
-	}
-	s.set = nil
-	return out
 }
 
 // ActWorkers returns how many Actuator calls may run at once now: Options.ActWorkers when

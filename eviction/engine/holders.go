@@ -13,23 +13,20 @@ import (
 
 // holderTable is what the Engine knows of each holder it was told about
 // ([Engine.HolderUpdated]) or read from the Source: its group, and its NoExecute taints as
-// the holder carries them and as the countdowns use them (see startTaints). A holder that
-// carries none is known too, so that a target on it is decided without a lookup. Its lock
-// guards the map, and is taken under a stripe lock or alone, never with another; the
-// slices it holds and returns are never modified. The zero value is empty and ready.
+// given and as the countdowns use them (see startTaints); a holder with none too, so that
+// a target on it is decided without a lookup. Its lock guards the map, and is taken under
+// a stripe lock or alone; the slices it holds are never modified. The zero value is ready.
 type holderTable struct {
 	mu sync.RWMutex
 	m  map[string]knownHolder
 }
 
-// knownHolder is one holder's entry: its group, and its NoExecute taints, given as the
-// holder carries them and started with TimeAdded set to the time each countdown starts.
-// started is given itself when no taint needed a change, the common case.
+// knownHolder is one holder's entry: its group, and its NoExecute taints as given and as
+// started (TimeAdded set to where each countdown starts; given itself when none changed).
 type knownHolder struct {
 	group          string
 	given, started []v1.Taint
-	// learned: read from the Source, the Engine not told of it; read again at each
-	// decision, its taints started against what was read before.
+	// learned: read from the Source, not told; read again at each decision.
 	learned bool
 }
 
@@ -42,8 +39,7 @@ func (h *holderTable) get(name string) (knownHolder, bool) {
 }
 
 // set records the holder name in group with taints, its NoExecute taints at now, and
-// reports whether it had NoExecute taints before. learned says it was read from the Source
-// rather than told.
+// reports whether it had NoExecute taints before.
 func (h *holderTable) set(name, group string, taints []v1.Taint, now time.Time, learned bool) (had bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -68,15 +64,12 @@ func (h *holderTable) remove(name string) (had bool) {
 	return known && len(prev.given) > 0
 }
 
-// start returns taints, which the holder name carries at now (the NoExecute ones and
-// others), reduced to the NoExecute ones and started against what is known of it, without
-// storing them: the recheck's view of a holder read from the Source.
+// start returns the NoExecute ones of taints, which the holder name carries at now, started
+// against what is known of it, without storing them: the recheck's view of the holder.
 func (h *holderTable) start(name string, taints []v1.Taint, now time.Time) []v1.Taint {
 	prev, _ := h.get(name)
 	if !TaintsChanged(prev.given, taints) {
-		// The common case, the holder's update processed already: no copy of its
-		// NoExecute taints per recheck (a node has NoSchedule twins of them).
-		return prev.started
+		return prev.started // the common case: no copy per recheck
 	}
 	taints = tolerations.NoExecuteTaints(taints)
 	if len(taints) == 0 {
@@ -85,13 +78,11 @@ func (h *holderTable) start(name string, taints []v1.Taint, now time.Time) []v1.
 	return startTaints(taints, prev, now)
 }
 
-// startTaints returns taints with each TimeAdded set to the time the taint's countdown
-// starts: the earlier of its TimeAdded and the time this Engine first saw that taint on
-// that holder. First sight is when the same taint (see sameTaint) first came in prev, or
-// else now. So a taint without TimeAdded, or with a TimeAdded in the future (clock skew),
-// counts from first sight and stays pinned there: its deadline does not slide with the
-// clock. It copies taints only when it has to change one, so the result may share memory
-// with taints and must not be modified (like the informer objects it comes from).
+// startTaints returns taints with each TimeAdded set to where the taint's countdown starts:
+// the earlier of its TimeAdded and the time this Engine first saw that taint (sameTaint) on
+// that holder: in prev, or else now. So a taint without TimeAdded, or with one in the
+// future (clock skew), counts from first sight and stays pinned there. It copies taints
+// only when it changes one: the result must not be modified.
 func startTaints(taints []v1.Taint, prev knownHolder, now time.Time) []v1.Taint {
 	var out []v1.Taint
 	for i := range taints {

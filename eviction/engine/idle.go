@@ -18,11 +18,8 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 // (its Actuator call and the updates that call makes, such as the target's removal,
 // included). Evictions due later are not waited for; nor are those that wait for a
 // budget: one that waits for a token or a window is not due until then, and one a budget
-// holds (the brake, the Pauser, InFlight, Confirm) not until it is released (then it is
+// holds (the brake, InFlight, Confirm, the wait for Synced) not until it is released (then it is
 // due at once, and waited for).
-//
-// Once idle, it also gives back at once the storage that evictions gone in a burst left,
-// which the Engine otherwise gives back a few seconds after the burst.
 //
 // It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
 // the clock, call WaitIdle again. When it returns, the schedule's timer is armed for
@@ -54,13 +51,7 @@ func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 			return idleErr(err)
 		}
 		if after == before {
-			// No update came while the evictions ran: nothing new can be due. What a burst
-			// of drops left to compact goes now rather than compactAfter later, so that
-			// memory measured when idle is that of the evictions kept.
-			for _, stripe := range e.thinned.take() {
-				e.store.Compact(int(stripe))
-			}
-			return nil
+			return nil // no update came while the evictions ran: nothing new can be due
 		}
 	}
 }

@@ -42,6 +42,12 @@ type Target struct {
 	// it has finished, or it is being deleted). A leaving target is never acted on, and its
 	// open eviction, if any, ends with [Observer.Skipped] and this reason.
 	Leaving Reason
+	// GoneBy is when a leaving target is to be gone at the latest (for a pod being deleted,
+	// its deletionTimestamp: the end of its grace period); the zero time is not known. A
+	// target acted on stops counting for [InFlight] once it is leaving and GoneBy has
+	// passed, even if the Source still shows it: a holder that cannot confirm the removal
+	// (a node that is unreachable) would otherwise hold its place for good.
+	GoneBy time.Time
 	// Bindings are the holders the target is bound to. A target with none is not evicted.
 	Bindings []Binding
 	// Owner is the workload the target belongs to, within its namespace: for a pod, its
@@ -116,8 +122,11 @@ type Source[T any] interface {
 	// Engine acts.
 	Holder(name string) (holder Holder, found bool, err error)
 	// Locate returns the key of t and the holder whose updates t's updates are to be
-	// ordered after: usually its first binding's, "" for none. It is called for every
-	// [Engine.TargetUpdated], so it must be cheap.
+	// ordered after: its first binding's holder (a target with several bindings is
+	// ordered after that one alone), "" for a target without bindings. The Engine hashes
+	// targets onto its workers by that holder, so a Locate that returns "" for every
+	// target puts them all on one worker. It is called for every [Engine.TargetUpdated],
+	// so it must be cheap.
 	Locate(t T) (key types.NamespacedName, holder string)
 	// Describe fills d with what the Engine reads of t. d arrives reset: its fields zero,
 	// and d.Bindings empty, with room the Engine reuses from call to call: append t's

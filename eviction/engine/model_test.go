@@ -56,7 +56,7 @@ type randomFleet struct {
 
 	mu      sync.Mutex
 	failing map[string]error // target name -> the error its calls return
-	paused  map[string]bool  // target name -> the Pauser holds it
+	paused  map[string]bool  // holder name -> Confirm holds the evictions its taints cause
 	bad     []string         // what went wrong, reported by the test goroutine
 }
 
@@ -90,11 +90,12 @@ func runRandomFleet(t *testing.T, seed uint64) {
 	case 2:
 		opts.Brake = engine.Brake{Fraction: 0.6}
 	case 3:
-		opts.Pauser = engine.PauserFunc(func(ref engine.Ref, _ []engine.Cause) (string, bool) {
+		// Each holder is a scope of its own, held until the test confirms it.
+		opts.Confirm = engine.Confirm{Fraction: 0.5, Census: censusFunc(func(c engine.Cause, into []engine.Reach) []engine.Reach {
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			return "scope", f.paused[ref.Name]
-		})
+			return append(into, engine.Reach{Scope: c.Holder, Evicts: 1, Targets: 1, Counted: true, Confirmed: !f.paused[c.Holder]})
+		})}
 	case 4:
 		opts.DeadlineSource = engine.FromObservation
 	}
@@ -117,6 +118,7 @@ func runRandomFleet(t *testing.T, seed uint64) {
 	for h := range nHolders {
 		f.setHolder(fmt.Sprint("h", h), false)
 	}
+	e.Synced()
 	for step := range 300 {
 		f.randomStep()
 		if err := f.e.WaitIdle(ctx); err != nil {
@@ -155,11 +157,11 @@ func (f *randomFleet) randomStep() {
 	case n < 65:
 		f.e.RetryUnreachable()
 	case n < 70:
-		name := fmt.Sprint("t", r.IntN(nTargets))
+		name := fmt.Sprint("h", r.IntN(nHolders))
 		f.mu.Lock()
 		f.paused[name] = !f.paused[name]
 		f.mu.Unlock()
-		f.e.Resume("scope")
+		f.e.Recounted(name)
 	default:
 		f.clk.Step(time.Duration(r.IntN(90)) * time.Second)
 	}
@@ -275,6 +277,9 @@ func (f *randomFleet) couldBeDueByObservation(t engine.Target) bool {
 
 // check runs the checks of an idle Engine after step.
 func (f *randomFleet) check(step int) {
+	if n := f.e.BadTransitions(); n != 0 {
+		f.t.Errorf("step %d: %d transitions from a state their row of the lifecycle's table does not leave from", step, n)
+	}
 	t := f.t
 	f.mu.Lock()
 	bad := f.bad
@@ -326,3 +331,8 @@ func (f *randomFleet) retrying(t engine.Target) bool {
 	}
 	return false
 }
+
+// censusFunc adapts a function to an engine.Census.
+type censusFunc func(c engine.Cause, into []engine.Reach) []engine.Reach
+
+func (f censusFunc) Reach(c engine.Cause, into []engine.Reach) []engine.Reach { return f(c, into) }

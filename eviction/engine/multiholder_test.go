@@ -51,6 +51,7 @@ func newFleet(t *testing.T, opts engine.Options) *fleet {
 		t.Fatalf("New: %v", err)
 	}
 	f.e = e
+	e.Synced() // the test feeds the fleet live, as a cluster that changes after the informers synced
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()

@@ -26,12 +26,14 @@ type Observer interface {
 	// eviction that is due at once). It opens the eviction, or moves an open one.
 	Scheduled(target Ref, at time.Time)
 	// Delayed: the eviction is due but waits at a budget: for a token of a rate limit
-	// ([ReasonRateLimited]), for the brake or the Pauser to release it ([ReasonPaused]),
+	// ([ReasonRateLimited]), for the brake to release it ([ReasonPaused]),
 	// for an eviction in flight to end ([ReasonInFlight]), for the window of its namespace
 	// or owner ([ReasonNamespaceLimit], [ReasonOwnerLimit]), for its loop backoff
-	// ([ReasonRecreated]), or for an operator to confirm its taint ([ReasonUnconfirmed]);
-	// it stays pending. Reported when the reason changes, and only before the first
-	// Actuator call.
+	// ([ReasonRecreated]), for an operator to confirm its taint ([ReasonUnconfirmed]), or
+	// for the Engine to be Synced ([ReasonNotSynced]); it stays pending. Reported when the
+	// reason changes, before the first Actuator call; and before a retry, for the budgets
+	// that hold retries too, as they hold while a condition lasts (Paused, Unconfirmed,
+	// NotSynced): a retry is not let go while the brake holds.
 	Delayed(target Ref, reason Reason)
 	// Started: the Actuator is about to be called (never in dry-run mode), for the call
 	// a.Call; a.First() is true for the eviction's first call.

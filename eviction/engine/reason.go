@@ -28,7 +28,7 @@ const (
 	// TaintRateLimits of a taint that makes it due.
 	ReasonRateLimited Reason = "RateLimited"
 	// ReasonPaused: the eviction waits because Options.Brake paused the evictions caused by
-	// a taint that makes it due, or because Options.Pauser holds it.
+	// a taint that makes it due.
 	ReasonPaused Reason = "Paused"
 	// ReasonInFlight: the eviction waits for one of the evictions in flight to end
 	// (Options.InFlight).
@@ -45,4 +45,7 @@ const (
 	// ReasonUnconfirmed: the taint that makes the eviction due would evict too many targets
 	// at once, and waits for an operator's confirmation (Options.Confirm).
 	ReasonUnconfirmed Reason = "Unconfirmed"
+	// ReasonNotSynced: the Engine, which has a Brake or Confirm, waits to be told that it
+	// knows every holder and target ([Engine.Synced]).
+	ReasonNotSynced Reason = "NotSynced"
 )

@@ -54,18 +54,32 @@ func (e *Engine[T]) Stats() Stats {
 		SourceErrors: e.stats.sourceErrors.Load(),
 		Delayed:      map[Reason]int{},
 	}
-	if e.gate != nil {
-		for r, n := range e.gate.Delayed() {
-			s.Delayed[Reason(r)] = n
+	for i, r := range delayReasons {
+		if n := e.stats.delayed[i].Load(); n != 0 {
+			s.Delayed[r] = int(n)
 		}
 	}
 	return s
 }
 
-// counters count the evictions in each state; the lifecycle's transitions move them.
+// counters count the evictions in each state, and those held by each reason; the
+// transitions of eviction.go move them.
 type counters struct {
-	n            [nStates]atomic.Int64
-	sourceErrors atomic.Uint64
+	n              [nStates]atomic.Int64
+	delayed        [len(delayReasons)]atomic.Int64
+	sourceErrors   atomic.Uint64
+	badTransitions atomic.Uint64 // transitions from a state their row does not leave from
+}
+
+// delayReasons are the reasons an eviction is held for, in the order counters keep them.
+var delayReasons = [...]Reason{ReasonRateLimited, ReasonPaused, ReasonInFlight, ReasonNamespaceLimit,
+	ReasonOwnerLimit, ReasonRecreated, ReasonUnconfirmed, ReasonNotSynced}
+
+// delay counts d more evictions held for reason.
+func (c *counters) delay(reason Reason, d int64) {
+	if i := slices.Index(delayReasons[:], reason); i >= 0 {
+		c.delayed[i].Add(d)
+	}
 }
 
 // kept returns the evictions the Engine keeps: open, running, being closed, or acted on.
@@ -102,9 +116,9 @@ type Pending struct {
 // false when the target has none that waits (none open, or its call runs now). It looks at
 // that target alone, under its lock: O(1), for a person or a tool asking about one target.
 func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
-	k := e.store.Lock(key)
-	defer k.Unlock()
-	ev, _ := k.Get()
+	st := e.store.lock(key)
+	defer st.unlock()
+	ev := st.evictions[key]
 	if ev == nil {
 		return Pending{}, false
 	}
@@ -117,9 +131,11 @@ func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.
 		return Pending{}, false
 	}
 	p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
-	if ev.state == held || ev.x != nil && ev.x.hold != nil {
-		due, reason := e.gate.Waiting(ev.x.hold)
-		p.At, p.Delayed = nanosTime(due, loc), Reason(reason)
+	if ev.x != nil && ev.x.hold != nil {
+		p.At = nanosTime(e.gate.Due(ev.x.hold), loc) // when it fell due
+	}
+	if ev.state == held {
+		p.Delayed = ev.x.heldFor
 	}
 	return p, true
 }
@@ -131,10 +147,15 @@ func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.
 func (e *Engine[T]) Pending() []Pending {
 	loc := e.clock.Now().Location()
 	var out []Pending
-	for key, ev := range e.store.All() {
-		if p, ok := e.pendingOf(key, ev, loc); ok {
-			out = append(out, p)
+	for i := range e.store.stripes {
+		st := &e.store.stripes[i]
+		st.lock <- struct{}{}
+		for key, ev := range st.evictions {
+			if p, ok := e.pendingOf(key, ev, loc); ok {
+				out = append(out, p)
+			}
 		}
+		st.unlock()
 	}
 	slices.SortFunc(out, func(a, b Pending) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Target.Namespace, b.Target.Namespace), cmp.Compare(a.Target.Name, b.Target.Name))

@@ -84,8 +84,8 @@ func (e *Engine[T]) onTarget(ctx context.Context, key types.NamespacedName, ev t
 // makes it; or, when the Source fails, from the object ev carries, and the lookup is
 // retried.
 func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev targetEvent[T], read holderReader, now time.Time) {
-	k := e.store.Lock(key)
-	defer k.Unlock()
+	st := e.store.lock(key)
+	defer st.unlock()
 	obj, found, lookupErr := e.src.Target(key)
 	switch {
 	case lookupErr != nil && apierrors.IsNotFound(lookupErr):
@@ -93,10 +93,9 @@ func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev t
 	case lookupErr != nil:
 		obj, found = ev.obj, !ev.deleted
 	}
-	entry, id := k.Get()
-	c := &cursor[T]{e: e, k: k, ev: entry, id: id}
+	c := &cursor[T]{e: e, st: st, key: key, ev: st.evictions[key]}
 	defer c.arm()
-	v := &k.Scratch().view
+	v := &st.scratch.view
 	if err := e.newView(v, obj, found, read, now); err != nil {
 		lookupErr = err
 		_ = e.newView(v, obj, found, e.lastKnownHolder, now) // it reads no Source: it cannot fail
@@ -113,12 +112,12 @@ func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev t
 // relookup decides again about c's target from the Source, as an update would: the retry
 // of a lookup that failed, and, after a call, for a target that replaced the one acted on.
 func (e *Engine[T]) relookup(c *cursor[T], now time.Time) {
-	key := c.k.Key()
+	key := c.key
 	obj, found, err := e.src.Target(key)
 	if err != nil && apierrors.IsNotFound(err) {
 		found, err = false, nil
 	}
-	v := &c.k.Scratch().view
+	v := &c.st.scratch.view
 	if err == nil {
 		err = e.newView(v, obj, found, e.knownHolder(""), now)
 	}

@@ -6,16 +6,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// view is one target and its holders as a decision sees them at an instant: what the
-// Source describes of the target, and for each binding its holder's started NoExecute
-// taints and group. newView fills all of it, for an update and for the recheck alike, so
-// that decide never meets half of one. It lives in a stripe's scratch space, its storage
-// reused from decision to decision.
+// view is one target and its holders as a decision sees them: what the Source describes of
+// the target, and for each binding its holder's started NoExecute taints and group. newView
+// fills all of it, for an update and for the recheck alike, so that decide never meets
+// half of one. It lives in a stripe's scratch space, reused from decision to decision.
 type view struct {
 	exists  bool
 	target  Target
@@ -29,28 +27,23 @@ type holderView struct {
 	group  string
 }
 
-// lost reports whether the target is bound to the holder name and that holder does not
-// exist: it was deleted.
-func (v *view) lost(name string) bool {
+// binding returns the index of the binding to the holder name, or -1.
+func (v *view) binding(name string) int {
 	for i := range v.target.Bindings {
 		if v.target.Bindings[i].Holder == name {
-			return !v.holders[i].found
+			return i
 		}
 	}
-	return false
+	return -1
 }
+
+// lost reports whether the target is bound to the holder name, which does not exist.
+func (v *view) lost(name string) bool { i := v.binding(name); return i >= 0 && !v.holders[i].found }
 
 // boundTo reports whether the target is bound to the holder name.
-func (v *view) boundTo(name string) bool {
-	for i := range v.target.Bindings {
-		if v.target.Bindings[i].Holder == name {
-			return true
-		}
-	}
-	return false
-}
+func (v *view) boundTo(name string) bool { return v.binding(name) >= 0 }
 
-// holderReader reads a binding's holder for a view at now: from what the Engine knows
+// holderReader reads a binding's holder for a view: from what the Engine was told
 // (updates), or from the Source (the recheck).
 type holderReader func(name string, now time.Time) (holderView, error)
 
@@ -59,9 +52,8 @@ type holderReader func(name string, now time.Time) (holderView, error)
 // decided from.
 func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now time.Time) error {
 	v.exists = found
-	v.target.Key, v.target.UID, v.target.Leaving = types.NamespacedName{}, "", ""
-	v.target.Owner, v.target.Created = Owner{}, time.Time{}
-	v.target.Bindings, v.holders = v.target.Bindings[:0], v.holders[:0]
+	v.target = Target{Bindings: v.target.Bindings[:0]}
+	v.holders = v.holders[:0]
 	if !found {
 		return nil
 	}
@@ -79,13 +71,24 @@ func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now t
 	return nil
 }
 
+// sourceHolder reads the holder name from the Source: found false, with no error, when it
+// has none.
+func (e *Engine[T]) sourceHolder(name, doing string) (Holder, bool, error) {
+	h, found, err := e.src.Holder(name)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return Holder{}, false, fmt.Errorf("engine: %s holder %s: %w", doing, name, err)
+	case err != nil:
+		return Holder{}, false, nil
+	}
+	return h, found, nil
+}
+
 // knownHolder is the holderReader of updates: the holder as the Engine was told of it. A
-// holder it was not told of is read from the Source, at each decision, and its taints'
-// first sight is kept, so that an Engine started after a holder was tainted, or fed
-// targets and not their holders, does not take a tainted holder for untainted. Such a
-// holder does not count for the budgets (the brake counts the holders it is told of). gone
-// names a holder whose deletion is being processed: it does not exist, and is not looked
-// up.
+// holder it was not told of is read from the Source at each decision, its taints' first
+// sight kept, so that an Engine fed a target before its holder does not take a tainted
+// holder for untainted. gone names a holder whose deletion is being processed: it does not
+// exist.
 func (e *Engine[T]) knownHolder(gone string) holderReader {
 	return func(name string, now time.Time) (holderView, error) {
 		if name == gone {
@@ -94,15 +97,11 @@ func (e *Engine[T]) knownHolder(gone string) holderReader {
 		if k, ok := e.holders.get(name); ok && !k.learned {
 			return holderView{found: true, taints: k.started, group: k.group}, nil
 		}
-		h, found, err := e.src.Holder(name)
-		switch {
-		case err != nil && !apierrors.IsNotFound(err):
-			return holderView{}, fmt.Errorf("engine: look up holder %s: %w", name, err)
-		case err != nil || !found:
-			return holderView{}, nil
+		h, found, err := e.sourceHolder(name, "look up")
+		if err != nil || !found {
+			return holderView{}, err
 		}
-		taints := tolerations.NoExecuteTaints(h.Taints)
-		e.holders.set(name, h.Group, taints, now, true)
+		e.holders.set(name, h.Group, tolerations.NoExecuteTaints(h.Taints), now, true)
 		k, _ := e.holders.get(name)
 		return holderView{found: true, taints: k.started, group: k.group}, nil
 	}
@@ -111,12 +110,9 @@ func (e *Engine[T]) knownHolder(gone string) holderReader {
 // currentHolder is the holderReader of the recheck: the holder as the Source has it now,
 // its taints started against what the Engine knows.
 func (e *Engine[T]) currentHolder(name string, now time.Time) (holderView, error) {
-	h, found, err := e.src.Holder(name)
-	switch {
-	case err != nil && !apierrors.IsNotFound(err):
-		return holderView{}, fmt.Errorf("engine: recheck holder %s: %w", name, err)
-	case err != nil || !found:
-		return holderView{}, nil
+	h, found, err := e.sourceHolder(name, "recheck")
+	if err != nil || !found {
+		return holderView{}, err
 	}
 	return holderView{found: true, taints: e.holders.start(name, h.Taints, now), group: h.Group}, nil
 }

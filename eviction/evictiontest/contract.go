@@ -5,13 +5,16 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // CheckContract checks that events, the reports an [Observer] recorded about one target
 // (see [Observer.Of] and [Observer.Events]), keep the contract of [engine.Observer]: an
 // eviction opens with its first Scheduled and closes with exactly one Succeeded, Cancelled
 // or Skipped; nothing else comes while none is open, and its UID stays the same while it
-// is open; Delayed comes only before the eviction's first call; each Started is followed
+// is open; Delayed comes before the eviction's first call, or before a retry for the
+// budgets that hold retries too (Paused, Unconfirmed, NotSynced); each Started is followed
 // by exactly one outcome before the next, and the calls of an eviction count 1, 2, 3...; a
 // Failed with no call (Attempt 0) never comes while a call runs. running says a call is
 // under way as the reports end: its Started may have no outcome yet. It returns whether
@@ -33,7 +36,7 @@ func CheckContract(events []Event, running bool) (open bool, err error) {
 				open, uid, calls = true, e.Pod.UID, 0
 			}
 		case Delayed:
-			if calls > 0 || started >= 0 {
+			if started >= 0 || calls > 0 && !slices.Contains(retryReasons, e.Reason) {
 				return false, fmt.Errorf("report %d (%v) after a call", i, e)
 			}
 		case Started:
@@ -89,3 +92,7 @@ func EventsOf(events []Event, key types.NamespacedName) []Event {
 	}
 	return out
 }
+
+// retryReasons are the Delayed reasons of the budgets that hold a retry too: those that
+// hold while a condition of the cluster lasts.
+var retryReasons = []engine.Reason{engine.ReasonPaused, engine.ReasonUnconfirmed, engine.ReasonNotSynced}

@@ -156,6 +156,7 @@ func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders [
 				e.HolderUpdated(h)
 			}
 		}
+		e.Synced() // it was told every holder that counts
 		return holderSim[T]{Engine: e, src: gs}, nil
 	})
 }

@@ -227,6 +227,7 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 				m.PodUpdated(nil, p)
 			}
 		}
+		m.Synced() // it was told every node that counts
 		return nodeSim{Manager: m, cache: cache}, nil
 	})
 }

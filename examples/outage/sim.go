@@ -48,6 +48,7 @@ func newSim(start time.Time, opts eviction.Options, grace time.Duration) (*sim, 
 		return nil, err
 	}
 	s.m = m
+	m.Synced() // the simulation feeds its cluster live, as a cluster after the informers synced
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -76,10 +77,10 @@ func (s *sim) Delete(_ context.Context, ref eviction.PodRef) error {
 	}
 	if pod.DeletionTimestamp == nil {
 		p := pod.DeepCopy()
-		now := metav1.NewTime(s.clock.Now())
-		p.DeletionTimestamp = &now
+		end := metav1.NewTime(s.clock.Now().Add(s.grace)) // as the API server sets it: the end of the grace period
+		p.DeletionTimestamp = &end
 		s.mu.Lock()
-		s.ends[ref.String()] = now.Add(s.grace)
+		s.ends[ref.String()] = end.Time
 		s.mu.Unlock()
 		s.setPod(p)
 	}

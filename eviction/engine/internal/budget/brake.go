@@ -7,21 +7,16 @@ import (
 )
 
 // Brake counts, per taint key, the known holders that carry a NoExecute taint with that key,
-// over all holders and per group, and decides from these counts which keys' evictions are
-// paused. A key is paused when more than the fraction of holders (of all, or of one group)
-// carry it, and resumes when fewer than the fraction do: at exactly the fraction it stays as
-// it was, so a fleet hovering there does not flap. It is paused too while at least the
-// floor of holders carry it (of all, or of one group), whatever the fraction. A group all
-// of whose holders carry the key is fully disrupted, as kube's node lifecycle controller
-// says of a zone: its evictions of that key pause (BrakeRules.FullPause), or go at a rate
-// of their own (BrakeRules.FullRate, taken by the Tokens budget), the group's other rules
-// not holding them, as kube evicts from a zone that is down altogether.
+// over all holders and per group, and pauses the evictions of a key while more than the
+// fraction of the holders (of all, or of one group) carry it, or at least the floor. It
+// resumes once fewer than the fraction carry it: at exactly the fraction it stays as it
+// was, so that a fleet hovering there does not flap. A group all of whose holders carry the
+// key is fully disrupted, as kube's node lifecycle controller says of a zone: its evictions
+// of that key pause (FullPause), or go at a rate of their own (FullRate, which Tokens
+// takes), the group's other rules not holding them.
 //
-// Each holder update costs O(its taints) plus, when the number of holders in a scope
-// changes, a look at each key counted in that scope (a fleet has a handful): nothing rescans
-// holders.
-// The gate asks it first, before the rate limits, about every eviction that falls due; it
-// is not safe for concurrent use (the gate's lock guards it); make it with NewBrake.
+// A holder update costs O(its taints), and, when the number of holders in a scope changes,
+// a look at each key counted there (a fleet has a handful). Make it with NewBrake.
 type Brake struct {
 	all, group scopeRules
 	holders    map[string]holderMark
@@ -29,10 +24,7 @@ type Brake struct {
 	zones      map[string]*tally
 }
 
-// BrakeRules are what the brake pauses: a key carried by more than Fraction of all holders
-// or by at least Holders of them; within a group, by more than GroupFraction of its holders
-// or by at least GroupHolders of them; and, in a group all of whose holders carry it,
-// pause (FullPause) or go at FullRate. The zero value of each rule is off.
+// BrakeRules are what the brake pauses; the zero value of each rule is off.
 type BrakeRules struct {
 	Fraction, GroupFraction float64
 	Holders, GroupHolders   int
@@ -49,20 +41,19 @@ type scopeRules struct {
 	fullRate  Rate
 }
 
-// holderMark is what the brake counted for one holder.
+// holderMark is what the brake counted for one holder: its group and distinct keys.
 type holderMark struct {
 	zone string
-	keys []string // distinct keys of its NoExecute taints
+	keys []string
 }
 
-// tally counts the holders of one scope, all of them or one group.
+// tally counts the holders of one scope, and those of them that carry each key.
 type tally struct {
 	holders int
 	keys    map[string]*keyCount
 }
 
-// keyCount counts the holders of a scope that carry a key, and what that does to the key's
-// evictions.
+// keyCount is one key of a scope: its holders, and what that does to its evictions.
 type keyCount struct {
 	n      int
 	over   bool    // over the fraction (with its hysteresis)
@@ -70,31 +61,35 @@ type keyCount struct {
 	full   *bucket // fully disrupted, with a rate of its own: its bucket
 }
 
-// NewBrake returns the brake of rules; nil when they pause nothing.
+// NewBrake returns the brake of r; nil when r pauses nothing.
 func NewBrake(r BrakeRules) *Brake {
-	if r.Fraction <= 0 && r.GroupFraction <= 0 && r.Holders <= 0 && r.GroupHolders <= 0 && !r.FullPause && r.FullRate.PerSecond <= 0 {
-		return nil
-	}
-	return &Brake{
+	b := &Brake{
 		all:     scopeRules{fraction: r.Fraction, floor: r.Holders},
 		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, group: true, fullPause: r.FullPause, fullRate: r.FullRate},
 		holders: make(map[string]holderMark),
 		zones:   make(map[string]*tally),
 	}
+	if !b.all.on() && !b.group.on() {
+		return nil
+	}
+	return b
 }
 
-// on reports whether the rules of a scope can pause anything.
 func (r scopeRules) on() bool {
 	return r.fraction > 0 || r.floor > 0 || r.fullPause || r.fullRate.PerSecond > 0
 }
 
-// NeedsCauses reports true: the brake pauses by the keys and groups of the causes.
-func (b *Brake) NeedsCauses() bool { return true }
-
 // Admit holds the eviction while a scope of one of its causes is paused.
 func (b *Brake) Admit(r *Request, _ any) (Verdict, any) {
-	if scope, paused := b.paused(r.Causes); paused {
-		return Verdict{Wait: true, Scope: scope, Reason: "Paused"}, nil
+	for _, c := range r.Causes {
+		if k := b.every.keys[c.Key]; k != nil && k.paused {
+			return Verdict{Wait: true, Scope: Scope{Kind: KindBrake, Key: c.Key}, Reason: "Paused"}, nil
+		}
+		if z := b.zones[c.Group]; z != nil {
+			if k := z.keys[c.Key]; k != nil && k.paused {
+				return Verdict{Wait: true, Scope: Scope{Kind: KindBrake, Key: c.Key, Group: c.Group, Grouped: true}, Reason: "Paused"}, nil
+			}
+		}
 	}
 	return Go, nil
 }
@@ -102,8 +97,8 @@ func (b *Brake) Admit(r *Request, _ any) (Verdict, any) {
 // Release does nothing: the brake reserves nothing.
 func (b *Brake) Release(any, int64) {}
 
-// fullBucket returns the bucket of the rate of a fully disrupted group that the cause takes
-// a token of, or nil.
+// fullBucket returns the bucket of the fully disrupted group's rate that c takes a token
+// of, or nil.
 func (b *Brake) fullBucket(c Cause) *bucket {
 	if z := b.zones[c.Group]; z != nil {
 		if k := z.keys[c.Key]; k != nil {
@@ -113,37 +108,23 @@ func (b *Brake) fullBucket(c Cause) *bucket {
 	return nil
 }
 
-// HolderUpdated counts a holder for the brake, as the gate's [HolderCounter].
-func (b *Brake) HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope {
-	if deleted {
-		return b.remove(name, released)
-	}
-	return b.set(name, group, taints, released)
-}
-
-// set records the group and NoExecute taint keys of the holder name, replacing what was
-// recorded for it, and appends to resumed the scopes whose keys stopped being paused.
-func (b *Brake) set(name, group string, taints []v1.Taint, resumed []Scope) []Scope {
+// HolderUpdated counts the holder name in group with taints (or forgets it), and appends
+// to resumed the scopes whose keys stopped being paused.
+func (b *Brake) HolderUpdated(name, group string, taints []v1.Taint, deleted bool, resumed []Scope) []Scope {
 	old, known := b.holders[name]
-	if known && old.zone == group && sameKeys(old.keys, taints) {
-		return resumed // the common update, a status change: nothing to count, no allocation
+	if !deleted && known && old.zone == group && sameKeys(old.keys, taints) {
+		return resumed // the common update, a status change: nothing to count
 	}
-	mark := holderMark{zone: group, keys: noExecuteKeys(taints)}
 	if known {
 		resumed = b.count(old, -1, resumed)
+		delete(b.holders, name)
 	}
-	b.holders[name] = mark
-	return b.count(mark, +1, resumed)
-}
-
-// remove forgets a deleted holder and appends to resumed the scopes that stopped pausing.
-func (b *Brake) remove(name string, resumed []Scope) []Scope {
-	old, known := b.holders[name]
-	if !known {
+	if deleted {
 		return resumed
 	}
-	delete(b.holders, name)
-	return b.count(old, -1, resumed)
+	mark := holderMark{zone: group, keys: noExecuteKeys(taints)}
+	b.holders[name] = mark
+	return b.count(mark, +1, resumed)
 }
 
 // count adds (d = 1) or removes (d = -1) a holder with mark in both scopes it belongs to.
@@ -165,46 +146,22 @@ func (b *Brake) count(mark holderMark, d int, resumed []Scope) []Scope {
 	return resumed
 }
 
-// count adds d to the holders of t and to the count of each of keys, then decides again for
-// every key whose share changed: all of them when the number of holders changed.
+// count adds d to the holders of t and to each of keys, then decides again about every key
+// of t, since the number of holders changed.
 func (t *tally) count(keys []string, d int, r scopeRules, scope Scope, resumed []Scope) []Scope {
 	if t.keys == nil {
 		t.keys = make(map[string]*keyCount)
 	}
 	t.holders += d
 	for _, k := range keys {
-		c := t.keys[k]
-		if c == nil {
-			c = &keyCount{}
-			t.keys[k] = c
+		if t.keys[k] == nil {
+			t.keys[k] = &keyCount{}
 		}
-		c.n += d
+		t.keys[k].n += d
 	}
-	for k, c := range t.keys { // d is never 0: the number of holders changed
-		share := float64(c.n)
-		limit := r.fraction * float64(t.holders)
-		switch {
-		case r.fraction <= 0:
-		case !c.over && share > limit:
-			c.over = true
-		case c.over && (share < limit || c.n == 0):
-			c.over = false
-		}
+	for k, c := range t.keys {
 		was := c.paused
-		c.paused = c.over || r.floor > 0 && c.n >= r.floor
-		full := r.group && c.n > 0 && c.n == t.holders
-		switch {
-		case full && r.fullRate.PerSecond > 0:
-			c.paused = false // down altogether: it goes, at its own rate
-			if c.full == nil {
-				c.full = newBucket(r.fullRate)
-			}
-		case full && r.fullPause:
-			c.paused = true
-			c.full = nil
-		default:
-			c.full = nil
-		}
+		c.decide(t.holders, r)
 		if was && !c.paused {
 			scope.Key = k
 			resumed = append(resumed, scope)
@@ -216,24 +173,32 @@ func (t *tally) count(keys []string, d int, r scopeRules, scope Scope, resumed [
 	return resumed
 }
 
-// paused returns the first scope that pauses evictions caused by any of causes, if one
-// does.
-func (b *Brake) paused(causes []Cause) (Scope, bool) {
-	for _, c := range causes {
-		if k := b.every.keys[c.Key]; k != nil && k.paused {
-			return Scope{Kind: KindBrake, Key: c.Key}, true
-		}
-		if z := b.zones[c.Group]; z != nil {
-			if k := z.keys[c.Key]; k != nil && k.paused {
-				return Scope{Kind: KindBrake, Key: c.Key, Group: c.Group, Grouped: true}, true
-			}
-		}
+// decide sets whether the key's evictions pause, its scope having holders.
+func (c *keyCount) decide(holders int, r scopeRules) {
+	limit := r.fraction * float64(holders)
+	switch {
+	case r.fraction <= 0:
+	case !c.over && float64(c.n) > limit:
+		c.over = true
+	case c.over && (float64(c.n) < limit || c.n == 0):
+		c.over = false
 	}
-	return Scope{}, false
+	c.paused = c.over || r.floor > 0 && c.n >= r.floor
+	full := r.group && c.n > 0 && c.n == holders
+	switch {
+	case full && r.fullRate.PerSecond > 0:
+		c.paused = false // down altogether: it goes, at its own rate
+		if c.full == nil {
+			c.full = newBucket(r.fullRate)
+		}
+	case full && r.fullPause:
+		c.paused, c.full = true, nil
+	default:
+		c.full = nil
+	}
 }
 
-// noExecuteKeys returns the distinct keys of the NoExecute taints, sorted; nil when there
-// are none, which is the common case and allocates nothing.
+// noExecuteKeys returns the distinct keys of the NoExecute taints, sorted; nil for none.
 func noExecuteKeys(taints []v1.Taint) []string {
 	var keys []string
 	for i := range taints {
@@ -247,15 +212,20 @@ func noExecuteKeys(taints []v1.Taint) []string {
 
 // sameKeys reports whether keys are the distinct keys of the NoExecute taints.
 func sameKeys(keys []string, taints []v1.Taint) bool {
+	n := 0
 	for i := range taints {
-		if taints[i].Effect == v1.TaintEffectNoExecute && !slices.Contains(keys, taints[i].Key) {
+		if taints[i].Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !slices.Contains(keys, taints[i].Key) {
 			return false
 		}
-	}
-	for _, k := range keys {
-		if !slices.ContainsFunc(taints, func(t v1.Taint) bool { return t.Key == k && t.Effect == v1.TaintEffectNoExecute }) {
-			return false
+		if !slices.ContainsFunc(taints[:i], func(t v1.Taint) bool { return t.Key == taints[i].Key && t.Effect == v1.TaintEffectNoExecute }) {
+			n++ // a key not seen before
 		}
 	}
-	return true
+	return n == len(keys)
 }
+
+// HoldsRetries marks the brake a [Condition].
+func (*Brake) HoldsRetries() {}

@@ -29,7 +29,7 @@ func brakeHolder(name, group string, keys ...string) testHolder {
 
 // setHolder counts h, as HolderUpdated does.
 func setHolder(b *Brake, h testHolder, resumed []Scope) []Scope {
-	return b.set(h.Name, h.Group, h.Taints, resumed)
+	return b.HolderUpdated(h.Name, h.Group, h.Taints, false, resumed)
 }
 
 // pausedBy asks whether evictions caused by keys on a holder of group are paused.
@@ -38,7 +38,8 @@ func pausedBy(b *Brake, group string, keys []string) (Scope, bool) {
 	for i, k := range keys {
 		causes[i] = Cause{Key: k, Group: group}
 	}
-	return b.paused(causes)
+	v, _ := b.Admit(&Request{Causes: causes}, nil)
+	return v.Scope, v.Wait
 }
 
 // brakeStep changes the brake's nodes, then checks what is paused and what resumed.
@@ -68,7 +69,7 @@ func setNodes(from, to int, zone string, keys ...string) func(*Brake, []Scope) [
 func removeNodes(from, to int, zone string) func(*Brake, []Scope) []Scope {
 	return func(b *Brake, resumed []Scope) []Scope {
 		for i := from; i < to; i++ {
-			resumed = b.remove(fmt.Sprintf("%s-%d", zone, i), resumed)
+			resumed = b.HolderUpdated(fmt.Sprintf("%s-%d", zone, i), "", nil, true, resumed)
 		}
 		return resumed
 	}
@@ -226,8 +227,8 @@ func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
 	b := newBrake(brakeConfig{Fraction: 0.5, GroupFraction: 0.5})
 	n := brakeHolder("n", "a", keyU, keyM)
 	setHolder(b, n, nil)
-	if got := testing.AllocsPerRun(100, func() { b.set(n.Name, n.Group, n.Taints, nil) }); got != 0 {
-		t.Errorf("set of an unchanged node: %v allocations, want 0", got)
+	if got := testing.AllocsPerRun(100, func() { b.HolderUpdated(n.Name, n.Group, n.Taints, false, nil) }); got != 0 {
+		t.Errorf("an update of an unchanged node: %v allocations, want 0", got)
 	}
 }
 
@@ -236,7 +237,7 @@ func TestBrakeUnchangedNodeAllocatesNothing(t *testing.T) {
 func TestBrakeFullRate(t *testing.T) {
 	const sec = int64(1e9)
 	b := NewBrake(BrakeRules{FullRate: Rate{PerSecond: 1, Burst: 1}})
-	g := NewGate(b, NewTokens(Rate{}, nil, b))
+	g := NewGate[uint64](b, NewTokens(Rate{}, nil, b))
 	taint := []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoExecute}}
 	g.HolderUpdated("a-0", "a", taint, false)
 	g.HolderUpdated("a-1", "a", taint, false)
@@ -245,18 +246,18 @@ func TestBrakeFullRate(t *testing.T) {
 	inA := []Cause{{Holder: "a-0", Key: keyU, Group: "a"}}
 	inB := []Cause{{Holder: "b-0", Key: keyU, Group: "b"}}
 	for i, want := range []int64{0, sec, 2 * sec} {
-		_, d := g.Admit(req(uint64(i+1), "ns", fmt.Sprint("a", i), 0, inA...), nil)
+		_, d := g.Admit(uint64(i+1), req(uint64(i+1), "ns", fmt.Sprint("a", i), 0, inA...), nil, false)
 		if d.Wait != (want > 0) || d.Until != want {
 			t.Errorf("zone a, eviction %d: got %+v, want a slot at %ds", i+1, d, want/sec)
 		}
 	}
 	for i := range 3 {
-		if _, d := g.Admit(req(uint64(i+10), "ns", fmt.Sprint("b", i), 0, inB...), nil); d.Wait {
+		if _, d := g.Admit(uint64(i+10), req(uint64(i+10), "ns", fmt.Sprint("b", i), 0, inB...), nil, false); d.Wait {
 			t.Errorf("zone b (1 of 2 tainted), eviction %d: got %+v, want it to go: no rate of its own", i+1, d)
 		}
 	}
 	g.HolderUpdated("a-2", "a", nil, false) // zone a no longer fully disrupted
-	if _, d := g.Admit(req(20, "ns", "a9", 0, inA...), nil); d.Wait {
+	if _, d := g.Admit(20, req(20, "ns", "a9", 0, inA...), nil, false); d.Wait {
 		t.Errorf("zone a, 2 of 3 tainted: got %+v, want it to go", d)
 	}
 }

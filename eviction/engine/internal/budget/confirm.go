@@ -48,9 +48,6 @@ func NewConfirm(fraction float64, least int, reach func(c Cause, into []Reach) [
 	return &Confirm{fraction: fraction, least: least, reach: reach}
 }
 
-// NeedsCauses reports true: the scopes are the causes'.
-func (c *Confirm) NeedsCauses() bool { return true }
-
 // holds reports whether the scope r holds its evictions.
 func (c *Confirm) holds(r Reach) bool {
 	return !r.Confirmed && (!r.Counted || Exceeds(c.fraction, c.least, r.Evicts, r.Targets))
@@ -90,3 +87,6 @@ func (c *Confirm) Release(any, int64) {}
 // scope name; ConfirmScope("") holds those of more than one scope. A recount of a scope
 // wakes both.
 func ConfirmScope(name string) Scope { return Scope{Kind: KindConfirm, Key: name} }
+
+// HoldsRetries marks the confirm a [Condition].
+func (*Confirm) HoldsRetries() {}

@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"maps"
 	"slices"
 	"testing"
 )
@@ -36,7 +35,7 @@ func TestConfirm(t *testing.T) {
 		return into
 	}
 	b := NewConfirm(0.5, 3, reach)
-	g := NewGate(b)
+	g := NewGate[uint64](b)
 	causes := func(keys ...string) []Cause {
 		var cs []Cause
 		for _, k := range keys {
@@ -63,8 +62,8 @@ func TestConfirm(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := req(1, "ns", "p", 0, causes(tc.keys...)...)
-			h, d := g.Admit(r, nil)
-			if d.Wait != (tc.scope != "") || d.Until != 0 || tc.scope != "" && d.Report != "Unconfirmed" {
+			h, d := g.Admit(1, r, nil, false)
+			if d.Wait != (tc.scope != "") || d.Until != 0 || tc.scope != "" && d.Reason != "Unconfirmed" {
 				t.Fatalf("got %+v, want held %v, reported Unconfirmed", d, tc.scope != "")
 			}
 			if tc.scope == "" {
@@ -80,24 +79,21 @@ func TestConfirm(t *testing.T) {
 				}
 				scope = ""
 			}
-			if got := g.Wake(ConfirmScope(scope)); !slices.Equal(got, []Woken{{ID: 1}}) {
+			if got := g.Wake(ConfirmScope(scope)); !slices.Equal(got, []Woken[uint64]{{Ev: 1}}) {
 				t.Errorf("Wake(%q) woke %v, want the eviction", scope, got)
 			}
 			g.Release(1, h, 0)
 		})
 	}
 	// Confirmed after all: held, then released, it goes.
-	h, d := g.Admit(req(2, "ns", "p", 0, causes("bad")...), nil)
+	h, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), nil, false)
 	if !d.Wait {
 		t.Fatalf("bad: got %+v, want it held", d)
 	}
 	counts["rule all"] = Reach{Scope: "rule all", Evicts: 90, Targets: 100, Counted: true, Confirmed: true}
 	g.Wake(ConfirmScope("rule all"))
-	if _, d := g.Admit(req(2, "ns", "p", 0, causes("bad")...), h); d.Wait {
+	if _, d := g.Admit(2, req(2, "ns", "p", 0, causes("bad")...), h, false); d.Wait {
 		t.Errorf("bad, confirmed: got %+v, want it to go", d)
-	}
-	if got := g.Delayed(); len(got) != 0 {
-		t.Errorf("Delayed() = %v, want none", maps.Collect(maps.All(got)))
 	}
 }
 

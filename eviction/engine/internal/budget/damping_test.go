@@ -11,13 +11,13 @@ import (
 // eviction the count starts again.
 func TestDamping(t *testing.T) {
 	const sec = int64(1e9)
-	delay := func(n int) int64 { return int64(n) * 10 * sec } // 10 s, 20 s, 30 s, ...
-	g := NewGate(NewDamping(300*sec, delay))
+	delay := func(n int, _ float64) int64 { return int64(n) * 10 * sec } // 10 s, 20 s, 30 s, ...
+	g := NewGate[uint64](NewDamping(300*sec, delay))
 	web := Owner{Kind: "Deployment", Name: "web"}
-	ask := func(id uint64, owner Owner, created, now int64, h *Hold) (*Hold, Decision) {
+	ask := func(id uint64, owner Owner, created, now int64, h *Hold) (*Hold, Decision[uint64]) {
 		r := req(id, "ns", "p", now)
 		r.Owner, r.Created = owner, created
-		return g.Admit(r, h)
+		return g.Admit(id, r, h, false)
 	}
 	steps := []struct {
 		name          string
@@ -42,7 +42,7 @@ func TestDamping(t *testing.T) {
 	}
 	for _, st := range steps {
 		h, d := ask(st.id, st.owner, st.created, st.at, nil)
-		if d.Wait != st.wantWait || d.Until != st.wantUntil || st.wantWait && d.Report != "Recreated" {
+		if d.Wait != st.wantWait || d.Until != st.wantUntil || st.wantWait && d.Reason != "Recreated" {
 			t.Fatalf("%s: got %+v, want wait %v until %ds, reported Recreated", st.name, d, st.wantWait, st.wantUntil/sec)
 		}
 		if !st.wantWait {
@@ -59,12 +59,12 @@ func TestDamping(t *testing.T) {
 
 // TestDampingForgets: owners with no eviction within the window are forgotten.
 func TestDampingForgets(t *testing.T) {
-	d := NewDamping(10, func(int) int64 { return 1 })
-	g := NewGate(d)
+	d := NewDamping(10, func(int, float64) int64 { return 1 })
+	g := NewGate[uint64](d)
 	for i := range 10_000 {
 		r := req(uint64(i), "ns", "p", int64(i)*100)
 		r.Owner, r.Created = Owner{Kind: "Job", Name: string(rune('a' + i%26))}, 1
-		g.Admit(r, nil)
+		g.Admit(uint64(i), r, nil, false)
 	}
 	if len(d.owners) > 1 {
 		t.Errorf("after 10,000 evictions each alone in its window: %d owners kept, want at most 1", len(d.owners))
@@ -77,8 +77,8 @@ func TestDampingForgets(t *testing.T) {
 // count again after each long wait).
 func TestDampingBackoffLongerThanWindow(t *testing.T) {
 	const sec = int64(1e9)
-	delay := func(n int) int64 { return min(int64(10)<<(n-1), 300) * sec } // 10, 20, 40, ... up to 300 s
-	g := NewGate(NewDamping(60*sec, delay))
+	delay := func(n int, _ float64) int64 { return min(int64(10)<<(n-1), 300) * sec } // 10, 20, 40, ... up to 300 s
+	g := NewGate[uint64](NewDamping(60*sec, delay))
 	owner := Owner{Kind: "DaemonSet", Name: "agent"}
 	now := int64(100 * sec)
 	var got []int64
@@ -86,13 +86,13 @@ func TestDampingBackoffLongerThanWindow(t *testing.T) {
 		created := now
 		r := req(id, "ns", "agent", now)
 		r.Owner, r.Created = owner, created
-		h, d := g.Admit(r, nil)
+		h, d := g.Admit(id, r, nil, false)
 		if d.Wait {
 			got = append(got, (d.Until-now)/sec)
 			now = d.Until
 			r = req(id, "ns", "agent", now)
 			r.Owner, r.Created = owner, created
-			if _, d := g.Admit(r, h); d.Wait {
+			if _, d := g.Admit(id, r, h, false); d.Wait {
 				t.Fatalf("pod %d, asked again at its time: got %+v, want it to go", id, d)
 			}
 		}

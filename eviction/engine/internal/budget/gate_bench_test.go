@@ -29,7 +29,7 @@ func BenchmarkGateAdmit(b *testing.B) {
 			if tc.brake {
 				bs = append(bs, NewBrake(BrakeRules{Fraction: 1, GroupFraction: 1}))
 			}
-			g := NewGate(append(bs, NewTokens(high, tc.keys, nil))...)
+			g := NewGate[uint64](append(bs, NewTokens(high, tc.keys, nil))...)
 			taint := []v1.Taint{{Key: keyU, Effect: v1.TaintEffectNoExecute}}
 			for i := range 5000 {
 				g.HolderUpdated(fmt.Sprintf("n-%d", i), fmt.Sprintf("z-%d", i%3), taint, false)
@@ -40,7 +40,7 @@ func BenchmarkGateAdmit(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				r.Now = now + int64(i)
-				if h, d := g.Admit(r, nil); d.Wait || h != nil {
+				if h, d := g.Admit(1, r, nil, false); d.Wait || h != nil {
 					b.Fatalf("Admit %d: waits until %v", i, d.Until)
 				}
 			}

@@ -3,33 +3,30 @@ package budget
 import "math"
 
 // InFlight is the budget of the evictions in flight: let go by the gate and not yet ended
-// (the target gone or moved, or the eviction closed without an action). At most max are in
-// flight at once, and at most fraction of the evictions the engine keeps (kept: those
-// open, running or acted on and not yet gone), at least one; the evictions due meanwhile
-// wait in a queue, in the order they first asked, and each end lets the first in line go.
-//
-// A waiting eviction waits for a scope of its own (KindInFlight, its ticket in Seq), so
-// that an end wakes the one eviction it lets go rather than every one that waits. Each
-// question costs O(1), an end O(1) amortized. Make it with NewInFlight.
+// (see [Tracker]). At most max are in flight at once, and at most fraction of the evictions
+// the engine keeps (kept: those open, running or acted on and not yet gone), at least one.
+// The evictions due meanwhile wait in line, in the order they first asked; each end lets
+// the first in line go. A waiting eviction waits for a scope of its own (its ticket in Seq),
+// so that an end wakes the one eviction it lets go, not every one that waits. Each question
+// costs O(1), an end O(1) amortized. Make it with NewInFlight.
 type InFlight struct {
 	max      int        // 0: no count limit
 	fraction float64    // 0: no fraction limit
 	kept     func() int // the evictions the engine keeps, for fraction; O(1)
 
-	open    map[uint64]struct{} // the evictions in flight, by ID
-	tickets map[uint64]*ticket  // the waiting evictions, by their ticket
-	queue   []uint64            // tickets in line, oldest first; those gone are skipped
-	head    int                 // queue[head:] is the line
-	front   []uint64            // tickets woken that found no room: first in line, newest last
-	next    uint64              // the next ticket
-	woken   int                 // tickets woken that have not asked again yet
+	open    int       // the evictions in flight
+	woken   int       // tickets woken that have not asked again yet
+	waiting int       // tickets in line
+	line    []*ticket // in line from head on, first first; those that left are skipped
+	head    int
+	seq     uint64 // the last ticket's number
 }
 
-// ticket is a waiting eviction's place in line: the state the gate keeps for it.
+// ticket is a waiting eviction's place: the state the gate keeps for it.
 type ticket struct {
 	seq    uint64
+	inLine bool // in line, not yet woken
 	woken  bool // woken, and has not asked again yet
-	inLine bool // in queue or front, not yet woken
 }
 
 // NewInFlight returns the budget of at most max evictions in flight (0: no such limit) and
@@ -38,14 +35,11 @@ func NewInFlight(max int, fraction float64, kept func() int) *InFlight {
 	if max <= 0 && fraction <= 0 {
 		return nil
 	}
-	return &InFlight{max: max, fraction: fraction, kept: kept, open: map[uint64]struct{}{}, tickets: map[uint64]*ticket{}}
+	return &InFlight{max: max, fraction: fraction, kept: kept}
 }
 
-// NeedsCauses reports false: the count is over every eviction.
-func (f *InFlight) NeedsCauses() bool { return false }
-
-// limit is how many may be in flight now.
-func (f *InFlight) limit() int {
+// room returns how many more may go now.
+func (f *InFlight) room() int {
 	l := math.MaxInt
 	if f.max > 0 {
 		l = f.max
@@ -53,109 +47,92 @@ func (f *InFlight) limit() int {
 	if f.fraction > 0 {
 		l = min(l, max(1, int(f.fraction*float64(f.kept()))))
 	}
-	return l
+	return l - f.open - f.woken
 }
 
 // Admit lets the eviction go while there is room and no one waits before it; otherwise it
 // takes a ticket and waits for its scope.
 func (f *InFlight) Admit(_ *Request, state any) (Verdict, any) {
-	if t, ok := state.(*ticket); ok {
-		if t.woken {
-			t.woken = false
-			f.woken--
-		}
-		if t.inLine {
-			return f.wait(t) // asked again before its turn
-		}
-		if len(f.open)+f.woken < f.limit() {
-			delete(f.tickets, t.seq)
-			return Go, nil
-		}
-		t.inLine = true // woken and beaten to the room: first in line again
-		f.front = append(f.front, t.seq)
-		return f.wait(t)
+	t, _ := state.(*ticket)
+	if t != nil && t.woken {
+		t.woken = false
+		f.woken--
 	}
-	if len(f.open)+f.woken < f.limit() && len(f.tickets) == f.woken { // no one in line
+	switch {
+	case t != nil && t.inLine: // asked again before its turn
+	case t != nil && f.room() > 0, t == nil && f.waiting == 0 && f.room() > 0:
 		return Go, nil
+	case t != nil: // woken, and beaten to the room: first in line again
+		t.inLine = true
+		f.waiting++
+		if f.head > 0 {
+			f.head--
+			f.line[f.head] = t
+		} else {
+			f.line = append([]*ticket{t}, f.line...)
+		}
+	default:
+		f.seq++
+		t = &ticket{seq: f.seq, inLine: true}
+		f.waiting++
+		f.line = append(f.line, t)
 	}
-	t := &ticket{seq: f.next, inLine: true}
-	f.next++
-	f.tickets[t.seq] = t
-	f.queue = append(f.queue, t.seq)
-	return f.wait(t)
-}
-
-func (f *InFlight) wait(t *ticket) (Verdict, any) {
 	return Verdict{Wait: true, Scope: Scope{Kind: KindInFlight, Seq: t.seq}, Reason: "InFlight"}, t
 }
 
-// Release forgets the ticket of an eviction that left without going.
+// Release gives up the eviction's place: it is skipped when its turn comes.
 func (f *InFlight) Release(state any, _ int64) {
 	t := state.(*ticket)
 	if t.woken {
 		f.woken--
 	}
-	delete(f.tickets, t.seq) // its place in line is skipped
-	if n := len(f.queue) - f.head; n > 64 && n > 2*len(f.tickets) {
-		// Mostly places given up: keep those still in line, so that the line's storage
-		// follows the evictions that wait, not all that ever waited.
-		live := f.queue[:0]
-		for _, seq := range f.queue[f.head:] {
-			if t := f.tickets[seq]; t != nil && t.inLine {
-				live = append(live, seq)
+	if t.inLine {
+		f.waiting--
+	}
+	t.inLine, t.woken = false, false
+	if n := len(f.line) - f.head; n > 64 && n > 2*f.waiting {
+		// Mostly places given up: keep those in line, so that the line's storage follows
+		// the evictions that wait, not all that ever waited.
+		live := make([]*ticket, 0, f.waiting)
+		for _, t := range f.line[f.head:] {
+			if t.inLine {
+				live = append(live, t)
 			}
 		}
-		clear(f.queue[len(live):])
-		f.queue, f.head = live, 0
+		f.line, f.head = live, 0
 	}
 }
 
 // Went counts the eviction in flight.
-func (f *InFlight) Went(r *Request) { f.open[r.ID] = struct{}{} }
+func (f *InFlight) Went(*Request) { f.open++ }
 
-// Ended takes the eviction out of flight; Refill, which the gate calls next, lets the
-// first in line go.
-func (f *InFlight) Ended(id uint64, _ int64, released []Scope) []Scope {
-	delete(f.open, id)
+// Ended takes an eviction out of flight; Refill, which the gate calls next, lets the first
+// in line go.
+func (f *InFlight) Ended(_ int64, released []Scope) []Scope {
+	f.open--
 	return released
 }
 
 // Refill wakes the first in line while there is room.
 func (f *InFlight) Refill(released []Scope) []Scope {
-	if len(f.tickets) == f.woken {
-		return released // no one in line: the common case, without asking kept
+	if f.waiting == 0 {
+		return released // the common case, without asking kept
 	}
-	for room := f.limit() - len(f.open) - f.woken; room > 0; room-- {
-		t := f.pop()
-		if t == nil {
-			break
+	for room := f.room(); room > 0 && f.waiting > 0; {
+		t := f.line[f.head]
+		f.line[f.head] = nil
+		f.head++
+		if !t.inLine {
+			continue // it left the line
 		}
 		t.inLine, t.woken = false, true
+		f.waiting--
 		f.woken++
+		room--
 		released = append(released, Scope{Kind: KindInFlight, Seq: t.seq})
 	}
+	if f.head > 64 && f.head*2 > len(f.line) {
+		f.line, f.head = append(f.line[:0:0], f.line[f.head:]...), 0
+	}
 	return released
-}
-
-// pop takes the first ticket in line, if any: the newest of front, then the oldest of the
-// queue, skipping those that left.
-func (f *InFlight) pop() *ticket {
-	for len(f.front) > 0 {
-		seq := f.front[len(f.front)-1]
-		f.front = f.front[:len(f.front)-1]
-		if t := f.tickets[seq]; t != nil && t.inLine {
-			return t
-		}
-	}
-	for f.head < len(f.queue) {
-		seq := f.queue[f.head]
-		f.head++
-		if f.head == len(f.queue) || f.head > 1024 && f.head*2 > len(f.queue) {
-			f.queue, f.head = append(f.queue[:0], f.queue[f.head:]...), 0
-		}
-		if t := f.tickets[seq]; t != nil && t.inLine {
-			return t
-		}
-	}
-	return nil
 }

@@ -80,10 +80,6 @@ func NewTokens(overall Rate, perKey map[string]Rate, full *Brake) *Tokens {
 	return t
 }
 
-// NeedsCauses reports whether there are per-key limits or extra buckets, which read the
-// causes.
-func (t *Tokens) NeedsCauses() bool { return len(t.byKey) > 0 || t.full != nil }
-
 // Admit lets the eviction go when its slot has come, and otherwise holds a slot for it.
 func (t *Tokens) Admit(r *Request, state any) (Verdict, any) {
 	if h, ok := state.(*tokenHold); ok {

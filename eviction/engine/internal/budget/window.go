@@ -63,9 +63,6 @@ func OwnerKey(r *Request) (Key, bool) {
 	return Key{Namespace: r.Key.Namespace, Owner: r.Owner}, r.Owner != Owner{}
 }
 
-// NeedsCauses reports false.
-func (w *Window) NeedsCauses() bool { return false }
-
 // Admit lets the eviction go while its key's window has room; otherwise it waits until the
 // window opens for it.
 func (w *Window) Admit(r *Request, state any) (Verdict, any) {

@@ -10,54 +10,51 @@ import (
 func TestWindow(t *testing.T) {
 	const sec = int64(1e9)
 	w := NewWindow(2, 60*sec, "NamespaceLimit", NamespaceKey)
-	g := NewGate(w)
+	g := NewGate[uint64](w)
 	for i, at := range []int64{0, 10 * sec} {
-		if _, d := g.Admit(req(uint64(i+1), "a", "p", at), nil); d.Wait {
+		if _, d := g.Admit(uint64(i+1), req(uint64(i+1), "a", "p", at), nil, false); d.Wait {
 			t.Fatalf("%d at %ds: got %+v, want it to go", i+1, at/sec, d)
 		}
 	}
-	if _, d := g.Admit(req(10, "b", "p", 10*sec), nil); d.Wait {
+	if _, d := g.Admit(10, req(10, "b", "p", 10*sec), nil, false); d.Wait {
 		t.Fatalf("namespace b: got %+v, want it to go: its own window", d)
 	}
 	var holds []*Hold
 	for i, want := range []int64{60, 70, 120, 130} {
-		h, d := g.Admit(req(uint64(i+3), "a", "p", 20*sec), nil)
-		if !d.Wait || d.Until != want*sec || d.Report != "NamespaceLimit" {
+		h, d := g.Admit(uint64(i+3), req(uint64(i+3), "a", "p", 20*sec), nil, false)
+		if !d.Wait || d.Until != want*sec || d.Reason != "NamespaceLimit" {
 			t.Fatalf("waiting %d: got %+v, want to come back at %ds, reported NamespaceLimit", i+1, d, want)
 		}
 		holds = append(holds, h)
 	}
 	// At 60 s the first eviction left the window: the first waiting goes, the second is
 	// still early.
-	if _, d := g.Admit(req(3, "a", "p", 60*sec), holds[0]); d.Wait {
+	if _, d := g.Admit(3, req(3, "a", "p", 60*sec), holds[0], false); d.Wait {
 		t.Fatalf("waiting 1 at 60s: got %+v, want it to go", d)
 	}
-	if _, d := g.Admit(req(4, "a", "p", 60*sec), holds[1]); !d.Wait || d.Until != 70*sec || d.Report != "" {
-		t.Fatalf("waiting 2 at 60s: got %+v, want it back at 70s, not reported again", d)
+	if _, d := g.Admit(4, req(4, "a", "p", 60*sec), holds[1], false); !d.Wait || d.Until != 70*sec || d.Reason != "NamespaceLimit" {
+		t.Fatalf("waiting 2 at 60s: got %+v, want it back at 70s", d)
 	}
-	if _, d := g.Admit(req(4, "a", "p", 70*sec), holds[1]); d.Wait {
+	if _, d := g.Admit(4, req(4, "a", "p", 70*sec), holds[1], false); d.Wait {
 		t.Fatalf("waiting 2 at 70s: got %+v, want it to go", d)
 	}
 	// The third leaves (cancelled); the fourth goes when its time comes, a window after
 	// the first two went.
 	g.Release(5, holds[2], 80*sec)
-	if _, d := g.Admit(req(6, "a", "p", 120*sec), holds[3]); d.Wait {
+	if _, d := g.Admit(6, req(6, "a", "p", 120*sec), holds[3], false); d.Wait {
 		t.Fatalf("waiting 4 at 120s: got %+v, want it to go", d)
-	}
-	if got := len(g.Delayed()); got != 0 {
-		t.Errorf("Delayed() = %v, want none", g.Delayed())
 	}
 }
 
 // TestWindowOwner: an owner's window counts the targets of that owner in its namespace;
 // targets without an owner are not counted.
 func TestWindowOwner(t *testing.T) {
-	g := NewGate(NewWindow(1, 1e9, "OwnerLimit", OwnerKey))
+	g := NewGate[uint64](NewWindow(1, 1e9, "OwnerLimit", OwnerKey))
 	web := Owner{Kind: "Deployment", Name: "web"}
-	ask := func(id uint64, ns string, o Owner) Decision {
+	ask := func(id uint64, ns string, o Owner) Decision[uint64] {
 		r := req(id, ns, "p", 0)
 		r.Owner = o
-		_, d := g.Admit(r, nil)
+		_, d := g.Admit(id, r, nil, false)
 		return d
 	}
 	for _, tc := range []struct {
@@ -83,11 +80,11 @@ func TestWindowOwner(t *testing.T) {
 // does not grow with every workload ever evicted.
 func TestWindowForgets(t *testing.T) {
 	w := NewWindow(1, 10, "OwnerLimit", OwnerKey)
-	g := NewGate(w)
+	g := NewGate[uint64](w)
 	for i := range 10_000 {
 		r := req(uint64(i), "ns", "p", int64(i)*100)
 		r.Owner = Owner{Kind: "Job", Name: string(rune('a' + i%26))}
-		if _, d := g.Admit(r, nil); d.Wait {
+		if _, d := g.Admit(uint64(i), r, nil, false); d.Wait {
 			t.Fatalf("%d: waits", i)
 		}
 	}
@@ -112,11 +109,11 @@ func TestWindowOwnerChangesWhileWaiting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewWindow(1, 60*sec, "OwnerLimit", OwnerKey)
-			g := NewGate(w)
-			ask := func(id uint64, o Owner, at int64, h *Hold) (*Hold, Decision) {
+			g := NewGate[uint64](w)
+			ask := func(id uint64, o Owner, at int64, h *Hold) (*Hold, Decision[uint64]) {
 				r := req(id, "ns", "p", at)
 				r.Owner = o
-				return g.Admit(r, h)
+				return g.Admit(id, r, h, false)
 			}
 			if _, d := ask(1, a, 0, nil); d.Wait {
 				t.Fatalf("a's first: got %+v, want it to go", d)
@@ -144,13 +141,13 @@ func TestWindowOwnerChangesWhileWaiting(t *testing.T) {
 func TestWindowForgetsReleasedWaiter(t *testing.T) {
 	const sec = int64(1e9)
 	w := NewWindow(1, 60*sec, "NamespaceLimit", NamespaceKey)
-	g := NewGate(w)
-	g.Admit(req(1, "a", "p", 0), nil)
-	h, d := g.Admit(req(2, "a", "p", sec), nil)
+	g := NewGate[uint64](w)
+	g.Admit(1, req(1, "a", "p", 0), nil, false)
+	h, d := g.Admit(2, req(2, "a", "p", sec), nil, false)
 	if !d.Wait {
 		t.Fatalf("second: got %+v, want it to wait", d)
 	}
-	g.Admit(req(3, "b", "p", 61*sec), nil) // a's window empties; looked at, kept for its waiter
+	g.Admit(3, req(3, "b", "p", 61*sec), nil, false) // a's window empties; looked at, kept for its waiter
 	g.Release(2, h, 62*sec)
 	if _, kept := w.keys[Key{Namespace: "a"}]; kept {
 		t.Errorf("key a kept after its window emptied and its waiter left; want it forgotten")

@@ -1,6 +1,7 @@
 package concurrency
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -211,67 +212,71 @@ func (c *Limit) endEpoch(now time.Time) {
 	if len(c.recent) > window {
 		c.recent = c.recent[1:]
 	}
-	best := 0.0
-	for _, r := range c.recent {
-		best = max(best, r)
-	}
 	canGrow := ep.minRTT >= minLatency
-	next := c.limit
+	if c.phase == startup {
+		c.newEpoch(c.startupNext(rate, canGrow))
+	} else {
+		c.newEpoch(c.cycleNext(rate, canGrow))
+	}
+}
+
+// startupNext is the limit after a start-up epoch that measured rate. The rate is measured
+// against the rate at the limit before the last doubling, and a doubling that bought less
+// than startupGain (or seemed to cost some: the first epochs are noisy) is tried once more,
+// so that one noisy epoch, or a throughput that rises slowly, does not end the phase.
+func (c *Limit) startupNext(rate float64, canGrow bool) int {
+	grows := canGrow && rate >= startupGain*c.grownRate
+	if rate > c.baseRate {
+		c.baseRate, c.baseLimit = rate, c.limit
+	}
+	switch {
+	case grows && c.limit < c.ceil:
+		c.grownRate, c.stalls = rate, 0
+		return c.grow(2 * c.limit)
+	case !grows && c.stalls+1 < startupStalls && canGrow && c.limit < c.ceil:
+		c.stalls++
+		return c.grow(2 * c.limit)
+	}
+	// Hold here, unless the rate here is below the best: then where it was. The start-up's
+	// rates are not the best to measure probes against: the first calls may have had a
+	// client's burst of tokens, which is spent now.
+	c.phase, c.held = hold, 0
+	c.recent = c.recent[:0]
+	if rate < (1-tolerance)*c.baseRate {
+		return c.baseLimit
+	}
+	c.baseLimit = c.limit
+	return c.limit
+}
+
+// cycleNext is the limit after an epoch of the cycle that measured rate.
+func (c *Limit) cycleNext(rate float64, canGrow bool) int {
 	switch c.phase {
-	case startup:
-		// The rate is measured against the rate at the limit before the last doubling,
-		// and a doubling that bought less than startupGain (or seemed to cost some: the
-		// first epochs are noisy) is tried once more, so that one noisy epoch, or a
-		// throughput that rises slowly, does not end the phase.
-		grows := canGrow && rate >= startupGain*c.grownRate
-		if rate > c.baseRate {
-			c.baseRate, c.baseLimit = rate, c.limit
-		}
-		switch {
-		case grows && c.limit < c.ceil:
-			c.grownRate, c.stalls = rate, 0
-			next = c.grow(2 * c.limit)
-		case !grows && c.stalls+1 < startupStalls && canGrow && c.limit < c.ceil:
-			c.stalls++
-			next = c.grow(2 * c.limit)
-		default:
-			// Hold here, unless the rate here is below the best: then where it was.
-			c.phase, c.held = hold, 0
-			if rate < (1-tolerance)*c.baseRate {
-				next = c.baseLimit
-			} else {
-				c.baseLimit = c.limit
-			}
-			// The start-up's rates are not the best to measure probes against: the first
-			// calls may have had a client's burst of tokens, which is spent now.
-			c.recent = c.recent[:0]
-		}
 	case hold:
 		if c.held++; c.held >= holdEpochs {
 			c.phase = base
 		}
 	case base:
 		c.baseRate, c.baseLimit = rate, c.limit
-		next = c.probe(canGrow)
+		return c.probe(canGrow)
 	case up:
 		if rate >= (1+tolerance)*c.baseRate {
 			c.baseRate, c.baseLimit = rate, c.limit
-			next = c.probe(canGrow)
-		} else {
-			next = c.probe(false) // from baseLimit, down
+			return c.probe(canGrow)
 		}
+		return c.probe(false) // from baseLimit, down
 	case down:
 		// Against the rate before the probe, and (so that small losses do not add up)
 		// against the best recent rate with twice the tolerance: that best is the highest
 		// of noisy measures.
-		if rate >= (1-tolerance)*c.baseRate && rate >= (1-2*tolerance)*best {
+		if rate >= (1-tolerance)*c.baseRate && rate >= (1-2*tolerance)*slices.Max(c.recent) {
 			c.baseRate, c.baseLimit = rate, c.limit
-			next = c.probe(false)
-		} else {
-			c.phase, c.held, next = hold, 0, c.baseLimit
+			return c.probe(false)
 		}
+		c.phase, c.held = hold, 0
+		return c.baseLimit
 	}
-	c.newEpoch(next)
+	return c.limit
 }
 
 // epochCalls is how many calls of its own an epoch measures: as many as the limit, half

@@ -87,18 +87,16 @@ func (in *Intake[H, T]) Run(ctx context.Context, h Handlers[H, T]) {
 	for _, s := range in.shards {
 		wg.Go(func() {
 			defer s.stop()
-			for {
+			// Stopped, a worker takes no more work: what it would take stays queued, for
+			// WaitIdle to report (ErrStopped), rather than be taken and dropped.
+			for ctx.Err() == nil {
 				u, ok := s.next()
 				if !ok {
 					select {
 					case <-ctx.Done():
-						return
 					case <-s.wake:
-						continue
 					}
-				}
-				if ctx.Err() != nil {
-					return
+					continue
 				}
 				if u.isHolder {
 					h.Holder(ctx, u.holder, u.holderEv)

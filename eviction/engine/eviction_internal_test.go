@@ -7,11 +7,15 @@ import (
 	"testing"
 )
 
-// TestLifecycleTable: the table in lifecycle.go's doc comment is the one the code applies
+// TestLifecycleTable: the table in eviction.go's doc comment is the one the code applies
 // (transitions), row by row, so that the two cannot drift apart; and every state is
 // reached by some transition and left by some other.
 func TestLifecycleTable(t *testing.T) {
-	src, err := os.ReadFile("lifecycle.go")
+	byName := map[string]transition{}
+	for _, tr := range transitions {
+		byName[tr.name] = tr
+	}
+	src, err := os.ReadFile("eviction.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +30,7 @@ func TestLifecycleTable(t *testing.T) {
 			continue
 		}
 		name := fields[0]
-		tr, ok := transitions[name]
+		tr, ok := byName[name]
 		if !ok {
 			t.Errorf("the doc's table has %q, the code's has not", name)
 			continue
@@ -53,9 +57,9 @@ func TestLifecycleTable(t *testing.T) {
 			t.Errorf("%s: the doc says to %v, the code %v", name, fields[i+1:], tr.to)
 		}
 	}
-	for name := range transitions {
-		if !slices.Contains(names, name) {
-			t.Errorf("the code's table has %q, the doc's has not", name)
+	for _, tr := range transitions {
+		if !slices.Contains(names, tr.name) {
+			t.Errorf("the code's table has %q, the doc's has not", tr.name)
 		}
 	}
 	for s := idle; s < nStates; s++ {

@@ -2,24 +2,26 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
-	"github.com/taintevict/taintevict/eviction/engine/internal/store"
 )
 
 // An eviction is one target's eviction, from the first time it is scheduled until the
 // Source shows it done or it is closed, and everything the Engine keeps about it: its
 // state, its deadline, its calls and failures, its hold at the budgets, the report owed
 // when it is closed while a call runs, whether RetryUnreachable may send it back, and the
-// lookups of its target that wait to be retried. It lives in the store (one entry per
-// target key), and changes only through the transitions below, each under the target's
-// stripe lock, each making its report to the Observer here and nowhere else.
+// lookups of its target that wait to be retried. It lives in the store, by pointer, one per
+// target key; the schedule, the budgets' waiting sets and RetryUnreachable's index hold
+// that pointer and keep nothing of it. It changes only through the transitions below, each
+// under the target's stripe lock, each making its report to the Observer here and nowhere
+// else.
 //
-// The states, and the transitions between them (the test of this file checks the code
-// against this table):
+// The states, and the transitions between them (a test checks the table in the code
+// against this one; every transition made is checked against it: stats.badTransitions):
 //
 //	transition    from                          to          report
 //	open          idle                          scheduled   Scheduled
@@ -37,18 +39,18 @@ import (
 //	finish        closing                       idle        Cancelled or Skipped (the one owed)
 //	forget        acted                         idle        (none: the Source caught up)
 //
-// idle: no eviction is open; the entry stays only while a lookup of the target waits to
+// idle: no eviction is open; the value stays only while a lookup of the target waits to
 // be retried, and is dropped otherwise. scheduled: it waits for its deadline, or is due
 // and waits for an act worker. held: it is due and waits at a budget. running: the
 // Actuator is being called. retrying: a call, or the recheck before one, failed, and the
 // retry waits for its backoff. closing: it was closed while a call ran. acted: the
-// Actuator did its work; the entry stays until the Source shows the target gone or
-// bound elsewhere, so that a lagging Source never has it acted on twice.
+// Actuator did its work; the value stays until the Source shows the target gone or bound
+// elsewhere, so that a lagging Source never has it acted on twice.
 //
-// Within a state, admit (the budgets let it go), forward (RetryUnreachable sends its retry
-// back) and lookupFailed and lookupSucceeded (a lookup of the target for an update) change
-// what it keeps, here too.
+// Within a state, admit, forward, leaving, lookupFailed and lookupSucceeded change what it
+// keeps, here too.
 type eviction struct {
+	key    types.NamespacedName
 	uid    types.UID
 	holder string // the holder whose taint decides the deadline; acted: the one acted on
 	due    int64  // unix nanoseconds of the deadline, as Scheduled last reported it
@@ -84,7 +86,8 @@ func (s state) open() bool { return s >= scheduled && s <= retrying }
 type flags uint8
 
 const (
-	// admitted: it has passed the budgets; its retries do not ask them again.
+	// admitted: it has passed the budgets; its retries do not ask them again, and it
+	// counts for InFlight until it ends.
 	admitted flags = 1 << iota
 	// unreachable: its last call failed for want of an answer, and RetryUnreachable may
 	// send its retry back at once (see Options.Unreachable).
@@ -94,23 +97,22 @@ const (
 	forwarded
 )
 
-// extra is the state only some evictions have, kept beside the entry so that the entry of
-// one that is simply scheduled stays small.
+// extra is the state only some evictions have, so that one simply scheduled stays small.
 type extra struct {
-	since   int64        // FromObservation: unix nanoseconds its countdown started
-	hold    *budget.Hold // held, or retrying after a failed recheck while held
-	until   int64        // held: when to ask the budgets again; 0 for when woken
-	fails   int          // consecutive failures since it was last scheduled
-	retryAt int64        // retrying: when the retry goes
-	owed    closeKind    // closing: the report owed
-	reason  Reason       // closing: its reason
-	// unreachable: the count of RetryUnreachable calls when it failed; a later call sends
-	// its retry back.
-	returnsAt uint64
-	// A lookup of the target, for an update, that failed: retried at lookupAt.
-	lookups  int
-	lookupAt int64
-	loggedAt int64 // the last time a failed lookup of it was logged as an error
+	since     int64        // FromObservation: unix nanoseconds its countdown started
+	hold      *budget.Hold // held, or retrying after a failed recheck while held
+	heldFor   Reason       // the reason of the hold, as Delayed reported it
+	counted   Reason       // held: the reason Stats counts it under
+	until     int64        // held: when to ask the budgets again; 0 for when woken
+	fails     int          // consecutive failures since it was last scheduled
+	retryAt   int64        // retrying: when the retry goes
+	goneBy    int64        // acted and admitted: when its leaving target stops counting
+	owed      closeKind    // closing: the report owed
+	reason    Reason       // closing: its reason
+	returnsAt uint64       // unreachable: RetryUnreachable's count when it failed
+	lookups   int          // failed lookups of the target in a row, for an update
+	lookupAt  int64        // when the next lookup goes
+	loggedAt  int64        // when a failed lookup of it was last logged as an error
 }
 
 // closeKind is the closing report an eviction gets other than Succeeded.
@@ -121,54 +123,59 @@ const (
 	closeSkipped
 )
 
-// transitions is the table above, as the code applies it: the states each transition
-// leaves from, and the state it goes to. The test of this file compares the two.
-var transitions = map[string]struct {
+// transition is a row of the table above: the states it leaves from, and the one it goes to.
+type transition struct {
+	name string
 	from []state
 	to   state
-}{
-	"open":         {[]state{idle}, scheduled},
-	"move":         {[]state{scheduled, held, retrying}, scheduled},
-	"moveRunning":  {[]state{running, closing}, running},
-	"hold":         {[]state{scheduled, held, retrying}, held},
-	"start":        {[]state{scheduled, held, retrying}, running},
-	"dryRun":       {[]state{scheduled, held, retrying}, idle},
-	"failRecheck":  {[]state{scheduled, held, retrying}, retrying},
-	"fail":         {[]state{running}, retrying},
-	"failMoved":    {[]state{running}, scheduled},
-	"succeed":      {[]state{running, closing}, acted},
-	"close":        {[]state{scheduled, held, retrying}, idle},
-	"closeRunning": {[]state{running}, closing},
-	"finish":       {[]state{closing}, idle},
-	"forget":       {[]state{acted}, idle},
 }
 
-// checkTransition, when set (by tests), is told every transition made, with the state it
-// left from; it fails the test if the table does not allow it.
-var checkTransition func(name string, from, to state)
+var (
+	trOpen         = transition{"open", []state{idle}, scheduled}
+	trMove         = transition{"move", []state{scheduled, held, retrying}, scheduled}
+	trMoveRunning  = transition{"moveRunning", []state{running, closing}, running}
+	trHold         = transition{"hold", []state{scheduled, held, retrying}, held}
+	trStart        = transition{"start", []state{scheduled, held, retrying}, running}
+	trDryRun       = transition{"dryRun", []state{scheduled, held, retrying}, idle}
+	trFailRecheck  = transition{"failRecheck", []state{scheduled, held, retrying}, retrying}
+	trFail         = transition{"fail", []state{running}, retrying}
+	trFailMoved    = transition{"failMoved", []state{running}, scheduled}
+	trSucceed      = transition{"succeed", []state{running, closing}, acted}
+	trClose        = transition{"close", []state{scheduled, held, retrying}, idle}
+	trCloseRunning = transition{"closeRunning", []state{running}, closing}
+	trFinish       = transition{"finish", []state{closing}, idle}
+	trForget       = transition{"forget", []state{acted}, idle}
+	transitions    = []transition{trOpen, trMove, trMoveRunning, trHold, trStart, trDryRun, trFailRecheck,
+		trFail, trFailMoved, trSucceed, trClose, trCloseRunning, trFinish, trForget}
+)
 
-// cursor is one target's entry as a decision holds it: the stripe lock of its key, the
-// entry (nil for none) and its ID. The transitions are its methods.
+// cursor is one target's eviction as a decision holds it: the stripe it is in, locked, the
+// target's key, and the eviction (nil for none). The transitions are its methods.
 type cursor[T any] struct {
-	e  *Engine[T]
-	k  store.Locked[eviction, scratch]
-	ev *eviction
-	id store.ID
+	e   *Engine[T]
+	st  *stripe
+	key types.NamespacedName
+	ev  *eviction
 }
 
 // ref returns the Ref of the eviction.
 func (c *cursor[T]) ref() Ref {
-	key := c.k.Key()
-	return Ref{Namespace: key.Namespace, Name: key.Name, UID: c.ev.uid, Holder: c.ev.holder}
+	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
 }
 
-// to moves the eviction to state s by the transition name.
-func (c *cursor[T]) to(name string, s state) {
-	if checkTransition != nil {
-		checkTransition(name, c.ev.state, s)
+// to moves the eviction by tr; one from a state tr does not leave from is a bug, counted
+// for the tests to find.
+func (c *cursor[T]) to(tr transition) {
+	from := c.ev.state
+	if !slices.Contains(tr.from, from) {
+		c.e.stats.badTransitions.Add(1)
 	}
-	c.e.stats.moved(c.ev.state, s)
-	c.ev.state = s
+	if from == held && tr.to != held {
+		c.e.stats.delay(c.ev.x.counted, -1)
+		c.ev.x.counted = ""
+	}
+	c.e.stats.moved(from, tr.to)
+	c.ev.state = tr.to
 }
 
 // more returns the eviction's extra, making it.
@@ -182,11 +189,11 @@ func (c *cursor[T]) more() *extra {
 // dueTime returns the eviction's deadline in the clock's location.
 func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
 
-// open opens an eviction of the target uid, due at at on holder: or moves the open one
-// there. since is FromObservation's countdown start (0 otherwise).
+// schedule opens an eviction of the target uid, due at at on holder, or moves the open one
+// there; since is FromObservation's countdown start (0 otherwise).
 func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since int64) {
 	if c.ev == nil {
-		c.ev, c.id = c.k.Put()
+		c.ev = c.st.put(c.key)
 	}
 	s := c.ev.state
 	c.releaseHold()
@@ -194,10 +201,7 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 		c.ev.calls, c.ev.flags = 0, 0 // a new eviction
 	}
 	c.ev.uid, c.ev.holder, c.ev.due = uid, holder, dueNanos(at)
-	if c.ev.flags&unreachable != 0 {
-		c.ev.flags &^= unreachable
-		c.e.unreach.forget(c.id)
-	}
+	c.unmarkUnreachable()
 	if x := c.ev.x; x != nil {
 		x.fails, x.retryAt, x.owed, x.reason = 0, 0, 0, ""
 	}
@@ -206,40 +210,44 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	}
 	switch {
 	case s == idle:
-		c.to("open", scheduled)
+		c.to(trOpen)
 	case s == running || s == closing:
-		c.to("moveRunning", running) // the call goes on; a failure of it retries from here
+		c.to(trMoveRunning) // the call goes on; a failure of it retries from here
 	default:
-		c.to("move", scheduled)
+		c.to(trMove)
 	}
 	c.e.obs.Scheduled(c.ref(), at)
 }
 
 // hold keeps the due eviction waiting at the budgets with h, until until (0: until woken),
-// and reports Delayed when report says the reason changed.
-func (c *cursor[T]) hold(h *budget.Hold, until int64, report string) {
+// for reason, which Delayed reports when it changed.
+func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	x := c.more()
-	x.hold, x.until = h, until
-	c.to("hold", held)
-	if report != "" {
-		c.e.obs.Delayed(c.ref(), Reason(report))
+	if c.ev.state == held {
+		c.e.stats.delay(x.counted, -1)
+	}
+	report := x.heldFor != reason
+	x.hold, x.until, x.heldFor, x.counted = h, until, reason, reason
+	c.to(trHold)
+	c.e.stats.delay(reason, +1)
+	if report {
+		c.e.obs.Delayed(c.ref(), reason)
 	}
 }
 
-// admit records that the eviction passed the budgets: its hold is gone, and its retries do
-// not ask them again.
+// admit records that the eviction passed the budgets: its retries do not ask them again.
 func (c *cursor[T]) admit() {
 	c.ev.flags |= admitted
-	if c.ev.x != nil {
-		c.ev.x.hold, c.ev.x.until = nil, 0
+	if x := c.ev.x; x != nil {
+		x.hold, x.until, x.heldFor = nil, 0, ""
 	}
 }
 
 // start begins a call: Started, and the call's Attempt.
-func (c *cursor[T]) start(now time.Time) Attempt {
+func (c *cursor[T]) start() Attempt {
 	c.ev.calls++
 	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
-	c.to("start", running)
+	c.to(trStart)
 	c.e.obs.Started(c.ref(), a)
 	return a
 }
@@ -249,39 +257,40 @@ func (c *cursor[T]) dryRun() {
 	ref, a := c.ref(), Attempt{Due: c.dueTime()}
 	c.releaseHold()
 	c.clearMarks()
-	c.to("dryRun", idle)
+	c.to(trDryRun)
 	c.e.obs.Succeeded(ref, a, true)
 }
 
-// failRecheck records that the lookups of the recheck before a call failed with err: the
-// retry waits its backoff. A hold at the budgets stays, so that the retry goes when its
-// slot has come, with no second Delayed.
+// failRecheck records that the recheck before a call failed with err: the retry waits its
+// backoff. A hold at the budgets stays, so that the retry keeps its slot, with no second
+// Delayed.
 func (c *cursor[T]) failRecheck(err error, now time.Time) {
 	x := c.more()
 	x.fails = min(x.fails+1, math.MaxInt32)
 	x.retryAt = now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano()
-	c.to("failRecheck", retrying)
+	c.to(trFailRecheck)
 	c.e.obs.Failed(c.ref(), Attempt{Due: c.dueTime()}, err)
 }
 
 // fail records that the call cl failed with err: the retry waits its backoff, unless the
-// eviction was moved while the call ran to a later deadline than the retry, which then
-// stands. unreach says the failure was for want of an answer: RetryUnreachable may then
-// send the retry back at once, or, when it was called while the call ran (returned), the
-// retry goes at once, its backoff kept; but not for a call that was itself sent back.
+// eviction was moved while the call ran to a later deadline, which then stands. unreach
+// says it failed for want of an answer: RetryUnreachable may send the retry back at once,
+// or, if it was called while the call ran (returned), the retry goes at once; not for a
+// call that was itself sent back.
 func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bool) {
 	x := c.more()
 	x.fails = min(x.fails+1, math.MaxInt32)
 	retryAt := now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano() // once: jitter draws anew
 	wasForwarded := c.ev.flags&forwarded != 0
-	c.ev.flags &^= unreachable | forwarded
+	c.ev.flags &^= forwarded
+	c.unmarkUnreachable()
 	retryNow := unreach && returned && !wasForwarded
 	if retryNow {
 		retryAt = now.UnixNano() // its backoff kept: the next failure waits the longer one
 	}
 	moved := c.ev.due != dueNanos(cl.a.Due) || c.ev.holder != cl.ref.Holder
 	if moved && c.ev.due > retryAt {
-		c.to("failMoved", scheduled) // moved later while it ran: the move stands
+		c.to(trFailMoved) // moved later while it ran: the move stands
 	} else {
 		x.retryAt = retryAt
 		switch {
@@ -289,18 +298,16 @@ func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bo
 			c.ev.flags |= forwarded
 		case unreach && !wasForwarded:
 			c.ev.flags |= unreachable
-			x.returnsAt = c.e.unreach.returns.Load()
-			c.e.unreach.add(c.id)
+			x.returnsAt = c.e.unreach.mark(c.ev)
 		}
-		c.to("fail", retrying)
+		c.to(trFail)
 	}
 	c.e.obs.Failed(cl.ref, cl.a, err)
 }
 
-// succeed records that the call cl did its work (or found the target gone): Succeeded, and
-// the entry stays as acted on the holder it was acted on for, until the Source shows the
-// effect. It reports whether the eviction had been closed while the call ran (the target
-// deleted or replaced meanwhile), so that the caller decides again from the Source.
+// succeed records that the call cl did its work (or found the target gone): the eviction
+// stays as acted on that holder until the Source shows the effect. It reports whether it
+// had been closed while the call ran, so that the caller decides again from the Source.
 func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
@@ -308,40 +315,53 @@ func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	c.ev.flags &^= admitted // not ended: it counts for the budgets until the Source shows it gone
 	c.clearMarks()
 	c.ev.flags |= admittedBefore
-	c.to("succeed", acted)
+	c.to(trSucceed)
 	c.e.obs.Succeeded(cl.ref, cl.a, false)
 	return wasClosed
 }
 
-// close closes the open eviction with kind and reason: at once, or, while a call runs,
-// when that call ends (it reports Succeeded instead if it succeeds).
+// leaving records that the target acted on is leaving, to be gone by goneBy (zero: not
+// known): it stops counting for the budgets once that has passed, since a holder that
+// cannot confirm the removal (an unreachable node) may never show the target gone.
+func (c *cursor[T]) leaving(goneBy time.Time, now time.Time) {
+	if c.ev.flags&admitted == 0 || goneBy.IsZero() {
+		return
+	}
+	if !now.After(goneBy) {
+		c.more().goneBy = goneBy.UnixNano() + 1 // passed a nanosecond after it
+		return
+	}
+	c.clearMarks()
+}
+
+// close closes the open eviction: at once, or when the running call ends (which reports
+// Succeeded instead if it succeeds).
 func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	if c.ev.state == running {
 		x := c.more()
 		x.owed, x.reason = kind, reason
-		c.to("closeRunning", closing)
+		c.to(trCloseRunning)
 		return
 	}
 	ref := c.ref()
 	c.releaseHold()
 	c.clearMarks()
-	c.to("close", idle)
+	c.to(trClose)
 	c.report(kind, ref, reason)
 }
 
-// finish closes the eviction that was closed while its call ran, now that the call has
-// ended without success, with the report owed.
+// finish closes, with the report owed, the eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
 	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
 	c.clearMarks()
-	c.to("finish", idle)
+	c.to(trFinish)
 	c.report(owed, ref, reason)
 }
 
 // forget lets go of an eviction acted on: the Source shows its effect.
 func (c *cursor[T]) forget() {
 	c.clearMarks()
-	c.to("forget", idle)
+	c.to(trForget)
 }
 
 func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
@@ -355,32 +375,38 @@ func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
 // releaseHold gives back what the eviction holds at the budgets, if anything.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
-		c.e.wake(c.e.gate.Release(uint64(c.id), x.hold, c.e.clock.Now().UnixNano()))
-		x.hold, x.until = nil, 0
+		c.e.wake(c.e.gate.Release(c.ev, x.hold, c.e.clock.Now().UnixNano()))
+		x.hold, x.until, x.heldFor = nil, 0, ""
 	}
 }
 
 // clearMarks forgets what an eviction that ends keeps for its retries, and tells the
 // budgets that one they let go has ended.
 func (c *cursor[T]) clearMarks() {
-	if c.ev.flags&unreachable != 0 {
-		c.e.unreach.forget(c.id)
-	}
+	c.unmarkUnreachable()
 	if c.ev.flags&admitted != 0 && c.e.gate != nil {
-		c.e.wake(c.e.gate.Ended(uint64(c.id), c.e.clock.Now().UnixNano()))
+		c.e.wake(c.e.gate.Ended(c.e.clock.Now().UnixNano()))
 	}
-	c.ev.flags &^= admitted | unreachable | forwarded
+	c.ev.flags &^= admitted | forwarded
 	if x := c.ev.x; x != nil {
-		x.fails, x.retryAt, x.owed = 0, 0, 0
+		x.fails, x.retryAt, x.owed, x.goneBy = 0, 0, 0, 0
+	}
+}
+
+// unmarkUnreachable takes the eviction out of RetryUnreachable's index, if it is there.
+func (c *cursor[T]) unmarkUnreachable() {
+	if c.ev.flags&unreachable != 0 {
+		c.ev.flags &^= unreachable
+		c.e.unreach.forget(c.ev)
 	}
 }
 
 // lookupFailed records that a lookup of the target for an update failed at now: it is
-// retried after the backoff of that many failures in a row. It returns whether the failure
-// is to be logged as an error: the first, and then one a minute while it keeps failing.
+// retried after the backoff. It reports whether to log it as an error: the first, then one
+// a minute.
 func (c *cursor[T]) lookupFailed(now time.Time) (logIt bool) {
 	if c.ev == nil {
-		c.ev, c.id = c.k.Put()
+		c.ev = c.st.put(c.key)
 	}
 	x := c.more()
 	x.lookups = min(x.lookups+1, math.MaxInt32)
@@ -399,8 +425,8 @@ func (c *cursor[T]) lookupSucceeded() {
 	}
 }
 
-// wantsWorker reports whether an act worker taking the eviction at now has work to do: a
-// lookup to retry, or an eviction due, at the budgets, or whose retry has come.
+// wantsWorker reports whether an act worker taking the eviction at now has a call to
+// consider: it is due, at the budgets, or its retry has come.
 func (c *cursor[T]) wantsWorker(now int64) bool {
 	if c.ev == nil {
 		return false
@@ -417,14 +443,19 @@ func (c *cursor[T]) wantsWorker(now int64) bool {
 	return false
 }
 
-// forward marks the retry as sent back by RetryUnreachable before its backoff is over: a
-// failure of it waits its backoff, and only a failure of a later call can have it sent
-// back again. It changes no state.
-func (c *cursor[T]) forward() {
-	if c.ev.flags&unreachable != 0 {
-		c.ev.flags &^= unreachable
-		c.e.unreach.forget(c.id)
+// goneByDue ends the count of an acted eviction whose leaving target's GoneBy has passed.
+func (c *cursor[T]) goneByDue(now int64) bool {
+	if c.ev == nil || c.ev.state != acted || c.ev.x == nil || c.ev.x.goneBy == 0 || c.ev.x.goneBy > now {
+		return false
 	}
+	c.clearMarks()
+	return true
+}
+
+// forward marks the retry as sent back by RetryUnreachable before its backoff is over: a
+// failure of it waits its backoff.
+func (c *cursor[T]) forward() {
+	c.unmarkUnreachable()
 	c.ev.flags |= forwarded
 }
 
@@ -433,11 +464,10 @@ func (c *cursor[T]) lookupDue(now int64) bool {
 	return c.ev != nil && c.ev.x != nil && c.ev.x.lookups > 0 && c.ev.x.lookupAt <= now
 }
 
-// arm puts in the schedule the time at which the entry next wants a worker, or takes it
-// out; and drops the entry when it keeps nothing. Every decision ends with it. A held or
-// retrying eviction may have been woken meanwhile without its lock (Wake of the budgets,
-// RetryUnreachable): arm never moves such a wake later, nor takes it out; a wake that
-// finds nothing to do costs a look.
+// arm puts in the schedule the time the eviction next wants a worker, or takes it out, and
+// drops the eviction when it keeps nothing; every decision ends with it. A held or
+// retrying eviction may have been woken meanwhile without its lock (the budgets,
+// RetryUnreachable): arm never moves such a wake later; one that finds nothing costs a look.
 func (c *cursor[T]) arm() {
 	if c.ev == nil {
 		return
@@ -445,20 +475,19 @@ func (c *cursor[T]) arm() {
 	at, earlierOnly, ok := c.ev.wakeAt()
 	switch {
 	case ok && earlierOnly:
-		c.e.queue.ScheduleEarlier(c.id, struct{}{}, time.Unix(0, at))
+		c.e.queue.ScheduleEarlier(c.ev, struct{}{}, time.Unix(0, at))
 	case ok:
-		c.e.queue.Schedule(c.id, struct{}{}, time.Unix(0, at))
+		c.e.queue.Schedule(c.ev, struct{}{}, time.Unix(0, at))
 	case earlierOnly:
 	case c.ev.state == idle:
-		c.e.queue.Cancel(c.id) // its slot in the schedule goes now, not at its old time
-		c.k.Drop(c.id)
-		c.ev, c.id = nil, 0
+		c.e.queue.Cancel(c.ev) // its entry in the schedule goes now, not at its old time
+		c.st.drop(c.ev)
+		c.ev = nil
 	case c.ev.state == scheduled || c.ev.state == held:
-		c.e.queue.Cancel(c.id)
+		c.e.queue.Cancel(c.ev)
 	}
-	// Running, closing or acted: what the schedule may still hold for it is due now or past
-	// (it was taken to start the call), and finds nothing to do; taking it out would cost
-	// two more holds of the schedule's lock per eviction.
+	// Running, closing or acted: what the schedule may hold for it is past, and finds
+	// nothing to do; taking it out would cost two more holds of its lock per eviction.
 }
 
 // wakeAt returns when the eviction next wants a worker (ok false: not by itself), and
@@ -475,6 +504,10 @@ func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
 		earlierOnly = true
 	case retrying:
 		at, earlierOnly = ev.x.retryAt, true
+	case acted:
+		if ev.x != nil && ev.x.goneBy != 0 {
+			at = ev.x.goneBy
+		}
 	}
 	if x := ev.x; x != nil && x.lookups > 0 {
 		at = min(at, x.lookupAt)
@@ -482,56 +515,15 @@ func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
 	return at, earlierOnly, at != math.MaxInt64
 }
 
-// movable reports whether the store may move the eviction to another slot (another ID):
-// nothing names its ID but the schedule, which Moved updates. The budgets' holds and
-// trackers, RetryUnreachable's index and a call under way name it too.
-func (e *Engine[T]) movable(ev *eviction) bool {
-	switch {
-	case ev.state != idle && ev.state != scheduled && ev.state != retrying && ev.state != acted,
-		ev.flags&(unreachable|forwarded) != 0,
-		ev.x != nil && ev.x.hold != nil,
-		ev.flags&admitted != 0 && e.gate != nil && e.gate.Tracks():
-		return false
-	}
-	return true
-}
-
-// storeMover is the store's [store.Mover]: a stripe that has thinned out is compacted by
-// an act worker a while later (compactAfter), and the evictions it moves take their wakes
-// in the schedule with them.
-type storeMover[T any] struct{ e *Engine[T] }
-
-// compactAfter is how long after a stripe has thinned out it is compacted: long enough for
-// a burst of drops (the removals of an outage's evicted pods) to be over.
-const compactAfter = 10 * time.Second
-
-func (m storeMover[T]) Thinned(stripe int) {
-	m.e.thinned.Store(int32(stripe), true)
-	m.e.queue.ScheduleEarlier(store.StripeID(stripe), struct{}{}, m.e.clock.Now().Add(compactAfter))
-}
-
-// compact compacts the stripe, which has thinned out (see storeMover).
-func (e *Engine[T]) compact(stripe int) {
-	e.thinned.Store(int32(stripe), false)
-	e.store.Compact(stripe)
-}
-
-func (m storeMover[T]) CanMove(ev *eviction) bool { return m.e.movable(ev) }
-
-func (m storeMover[T]) Moved(from, to store.ID, ev *eviction) {
-	m.e.queue.Cancel(from)
-	if at, _, ok := ev.wakeAt(); ok {
-		m.e.queue.Schedule(to, struct{}{}, time.Unix(0, at))
-	}
-}
-
 // settle brings the target's eviction in line with the target as v shows it at now: it
-// opens, moves, keeps or closes it, with the reports that go with each. An update and the
-// recheck right before acting both come here, so the same state gets the same decision and
-// the same report, whichever path sees it first.
+// opens, moves, keeps or closes it. An update and the recheck both come here, so the same
+// state gets the same decision and report, whichever path sees it first.
 func (c *cursor[T]) settle(v *view, now time.Time) {
 	if c.ev != nil && c.ev.state == acted {
 		if v.exists && v.target.UID == c.ev.uid && v.boundTo(c.ev.holder) {
+			if v.target.Leaving != "" {
+				c.leaving(v.target.GoneBy, now)
+			}
 			return // acted on already; the Source has not caught up with the action
 		}
 		c.forget() // the action took effect, or another target took the key
@@ -551,6 +543,12 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 		c.close(closeCancelled, ReasonReplaced)
 		open = false
 	}
+	c.decide(v, open, now)
+}
+
+// decide applies the rules' decision about the target v shows to its eviction, which is
+// open or not.
+func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 	openOn, since := "", now
 	if c.ev != nil && c.ev.state != idle {
 		openOn = c.ev.holder
@@ -574,16 +572,18 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 		start = since.UnixNano()
 	}
 	if c.ev != nil && c.ev.state != idle && c.keepsPlace(v.target.UID, d, start, now) {
+		if c.ev.state == held {
+			c.ev.x.until = now.UnixNano() // what makes it due may have changed: ask the budgets again
+		}
 		return
 	}
 	c.schedule(v.target.UID, d.Holder, d.At, start)
 }
 
-// keepsPlace reports whether the eviction, which is to be due as d says, keeps the place it
-// has: it is scheduled for the same target, holder and time, or it is due and already waits
-// for a worker, a retry or the budgets, or runs. Scheduling it anew would report a move
-// that did not happen, reset the backoff of a failing eviction, and give up the token a
-// waiting one holds. A closed one being closed keeps nothing: it is reopened.
+// keepsPlace reports whether the eviction, to be due as d says, keeps its place: it is
+// scheduled for the same target, holder and time, or it is due and already waits for a
+// worker, a retry or the budgets, or runs. Scheduling it anew would report a move that did
+// not happen, reset a backoff, and give up a token.
 func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.Time) bool {
 	var was int64
 	if c.ev.x != nil {

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"hash/maphash"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
+)
+
+// stripeCount is the number of stripes of the store: a power of two well above the number
+// of goroutines that decide at once (event and act workers), so that unrelated targets
+// seldom wait for each other.
+const stripeCount = 256
+
+// store holds every target's eviction, at most one per key, in stripes: a target's
+// eviction lives in the map of its key's stripe, and everything about it is done under that
+// stripe's lock. The zero store is not usable: make one with newStore.
+type store struct {
+	seed    maphash.Seed
+	stripes [stripeCount]stripe
+}
+
+// stripe is one lock and what it guards: the evictions of the keys that hash to it, and
+// the scratch space a decision under the lock reuses. The lock is a channel of capacity one
+// rather than a sync.Mutex so that a goroutine waiting for it counts as durably blocked to
+// testing/synctest, in whose bubbles the engine's tests run.
+type stripe struct {
+	lock      chan struct{}
+	evictions map[types.NamespacedName]*eviction
+	peak      int // the most evictions held since the map was last made
+	scratch   scratch
+}
+
+// scratch is what a decision under a stripe's lock fills and reuses, so that a decision
+// allocates nothing.
+type scratch struct {
+	view   view
+	causes []budget.Cause
+	req    budget.Request
+}
+
+func newStore() *store {
+	s := &store{seed: maphash.MakeSeed()}
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		st.lock = make(chan struct{}, 1)
+		st.evictions = map[types.NamespacedName]*eviction{}
+		// Room for two bindings, made at once: most targets have one or two.
+		st.scratch.view.target.Bindings = make([]Binding, 0, 2)
+		st.scratch.view.holders = make([]holderView, 0, 2)
+	}
+	return s
+}
+
+// lock takes the lock of key's stripe and returns the stripe. It blocks while another
+// goroutine holds that lock.
+func (s *store) lock(key types.NamespacedName) *stripe {
+	st := &s.stripes[maphash.Comparable(s.seed, key)%stripeCount]
+	st.lock <- struct{}{}
+	return st
+}
+
+func (st *stripe) unlock() { <-st.lock }
+
+// put returns key's eviction, making an idle one when it has none.
+func (st *stripe) put(key types.NamespacedName) *eviction {
+	if ev := st.evictions[key]; ev != nil {
+		return ev
+	}
+	ev := &eviction{key: key}
+	st.evictions[key] = ev
+	st.peak = max(st.peak, len(st.evictions))
+	return ev
+}
+
+// drop forgets ev. Since a Go map never gives back its storage, the map is made anew once
+// it holds less than a quarter of the most it held: the storage of an outage's evictions
+// goes once they are gone.
+func (st *stripe) drop(ev *eviction) {
+	delete(st.evictions, ev.key)
+	if st.peak >= 64 && len(st.evictions) < st.peak/4 {
+		m := make(map[types.NamespacedName]*eviction, len(st.evictions))
+		for k, v := range st.evictions {
+			m[k] = v
+		}
+		st.evictions, st.peak = m, len(m)
+	}
+}
