@@ -194,4 +194,3 @@ func (s pendingSide) of(key types.NamespacedName) []pendingEviction {
 	}
 	return out
 }
-

@@ -127,4 +127,3 @@ func TestServeDebugPending(t *testing.T) {
 	resp2.Body.Close()
 	assert.Equal(t, http.StatusOK, resp2.StatusCode, "the token through the service proxy's header")
 }
-
