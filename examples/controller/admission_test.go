@@ -225,4 +225,3 @@ func TestAdmitDeviceTaintRules(t *testing.T) {
 	assert.True(t, r.Allowed)
 	assert.Equal(t, []string{"taintevict: DeviceTaintRule maintenance (taint example.com/down:NoExecute, on 2 devices) evicts 2 pods now (1 namespace)"}, r.Warnings)
 }
-
