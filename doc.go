@@ -52,6 +52,11 @@
 //     Prometheus.
 //   - [github.com/taintevict/taintevict/clientgo/lease]: leader election on a Lease.
 //
+// # The controllerruntime module
+//
+//   - [github.com/taintevict/taintevict/controllerruntime]: the node side inside a
+//     controller-runtime manager, on its cache and under its leader election.
+//
 // # Programs
 //
 // Under examples/: outage (a zone outage simulated in memory: go run ./examples/outage),

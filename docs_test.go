@@ -9,18 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
 
 // The reference as godoc shows it stays readable: these tests read the sources of the
-// published modules (the core, and clientgo) as pkgsite does.
+// published modules (the core, clientgo and controllerruntime) as pkgsite does.
 
 // publishedModules are the folders of the modules a consumer imports, and their paths.
 var publishedModules = map[string]string{
-	".":        "github.com/taintevict/taintevict",
-	"clientgo": "github.com/taintevict/taintevict/clientgo",
+	".":                 "github.com/taintevict/taintevict",
+	"clientgo":          "github.com/taintevict/taintevict/clientgo",
+	"controllerruntime": "github.com/taintevict/taintevict/controllerruntime",
 }
 
 // packageDirs returns the folders of the importable packages of the published modules:
@@ -41,10 +41,11 @@ func packageDirs(t *testing.T) map[string]string {
 				return filepath.SkipDir
 			}
 			if path != root {
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && !slices.Contains([]string{"clientgo"}, path) {
+				_, own := publishedModules[path]
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && !own {
 					return filepath.SkipDir // another module
 				}
-				if root == "." && path == "clientgo" {
+				if root == "." && own {
 					return filepath.SkipDir // walked as its own module
 				}
 			}

@@ -14,15 +14,13 @@ import (
 
 // InformerCache is the [eviction.Cache] over the informers' stores: the Manager reads the
 // cluster from the same caches that feed it updates, so that what it reads is never older
-// than the update it is processing, and costs no API call.
+// than the update it is processing, and costs no API call. Pod and Node return the
+// listers' NotFound error for an object that is not there; PodsOnNode reads
+// [NodeNameIndex].
 //
-// Pod and Node read the stores by key, as the listers do, and return the listers' NotFound
-// API error for an object that is not there; the Manager takes that as "does not exist", as
-// it does a nil object. PodsOnNode reads the spec.nodeName index (see [NodeNameIndex]).
-//
-// The objects returned are the informers' own: shared, and never to be modified. The
-// Manager only reads them. All methods are safe for concurrent use and never block on the
-// API server. The zero InformerCache is not usable: create one with [NewInformerCache].
+// The objects returned are the informers' own: shared, and never to be modified. All
+// methods are safe for concurrent use and never block on the API server. The zero
+// InformerCache is not usable: create one with [NewInformerCache].
 type InformerCache struct {
 	// The stores are read by key rather than through the listers only to save the
 	// allocation that a lister's namespaced lookup makes, four times per evicted pod.
@@ -74,12 +72,10 @@ func (c InformerCache) Node(name string) (*v1.Node, error) {
 	return node, err
 }
 
-// managerCache is the InformerCache as the Controller's Manager reads it: a pod or node
-// that is not in its store is a nil object and a nil error, which the [eviction.Cache]
-// contract allows as "does not exist", rather than a NotFound error. The Manager only
-// tests such an error and drops it; and in a zone outage it looks up every pod it evicted
-// once more, when the pod's deletion arrives, where a new error would cost five
-// allocations and the garbage collector's time, per pod.
+// managerCache is the InformerCache as the Controller's Manager reads it: an object not in
+// its store is nil, with no error, as the [eviction.Cache] contract allows: in a zone
+// outage the Manager looks up every evicted pod once more, and a NotFound error would cost
+// five allocations each.
 type managerCache struct{ InformerCache }
 
 var _ eviction.Cache = managerCache{}

@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,27 +27,24 @@ const (
 	DisruptionMessage = "Taint manager: deleting due to NoExecute taint"
 )
 
-// PodGetter reads a pod from a cache. [InformerCache] and every [eviction.Cache] implement
-// it.
+// PodGetter reads a pod from a cache, as [InformerCache] and every [eviction.Cache] do.
 type PodGetter interface {
 	Pod(namespace, name string) (*v1.Pod, error)
 }
 
 // PodDeleterOptions configures a [PodDeleter]. The zero value is ready to use.
 type PodDeleterOptions struct {
-	// Pods, if not nil, is read (never the API server) for the pod's generation and its
-	// DisruptionTarget condition: the condition's observedGeneration is the generation, as
-	// kube sets it, and the transition time of a condition set already is kept, so that
-	// the patch of a pod marked already changes nothing. nil sends the condition without
-	// observedGeneration.
+	// Pods, if not nil, is read (never the API server) for the pod's generation, the
+	// condition's observedGeneration as kube sets it, and for the transition time of a
+	// condition set already, kept so that the patch of a pod marked already changes
+	// nothing. nil sends the condition without observedGeneration.
 	Pods PodGetter
 	// Observer, if not nil, is told how each pod went.
 	Observer DeleteObserver
 	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
 	Clock clock.PassiveClock
 	// Reason and Message are the DisruptionTarget condition's; "" means [DisruptionReason]
-	// and [DisruptionMessage], kube's taint eviction controller's. Kube's device taint
-	// eviction controller sets its own (package clientgo/device).
+	// and [DisruptionMessage] (package clientgo/device sets the device controller's).
 	Reason, Message string
 }
 
@@ -62,14 +60,13 @@ type PodDeleterOptions struct {
 //     deleted already.
 //
 // Kube reads the pod first (a GET) and deletes without a precondition, so that a pod
-// re-created under the same name meanwhile can be deleted in its place: a race of the kind
-// of kubernetes#119862, where kube deleted a pod for a taint removed a moment before.
+// re-created under the same name meanwhile can be deleted in its place (a race of the kind
+// of kubernetes#119862).
 //
-// The patch is sent even when the cached pod is marked already (a retry, or a controller
-// that took over from one that crashed): the server then writes nothing, and its answer is
-// the pod as it is now, where the cache may lag. A DELETE of an earlier attempt that went
-// through but whose answer was lost (a timeout, a 500 after etcd committed it, a crash)
-// shows there as a deletionTimestamp, and the pod is not deleted a second time.
+// The patch is sent even when the cached pod is marked already (a retry, or a takeover
+// after a crash): the server then writes nothing, and answers with the pod as it is now,
+// where the cache may lag. A DELETE of an earlier attempt whose answer was lost shows
+// there as a deletionTimestamp, and the pod is not deleted a second time.
 //
 // A pod that is gone (NotFound), replaced (a UID precondition failed: a Conflict) or
 // being deleted already is reported with an error wrapping [eviction.ErrPodGone]: the
@@ -89,12 +86,7 @@ var _ eviction.Deleter = (*PodDeleter)(nil)
 
 // NewPodDeleter returns the PodDeleter that marks and deletes pods through client.
 func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDeleter {
-	if opts.Reason == "" {
-		opts.Reason = DisruptionReason
-	}
-	if opts.Message == "" {
-		opts.Message = DisruptionMessage
-	}
+	opts.Reason, opts.Message = cmp.Or(opts.Reason, DisruptionReason), cmp.Or(opts.Message, DisruptionMessage)
 	d := &PodDeleter{client: client, opts: opts, clock: opts.Clock}
 	if d.clock == nil {
 		d.clock = clock.RealClock{}
@@ -105,17 +97,14 @@ func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDele
 // Delete marks the pod and deletes it.
 func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 	err := d.markAndDelete(ctx, ref, d.opts.Observer)
-	switch {
-	case err == nil:
-		d.tell(ref, MethodDelete, false)
-	case engine.IsGone(err):
-		d.tell(ref, MethodDelete, true)
+	if d.opts.Observer != nil && (err == nil || engine.IsGone(err)) {
+		d.opts.Observer.Removed(ref, MethodDelete, err != nil)
 	}
 	return err
 }
 
-// markAndDelete is Delete, telling obs (if not nil) only that the pod was found: for
-// Delete, and [EvictionDeleter]'s fallback.
+// markAndDelete is Delete, telling obs (if not nil) only that the pod was found; also
+// [EvictionDeleter]'s fallback.
 func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef, obs DeleteObserver) error {
 	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
 	pod, err := d.mark(ctx, pods, ref)
@@ -152,12 +141,6 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 	return pod, apiError(err, ref, "pods/status", "patch")
 }
 
-func (d *PodDeleter) tell(ref eviction.PodRef, m Method, gone bool) {
-	if d.opts.Observer != nil {
-		d.opts.Observer.Removed(ref, m, gone)
-	}
-}
-
 // from completes c from the cached pod as kube v1.37 does (pkg/api/v1/pod's
 // UpdatePodCondition and CalculatePodConditionObservedGeneration, with the
 // PodObservedGenerationTracking gate locked on): observedGeneration is the pod's generation,
@@ -190,9 +173,9 @@ func uidRefused(err error) bool {
 	return false
 }
 
-// apiError maps the API server's answer to a call on resource (verb) for ref: nil stays
-// nil; NotFound, and a failed UID precondition, wrap eviction.ErrPodGone;
-// Forbidden names what RBAC refused; the rest is wrapped with the call.
+// apiError maps the API server's answer to a call on resource (verb) for ref: NotFound, and
+// a failed UID precondition, wrap eviction.ErrPodGone; Forbidden names what RBAC refused;
+// the rest is wrapped with the call.
 func apiError(err error, ref eviction.PodRef, resource, verb string) error {
 	switch {
 	case err == nil:

@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,16 +28,14 @@ const PausedMessage = "the brake holds evictions back: too many nodes carry the 
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
 // Events are the Events an [EventObserver] records: those of one of kube's controllers,
-// its reason and messages, and the cancellations it reports. [NodeEvents] are kube's taint
-// eviction controller's; package clientgo/device has its device taint eviction
-// controller's.
+// its reason and messages, and the cancellations it reports ([NodeEvents]; package
+// clientgo/device has the device taint eviction controller's).
 type Events struct {
 	// Reason is the reason of every Event.
 	Reason string
 	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
-	// pod: when the pod is found, to be deleted; when its eviction is cancelled; when the
-	// brake (or a Pauser) pauses it; when Confirm holds it until an operator confirms the
-	// taint. A nil Confirming records no Event then.
+	// pod: found, to be deleted; its eviction cancelled; paused by the brake; held by
+	// Confirm until an operator confirms the taint (a nil Confirming records none).
 	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
 	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event:
 	// whether kube's controller records one then.
@@ -82,32 +79,28 @@ type EventObserverOptions struct {
 // the Events one of kube's controllers records, with the same type, reason and messages
 // ([Events]), at the same moments:
 //
-//   - Marking, when the Deleter's request first finds the pod (its status patch, or its
-//     Eviction, answered for it: [DeleteObserver.Found]), once per eviction: not for a pod
-//     that the first answer shows gone (deleted, replaced, or being deleted already), as
-//     kube writes it only once its GET found the pod; nor again on a retry. The
-//     EventObserver must therefore be the Deleter's Observer too (a [Controller] makes it
-//     so);
+//   - Marking, when the Deleter's request first finds the pod ([DeleteObserver.Found]),
+//     once per eviction: not for a pod that the first answer shows gone, as kube writes it
+//     only once its GET found the pod; nor again on a retry. The EventObserver must
+//     therefore be the Deleter's Observer too (a [Controller] makes it so);
 //   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
 //     cancels with an Event ([Events].Cancels);
-//   - Pausing, ours, when the brake (or a Pauser) holds a due eviction back, and
-//     Confirming, ours, naming the annotation that confirms the taint, when Confirm holds
-//     it: the engine reports a delay only when its reason changes, so that is one Event per
-//     pause. A wait for another budget (a rate limit, evictions in flight, a window)
-//     records none (it is routine; the metrics count it).
+//   - Pausing, ours, when the brake holds a due eviction back, and Confirming, ours, when
+//     Confirm does: the engine reports a delay only when its reason changes, so that is one
+//     Event per pause. A wait for another budget records none (it is routine; the metrics
+//     count it).
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
 // copies. The Events' object references carry the pod's UID, so that they belong to this
 // pod and not to one re-created under its name.
 //
-// Its methods are safe for concurrent use and never block: recording an Event only queues
-// it, and the recorder's broadcaster writes it to the API server from its own goroutine.
-// It keeps one entry per eviction whose pod was found and that has not ended yet: only for
-// the Deleter calls running or to be retried. The zero EventObserver is not usable: create
-// one with [NewEventObserver].
+// Its methods are safe for concurrent use and never block (recording only queues). It
+// keeps one entry per eviction whose pod was found and that has not ended yet. The zero
+// EventObserver is not usable: create one with [NewEventObserver].
 type EventObserver struct {
-	recorder record.EventRecorder
-	events   Events
+	eviction.NopObserver // Scheduled, Started and Failed record nothing
+	recorder             record.EventRecorder
+	events               Events
 
 	mu     sync.Mutex
 	marked map[types.UID]struct{} // Marking recorded, the eviction not ended
@@ -167,24 +160,13 @@ func (o *EventObserver) Succeeded(pod eviction.PodRef, _ eviction.Attempt, _ boo
 // Skipped ends the eviction.
 func (o *EventObserver) Skipped(pod eviction.PodRef, _ eviction.Reason) { o.end(pod) }
 
-// Scheduled records nothing.
-func (o *EventObserver) Scheduled(eviction.PodRef, time.Time) {}
-
-// Started records nothing: Marking waits for the Deleter's first answer (Found).
-func (o *EventObserver) Started(eviction.PodRef, eviction.Attempt) {}
-
-// Failed records nothing: a retry records no Event.
-func (o *EventObserver) Failed(eviction.PodRef, eviction.Attempt, error) {}
-
-// end forgets that the eviction's Marking was recorded. The common case, nothing to
-// forget, takes the lock but allocates nothing.
+// end forgets that the eviction's Marking was recorded.
 func (o *EventObserver) end(pod eviction.PodRef) {
 	o.mu.Lock()
 	delete(o.marked, pod.UID)
 	o.mu.Unlock()
 }
 
-// event records msg on pod.
 func (o *EventObserver) event(pod eviction.PodRef, msg string) {
 	if o.recorder == nil {
 		return

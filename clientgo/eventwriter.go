@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,9 +32,6 @@ const (
 	eventBackoffCap  = 30 * time.Second
 )
 
-// idleQueueCap is the most Events an empty EventWriter's queue keeps room for.
-const idleQueueCap = 256
-
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
 	// Component is the Events' source (and reportingController); "" means [Component].
@@ -62,16 +60,14 @@ type EventCounts struct {
 // EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
 // let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
 // while 1,000 Events wait, it queues every Event without limit (a small record each) and
-// writes them from [EventWriter.Run], one at a time, in the order they were recorded, so
-// that each pod's Events arrive in order. Give it a client of its own, with its own rate
-// limiter (a clientset made from a [k8s.io/client-go/rest.Config] with its own QPS and
-// Burst): then an Event never takes a token that an eviction's request needs.
+// writes them from [EventWriter.Run], one at a time, in the order they were recorded. Give
+// it a client with a rate limiter of its own: then an Event never takes a token that an
+// eviction's request needs.
 //
-// What it writes is what client-go's recorder writes: the same Event (name, source,
-// timestamps, reportingController), through kube's correlator (a repeated Event is a PATCH
-// of its count). A write that fails for the network, for a 429 or for a 5xx is tried again
-// after a backoff (1 s, doubling up to 30 s, 12 tries in all); the Events behind it wait,
-// to keep the order. A write the server refuses otherwise is dropped, logged and counted.
+// It writes what client-go's recorder writes (the same Event, through kube's correlator: a
+// repeat is a PATCH of its count). A write that fails for the network, a 429 or a 5xx is
+// tried again after a backoff (1 s, doubling up to 30 s, 12 tries in all), the Events
+// behind it waiting; one the server refuses otherwise is dropped, logged and counted.
 //
 // Recording (Event, Eventf, AnnotatedEventf) never blocks and is safe for concurrent use,
 // before, during and after Run; an Event recorded once Run has returned is dropped. The
@@ -83,8 +79,7 @@ type EventWriter struct {
 	correlator *record.EventCorrelator
 
 	mu     sync.Mutex
-	queue  []queuedEvent // queue[head:] waits
-	head   int
+	queue  []queuedEvent // oldest first
 	closed bool
 	wake   chan struct{} // holds a token when the queue may have grown
 
@@ -93,8 +88,8 @@ type EventWriter struct {
 	dropped atomic.Int64
 }
 
-// queuedEvent is an Event as recorded: the Event itself is made when it is written, so that
-// a long queue holds only this.
+// queuedEvent is an Event as recorded; the Event is made when it is written, so that a long
+// queue holds only this.
 type queuedEvent struct {
 	ref                    v1.ObjectReference
 	eventType, reason, msg string
@@ -106,13 +101,9 @@ var _ record.EventRecorder = (*EventWriter)(nil)
 
 // NewEventWriter returns an EventWriter that writes through client.
 func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *EventWriter {
-	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1)}
+	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1), source: v1.EventSource{Component: cmp.Or(opts.Component, Component)}}
 	if w.clock == nil {
 		w.clock = clock.RealClock{}
-	}
-	w.source.Component = opts.Component
-	if w.source.Component == "" {
-		w.source.Component = Component
 	}
 	copts := opts.Correlator
 	if copts.Clock == nil {
@@ -122,8 +113,8 @@ func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *Event
 	return w
 }
 
-// Event queues an Event about object, which is usually a [*v1.ObjectReference] (taken as
-// it is) or an object of client-go's scheme (its reference is made).
+// Event queues an Event about object: a [*v1.ObjectReference], or an object of client-go's
+// scheme.
 func (w *EventWriter) Event(object runtime.Object, eventType, reason, message string) {
 	w.record(object, nil, eventType, reason, message)
 }
@@ -139,31 +130,17 @@ func (w *EventWriter) AnnotatedEventf(object runtime.Object, annotations map[str
 }
 
 func (w *EventWriter) record(object runtime.Object, annotations map[string]string, eventType, reason, message string) {
-	var ref v1.ObjectReference
-	if r, ok := object.(*v1.ObjectReference); ok {
-		if r == nil {
-			w.dropped.Add(1)
-			return
-		}
-		ref = *r
-	} else if r, err := reference.GetReference(scheme.Scheme, object); err == nil && r != nil {
-		ref = *r
-	} else {
-		w.dropped.Add(1)
-		return
+	ref, ok := object.(*v1.ObjectReference)
+	if !ok {
+		ref, _ = reference.GetReference(scheme.Scheme, object) // nil, with an error, for an object it cannot refer to
 	}
-	if !util.ValidateEventType(eventType) {
-		w.dropped.Add(1)
-		return
-	}
-	e := queuedEvent{ref: ref, eventType: eventType, reason: reason, msg: message, annotations: annotations, at: w.clock.Now()}
 	w.mu.Lock()
-	if w.closed {
+	if ref == nil || !util.ValidateEventType(eventType) || w.closed {
 		w.mu.Unlock()
 		w.dropped.Add(1)
 		return
 	}
-	w.queue = append(w.queue, e)
+	w.queue = append(w.queue, queuedEvent{ref: *ref, eventType: eventType, reason: reason, msg: message, annotations: annotations, at: w.clock.Now()})
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -174,7 +151,7 @@ func (w *EventWriter) record(object runtime.Object, annotations map[string]strin
 // Counts returns what the writer did so far. It does not block.
 func (w *EventWriter) Counts() EventCounts {
 	w.mu.Lock()
-	queued := len(w.queue) - w.head
+	queued := len(w.queue)
 	w.mu.Unlock()
 	return EventCounts{Queued: queued, Written: w.written.Load(), Dropped: w.dropped.Load()}
 }
@@ -198,8 +175,8 @@ func (w *EventWriter) Run(ctx context.Context) error {
 		w.write(ctx, logger, e)
 	}
 	w.mu.Lock()
-	left := len(w.queue) - w.head
-	w.queue, w.head, w.closed = nil, 0, true
+	left := len(w.queue)
+	w.queue, w.closed = nil, true
 	w.mu.Unlock()
 	if left > 0 {
 		w.dropped.Add(int64(left))
@@ -208,30 +185,21 @@ func (w *EventWriter) Run(ctx context.Context) error {
 	return nil
 }
 
-// next takes the oldest queued Event, waiting for one until ctx is done.
+// next takes the oldest queued Event, waiting for one until ctx is done. The queue lets go
+// of what it no longer holds: each Event's strings once taken, and the backing array once
+// empty (or, for one that never empties, when append moves what is left to a new one), so
+// that a writer at rest holds no outage's worth.
 func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 	for {
 		if ctx.Err() != nil {
 			return queuedEvent{}, false
 		}
 		w.mu.Lock()
-		if w.head < len(w.queue) {
-			e := w.queue[w.head]
-			w.queue[w.head] = queuedEvent{} // let its strings go
-			w.head++
-			if w.head == len(w.queue) {
-				// Empty: keep a small backing array for the next few Events, and let the
-				// one a burst grew go, so that a writer at rest holds no outage's worth.
-				if cap(w.queue) > idleQueueCap {
-					w.queue = nil
-				}
-				w.queue, w.head = w.queue[:0], 0
-			} else if w.head >= 1024 && w.head*2 >= len(w.queue) {
-				// Half the backing array is spent: move the rest down, so that a queue that
-				// never empties does not keep growing.
-				n := copy(w.queue, w.queue[w.head:])
-				clear(w.queue[n:])
-				w.queue, w.head = w.queue[:n], 0
+		if len(w.queue) > 0 {
+			e := w.queue[0]
+			w.queue[0] = queuedEvent{}
+			if w.queue = w.queue[1:]; len(w.queue) == 0 {
+				w.queue = nil
 			}
 			w.mu.Unlock()
 			return e, true
@@ -244,8 +212,8 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 	}
 }
 
-// write writes one Event through the correlator, retrying as the type's doc says. An
-// Event whose write ctx interrupted counts as dropped, as those still queued do.
+// write writes one Event through the correlator, retrying as the type's doc says; one
+// whose write ctx interrupted counts as dropped.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
 	ev := w.makeEvent(q)
 	res, err := w.correlator.EventCorrelate(ev)
@@ -261,26 +229,23 @@ func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEve
 	}
 	for try := 1; ; try++ {
 		err := w.send(ctx, res.Event, res.Patch)
-		if err == nil {
+		switch {
+		case err == nil:
 			w.written.Add(1)
 			return
-		}
-		if ctx.Err() != nil {
-			w.dropped.Add(1)
-			return
-		}
-		if !retriable(err) || try == eventTries {
-			w.dropped.Add(1)
+		case ctx.Err() != nil:
+		case !retriable(err) || try == eventTries:
 			logger.Error(err, "Event not written", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "reason", q.reason, "message", q.msg, "tries", try)
-			return
+		default:
+			logger.V(2).Info("Event not written yet; retrying", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "err", err.Error(), "try", try)
+			select {
+			case <-ctx.Done():
+			case <-w.clock.After(eventBackoff(try)):
+				continue
+			}
 		}
-		logger.V(2).Info("Event not written yet; retrying", "object", klog.KRef(q.ref.Namespace, q.ref.Name), "err", err.Error(), "try", try)
-		select {
-		case <-ctx.Done():
-			w.dropped.Add(1)
-			return
-		case <-w.clock.After(eventBackoff(try)):
-		}
+		w.dropped.Add(1)
+		return
 	}
 }
 
@@ -332,8 +297,8 @@ func (w *EventWriter) makeEvent(q queuedEvent) *v1.Event {
 }
 
 // retriable says whether a write that failed with err may succeed later: the API server
-// was not reached or did not answer in time, throttled it (429), or failed itself (5xx).
-// A refusal (any other status) will be the same next time.
+// was not reached, throttled it (429), or failed itself (5xx); any other refusal will be
+// the same next time.
 func retriable(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
@@ -345,9 +310,5 @@ func retriable(err error) bool {
 
 // eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
 func eventBackoff(try int) time.Duration {
-	d := eventBackoffBase
-	for i := 1; i < try && d < eventBackoffCap; i++ {
-		d *= 2
-	}
-	return min(d, eventBackoffCap)
+	return min(eventBackoffBase<<min(try-1, 5), eventBackoffCap)
 }

@@ -119,7 +119,7 @@ func (r *recordingUpdater) PodUpdated(old, new *v1.Pod)   { r.record("PodUpdated
 func TestHandlers(t *testing.T) {
 	r := &recordingUpdater{}
 	logger := klog.Background()
-	nodes, pods := nodeHandler(r, logger), podHandler(r, logger)
+	nodes, pods := HandlerFuncs(logger, r.NodeUpdated), HandlerFuncs(logger, r.PodUpdated)
 	n1, n2 := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	p1, p2 := podOn("a", "p1", "n1"), podOn("a", "p1", "n1")
 

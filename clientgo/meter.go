@@ -6,25 +6,22 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Meter keeps the metrics of controllers: [Options.Metrics] and the Options.Metrics of
-// package clientgo/device. Package github.com/taintevict/taintevict/clientgo/metrics
-// implements it on a Prometheus registry; it is an interface here so that a program that
-// keeps no metrics does not link Prometheus (whose init registers collectors of its own).
+// Meter keeps the metrics of controllers ([Options.Metrics], and package clientgo/device's).
+// Package github.com/taintevict/taintevict/clientgo/metrics implements it on a Prometheus
+// registry; it is an interface here so that a program that keeps no metrics does not link
+// Prometheus (whose init registers collectors of its own).
 type Meter interface {
 	// Instrument returns the Observer that keeps the metrics of the controller c
-	// describes; a controller's constructor calls it once. If the Observer also implements
-	// [DeleteObserver], the controller's Deleter tells it how each pod went. Instrument
-	// fails when the metrics cannot be kept (a second controller of the same name on one
-	// registry, say).
+	// describes, once per controller; if it also implements [DeleteObserver], the
+	// controller's Deleter tells it how each pod went. It fails when the metrics cannot be
+	// kept (a second controller of the same name on one registry, say).
 	Instrument(c Instrumented) (eviction.Observer, error)
 }
 
-// Instrumented describes a controller to its [Meter]: which it is, and where its counts
-// are read.
+// Instrumented describes a controller to its [Meter].
 type Instrumented struct {
-	// Controller names the controller among those of one process: "node" for a
-	// [Controller], "device" for clientgo/device's. A Meter labels the metrics it keeps
-	// with it, so that several controllers' share a registry.
+	// Controller names the controller among those of one process ("node", "device"): a
+	// Meter labels its metrics with it, so that several controllers share a registry.
 	Controller string
 	// Kube names the metrics of kube's own controller that this controller replaces, for
 	// the Meter to keep under kube's names too; the zero KubeMetrics names none.
@@ -32,8 +29,7 @@ type Instrumented struct {
 	// Clock is the controller's clock ([Options.Manager].Clock). nil means the real clock.
 	Clock clock.PassiveClock
 	// Stats, if not nil, reads the controller's evictions by where they stand: the
-	// Manager's (or the engine's) Stats, which reads counters, so that a scrape costs the
-	// same at any number of evictions.
+	// Manager's (or the engine's) Stats, counters that cost a scrape the same at any scale.
 	Stats func() eviction.Stats
 	// ActWorkers, if not nil, says how many Deleter calls may run at once now.
 	ActWorkers func() int

@@ -22,13 +22,11 @@ const (
 // (Found), and how a call ended the eviction (Removed). It is called from the Deleter,
 // before Delete returns (so before the Manager's Observer hears how the call ended), from
 // several goroutines at once: implementations must be safe for concurrent use and return
-// quickly. [EventObserver] implements it, to record "Marking for deletion" once the pod is
-// found; package clientgo/metrics' Metrics, to count evictions by method.
+// quickly ([EventObserver] and package clientgo/metrics' Metrics are two).
 type DeleteObserver interface {
 	// Found: the call's first request found the pod, of the ref's UID and not being
 	// deleted (the status patch answered with it; the Eviction went through, or a
-	// PodDisruptionBudget refused it). Told at each call that finds it, before the call
-	// goes on.
+	// PodDisruptionBudget refused it); at each call, before it goes on.
 	Found(pod eviction.PodRef)
 	// Removed: the call ended the eviction: the pod was removed (how), or found gone
 	// already (gone true).

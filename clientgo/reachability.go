@@ -20,9 +20,7 @@ import (
 const DefaultProbeInterval = time.Second
 
 // ReachabilityOptions configures a [Reachability]. The zero value gives
-// [DefaultProbeInterval]. It has no clock: a Reachability tells the time with the clock
-// of the controller that runs it ([Reachability.Run]), so that a controller's clock is set
-// in one place.
+// [DefaultProbeInterval]. It has no clock: [Reachability.Run] takes the controller's.
 type ReachabilityOptions struct {
 	// ProbeInterval is how long Run waits, while the server is unreachable, before each
 	// probe. 0 means DefaultProbeInterval; negative is an error.
@@ -42,11 +40,10 @@ type ReachabilityOptions struct {
 //   - a request that ends because its caller gave up (its context ended) changes nothing.
 //
 // [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
-// unreachable, probes it every ProbeInterval (the one load it adds, on a server that is not
-// answering) and tells the caller each time it comes back, so that the evictions that
-// failed while it was away are retried at once ([eviction.Manager.RetryUnreachable]). One
-// Reachability serves every controller of a client: each runs Run with what it retries, and
-// one of them at a time probes.
+// unreachable, probes it every ProbeInterval (the one load it adds) and tells the caller
+// each time it comes back, so that the evictions that failed while it was away are retried
+// at once ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller
+// of a client.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -54,18 +51,14 @@ type Reachability struct {
 	interval time.Duration
 
 	down atomic.Bool // read on every request; written under mu
-	mu   sync.Mutex
-	// since is when the server became unreachable, on the clock of the Run that saw it
-	// first (zero until a Run saw it), last the failure that made or kept it so; clock is
-	// the first Run's, the one since is read on; returns counts the comebacks; changed is
-	// closed, and replaced, at every change of down, to wake every Run; probing says that a
-	// Run probes. All under mu.
-	since   time.Time
-	clock   clock.PassiveClock
-	last    error
-	returns uint64
-	changed chan struct{}
-	probing bool
+
+	mu      sync.Mutex
+	since   time.Time          // when the server became unreachable, on clock; zero until a Run saw it
+	clock   clock.PassiveClock // the first Run's
+	last    error              // the failure that made or kept the server unreachable
+	returns uint64             // the comebacks
+	changed chan struct{}      // closed, and replaced, at every change of down, to wake every Run
+	probing bool               // a Run probes
 }
 
 // NewReachability returns a Reachability that counts the server reachable until a request
@@ -106,7 +99,6 @@ func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }
 
-// reachTransport records the outcome of each request in r.
 type reachTransport struct {
 	r  *Reachability
 	rt http.RoundTripper
@@ -133,9 +125,8 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving, counts as a failure. The caller leaves by cancelling the request or by closing
-// the body (client-go's StreamWatcher.Stop, after a 410 Gone, say, while its receive loop
-// still reads): neither is the server's doing.
+// leaving (cancelling the request, or closing the body: client-go's StreamWatcher.Stop,
+// while its receive loop still reads), counts as a failure.
 type watchBody struct {
 	io.ReadCloser
 	r      *Reachability
@@ -151,14 +142,13 @@ func (b *watchBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close marks the stream closed by its caller before it closes it, so that the read it
-// interrupts is not counted.
+// Close marks the stream closed by its caller first, so that the read it interrupts is not
+// counted.
 func (b *watchBody) Close() error {
 	b.closed.Store(true)
 	return b.ReadCloser.Close()
 }
 
-// failed records a request that got no answer.
 func (r *Reachability) failed(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -174,7 +164,6 @@ func (r *Reachability) failed(err error) {
 	r.poke()
 }
 
-// answered records an answer.
 func (r *Reachability) answered() {
 	if !r.down.Load() {
 		return
@@ -199,18 +188,16 @@ func (r *Reachability) poke() {
 // is the clock of the controller that runs it (nil: the real clock): it times the probes,
 // and tells since when the server has not answered (the first Run's). While the server is
 // unreachable Run calls probe every ProbeInterval (after the last probe ended), each call
-// bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the server reachable
-// (a probe through the wrapped transport is also counted as any request is). probe nil
-// probes nothing: the server is then seen back only when another request, or another Run's
-// probe, gets an answer. Each time the server comes back, Run calls returned, in its own
-// goroutine (the one Run runs in), one call at a time; returned must not block for long. Its
-// first call, at its start, tells it of the comebacks before it ran, if any. Either may be
-// nil.
+// bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the
+// server reachable. probe nil probes nothing: the server is then seen back only when
+// another request, or another Run's probe, gets an answer. Each time the server comes back
+// (and at its start, if it came back before), Run calls returned in its own goroutine;
+// returned must not block for long. Either may be nil.
 //
 // Run may be called any number of times, also at once: one for each controller that the
-// Reachability serves (the node side's and the device side's, say), each with what it
-// retries. Each is told every comeback while it runs; one at a time probes, and when it
-// returns while the server is unreachable, another that has a probe takes over.
+// Reachability serves, each with what it retries. Each is told every comeback while it
+// runs; one at a time probes, and when it returns while the server is unreachable, another
+// that has a probe takes over.
 func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -224,28 +211,11 @@ func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(cont
 			timer.Stop()
 		}
 		if probing {
-			r.mu.Lock()
-			r.probing = false
-			r.poke() // another Run may take over
-			r.mu.Unlock()
+			r.stopProbing()
 		}
 	}()
 	for {
-		r.mu.Lock()
-		down, returns, wake := r.down.Load(), r.returns, r.changed
-		if r.clock == nil {
-			r.clock = clk
-		}
-		if down && r.since.IsZero() {
-			r.since = r.clock.Now() // it failed before any Run ran
-		}
-		switch {
-		case down && probe != nil && !probing && !r.probing:
-			r.probing, probing = true, true
-		case !down && probing:
-			r.probing, probing = false, false
-		}
-		r.mu.Unlock()
+		returns, wake := r.look(clk, probe != nil, &probing)
 		if returns != seen {
 			seen = returns
 			if returned != nil {
@@ -273,25 +243,53 @@ func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(cont
 	}
 }
 
+// look is a Run's view of the state: it takes the probing over (a Run with a probe, while
+// the server is unreachable and no other Run probes) or gives it up (the server answers),
+// and returns the comebacks so far and the channel that the next change closes.
+func (r *Reachability) look(clk clock.PassiveClock, canProbe bool, probing *bool) (returns uint64, wake <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clock == nil {
+		r.clock = clk
+	}
+	down := r.down.Load()
+	if down && r.since.IsZero() {
+		r.since = r.clock.Now() // it failed before any Run ran
+	}
+	switch {
+	case down && canProbe && !*probing && !r.probing:
+		r.probing, *probing = true, true
+	case !down && *probing:
+		r.probing, *probing = false, false
+	}
+	return r.returns, r.changed
+}
+
+// stopProbing gives up the probing of a Run that returns, so that another may take over.
+func (r *Reachability) stopProbing() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.probing = false
+	r.poke()
+}
+
 // probe calls probe with a context that the clock cancels after the interval or 5 s,
 // whichever is longer, and waits for the timer's goroutine before it returns.
 func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(context.Context) error) error {
 	pctx, cancel := context.WithCancel(ctx)
 	timer := clk.NewTimer(max(r.interval, 5*time.Second))
-	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-timer.C():
-			cancel()
-		case <-done:
+		case <-pctx.Done():
 		}
+		cancel()
 	})
 	err := probe(pctx)
-	close(done)
+	cancel()
 	wg.Wait()
 	timer.Stop()
-	cancel()
 	return err
 }
 

@@ -55,10 +55,9 @@ func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
 	return append(b, `}]}}`...)
 }
 
-// patchFrame is the size of a status patch without its five strings' contents: the keys,
-// the punctuation, a generation of up to six digits and a time in years 0 to 9999. A
-// buffer of that size plus the strings holds the patch in one allocation (a larger
-// generation or escaped strings make append grow it, correctly).
+// patchFrame is the size of a status patch without its five strings' contents, for a
+// generation of up to six digits (a larger one, or escaped strings, make append grow the
+// buffer, correctly).
 const patchFrame = len(`{"metadata":{"uid":""},"status":{"conditions":[{"type":"","status":"",`) +
 	len(`"observedGeneration":123456,"lastTransitionTime":"2006-01-02T15:04:05Z",`) +
 	len(`"reason":"","message":""}]}}`)

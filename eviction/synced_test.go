@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/taintevict/taintevict/eviction"
 )
 
@@ -78,9 +80,19 @@ func TestManagerBudgetsHoldAfterRestart(t *testing.T) {
 				if want := names("p", 0, 6); !slices.Equal(held, want) {
 					t.Errorf("held %v with %s, want %v; pending %v", held, b.reason, want, h.m.Pending())
 				}
-				// 4 of 10 nodes tainted: the rule lets go, and what it held goes.
-				h.setNode(newNode("n0"))
-				h.setNode(newNode("n1"))
+				// 4 of 10 nodes tainted: the rule lets go, and what it held goes. Both nodes are
+				// in the Cache before the Manager hears of either: Confirm lets go at 5 of 10
+				// already, and p1 would go if n1 were still tainted then.
+				olds := []*v1.Node{}
+				for _, name := range []string{"n0", "n1"} {
+					old, _ := h.cache.Node(name)
+					olds = append(olds, old)
+					h.cache.SetNode(newNode(name))
+				}
+				for i, name := range []string{"n0", "n1"} {
+					n, _ := h.cache.Node(name)
+					h.m.NodeUpdated(olds[i], n)
+				}
 				h.wait()
 				h.expectDeleted("p2@+1m0s", "p3@+1m0s", "p4@+1m0s", "p5@+1m0s")
 			})

@@ -3,11 +3,11 @@
 # repository, before it is tagged. hack/test.sh runs it, so CI does.
 #
 #  1. The version is the one clientgo/go.mod requires of the core (the modules are released
-#     together: core vX, clientgo/vX, examples/controller/vX, examples/kubectl-taintevict/vX). Every go.mod in the
+#     together: core vX, clientgo/vX, controllerruntime/vX, examples/controller/vX, examples/kubectl-taintevict/vX). Every go.mod in the
 #     repository that requires one of the library's modules must require that version, and
 #     so must every `go get` line of ours in a README.md (CHANGELOG.md keeps old ones).
 #  2. hack/release (a module of its own) writes a Go module proxy folder from the working
-#     tree at that version: the core, clientgo, examples/controller and
+#     tree at that version: the core, clientgo, controllerruntime, examples/controller and
 #     examples/kubectl-taintevict, as a tag of it would publish them.
 #  3. In a fresh module in a temporary folder outside the repository, with GOWORK=off,
 #     GOFLAGS=-mod=mod, that folder first in GOPROXY, and GONOSUMDB for the library's
@@ -19,7 +19,11 @@
 #     not tolerate a taint.
 #  4. `go mod graph` of the adapters module, resolved as a consumer resolves it, must name
 #     neither controller-runtime nor envtest.
-#  5. `go install github.com/taintevict/taintevict/examples/controller@VERSION`, which
+#  5. In another fresh module, hack/release/testdata/operator's main.go, a controller-runtime
+#     operator of under 60 lines, requires only the controllerruntime module at that
+#     version, builds and vets, and its test runs it on a real kube-apiserver and etcd
+#     (KUBEBUILDER_ASSETS, made with hack/kube-assets.sh when unset) and sees it evict.
+#  6. `go install github.com/taintevict/taintevict/examples/controller@VERSION`, which
 #     refuses a module with replace directives, builds the command, and it runs (-h); the
 #     same for the kubectl plugin, examples/kubectl-taintevict (--help).
 #
@@ -72,7 +76,7 @@ cleanup() {
 trap cleanup EXIT
 
 # 2. The proxy folder.
-(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/examples/controller" "$root/examples/kubectl-taintevict")
+(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/controllerruntime" "$root/examples/controller" "$root/examples/kubectl-taintevict")
 
 # 3. A consumer.
 cache_proxy="file://$(go env GOMODCACHE)/cache/download"
@@ -130,7 +134,33 @@ if (cd "$tmp/adapters" && go mod graph) | grep -E 'controller-runtime|envtest'; 
 fi
 echo "release-check: the adapters module's graph has no controller-runtime and no envtest"
 
-# 5. The command, installed as a user would.
+# 5. A controller-runtime operator, hack/release/testdata/operator, written as a user outside
+# the repository writes one: it requires the adapter module alone, has under 60 lines, and
+# its test runs it on a real kube-apiserver and etcd (KUBEBUILDER_ASSETS) and sees it evict.
+operator="$tmp/operator"
+mkdir "$operator"
+cp "$root"/hack/release/testdata/operator/*.go "$operator/"
+lines=$(wc -l <"$operator/main.go")
+if [ "$lines" -ge 60 ]; then
+  echo "release-check: the operator's main.go has $lines lines, want under 60" >&2
+  exit 1
+fi
+if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
+  KUBEBUILDER_ASSETS=$(bash "$root/hack/kube-assets.sh" | tail -n 1)
+  export KUBEBUILDER_ASSETS
+fi
+(
+  cd "$operator"
+  go mod init example.com/operator >/dev/null 2>&1
+  echo "release-check: operator: go get $core/controllerruntime@$version"
+  go get "$core/controllerruntime@$version"
+  go mod tidy
+  go vet ./...
+  go test -race -count=1 -timeout 10m ./...
+)
+echo "release-check: a controller-runtime operator of $lines lines evicts with $core/controllerruntime@$version: ok"
+
+# 6. The command, installed as a user would.
 # CGO_ENABLED=0 -trimpath, as hack/image builds it: the two share their compiled packages.
 CGO_ENABLED=0 go install "$core/examples/controller@$version"
 if ! help=$("$GOBIN/controller" -h 2>&1) || ! grep -q -- '-kubeconfig' <<<"$help"; then

@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository (the core, clientgo, examples/controller, bench, and
-# the tools under hack/; the root go.work resolves the published modules from the checkout,
-# and bench and the tools have a go.work of their own) it checks formatting, runs go vet,
+# For every Go module in the repository (the core, clientgo, controllerruntime,
+# examples/controller, bench, and the tools under hack/; the root go.work resolves the
+# published modules from the checkout, and bench and the tools have a go.work of their own)
+# it checks formatting, runs go vet,
 # runs every test with the race detector (fuzz targets run their seed corpus only), and runs
 # every benchmark once (-benchtime 1x) so that none of them rots; the figures in
 # BENCHMARKS.md come from longer runs. Then it runs hack/release-check.sh (a module outside
 # the repository builds against the modules as the next tag would publish them, with the
 # README's go get lines and snippet), and the end-to-end suite,
-# examples/controller/e2e, on a real kube-apiserver and etcd, which it first makes with
-# `bash hack/kube-assets.sh` (the suite run alone, without them, fails with that command in
-# its message). It fails on the first failing check.
+# examples/controller/e2e, on a real kube-apiserver and etcd, which it makes first with
+# `bash hack/kube-assets.sh` (controllerruntime's tests and the release check's operator run
+# on it too; each, run alone without it, fails with that command in its message). It fails
+# on the first failing check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 modules=$(find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
 e2e=./examples/controller/e2e
+
+# The real control plane: etcd from apt and kube-apiserver built from source, once (10 to
+# 30 minutes cold on two cores), then found in the cache in seconds. A folder given in
+# KUBEBUILDER_ASSETS is used as it is. It is made first: the controllerruntime module's
+# tests, the release check's operator and the end-to-end suite all run on it.
+if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
+  KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
+  export KUBEBUILDER_ASSETS
+fi
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
@@ -45,13 +56,6 @@ echo "== release check: the modules as a tag would publish them, used from outsi
 bash hack/release-check.sh
 
 echo "== end-to-end suite on a real kube-apiserver and etcd ($e2e)"
-# The suite's own control plane: etcd from apt and kube-apiserver built from source, once
-# (10 to 30 minutes cold on two cores), then found in the cache in seconds. A folder given
-# in KUBEBUILDER_ASSETS is used as it is.
-if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
-  KUBEBUILDER_ASSETS=$(bash hack/kube-assets.sh | tail -n 1)
-  export KUBEBUILDER_ASSETS
-fi
 # E2E_SLOW=1 (CI sets it) adds the slow scenarios: faults of the control plane, load while failing.
 slow_args=()
 if [ "${E2E_SLOW:-}" = 1 ]; then

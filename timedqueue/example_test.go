@@ -15,9 +15,8 @@ import (
 func ExampleQueue() {
 	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	evicted := make(chan string)
-	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
+	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) {
 		evicted <- fmt.Sprintf("evict %s from %s", pod, node)
-		return nil
 	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		panic(err)
@@ -51,7 +50,7 @@ func ExampleQueue() {
 // Scheduling a key again moves its deadline, earlier or later; scheduling it for the time it
 // already has only replaces its value.
 func ExampleQueue_Schedule() {
-	noop := func(context.Context, string, int) error { return nil }
+	noop := func(context.Context, string, int) {}
 	q, err := timedqueue.New(noop, timedqueue.Options{})
 	if err != nil {
 		panic(err)
@@ -85,7 +84,7 @@ func ExampleQueue_Schedule() {
 
 // Pending lists the work waiting to run, by deadline.
 func ExampleQueue_Pending() {
-	noop := func(context.Context, string, string) error { return nil }
+	noop := func(context.Context, string, string) {}
 	q, err := timedqueue.New(noop, timedqueue.Options{})
 	if err != nil {
 		panic(err)
@@ -108,9 +107,8 @@ func ExampleQueue_Pending() {
 func ExampleQueue_WaitIdle() {
 	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	var ran []string // only the one worker appends, and WaitIdle orders it before the reads
-	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) error {
+	q, err := timedqueue.New(func(ctx context.Context, pod string, node string) {
 		ran = append(ran, pod)
-		return nil
 	}, timedqueue.Options{Clock: clk, Workers: 1})
 	if err != nil {
 		panic(err)
@@ -137,4 +135,43 @@ func ExampleQueue_WaitIdle() {
 	// at +10s: ran [default/web-1 default/web-2], 1 pending
 	// at +15s: ran [default/web-1 default/web-2], 1 pending
 	// at +20s: ran [default/web-1 default/web-2 default/web-3], 0 pending
+}
+
+// The queue does not retry: work that fails schedules its key again, here a second later,
+// up to three tries. The new work runs once the call that scheduled it has returned.
+func ExampleQueue_retry() {
+	clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	start := clk.Now()
+	var q *timedqueue.Queue[string, int]
+	q, err := timedqueue.New(func(ctx context.Context, pod string, try int) {
+		fmt.Printf("+%v: evict %s, try %d\n", clk.Since(start), pod, try)
+		if try < 3 { // the call failed: try again in a second
+			q.Schedule(pod, try+1, clk.Now().Add(time.Second))
+		}
+	}, timedqueue.Options{Clock: clk, Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- q.Run(ctx) }()
+
+	q.Schedule("default/web-1", 1, start)
+	for range 3 {
+		if err := q.WaitIdle(ctx); err != nil {
+			panic(err)
+		}
+		clk.Step(time.Second)
+	}
+	if err := q.WaitIdle(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("pending:", q.Len())
+	stop()
+	<-done
+	// Output:
+	// +0s: evict default/web-1, try 1
+	// +1s: evict default/web-1, try 2
+	// +2s: evict default/web-1, try 3
+	// pending: 0
 }

@@ -57,26 +57,27 @@ func TestWaitIdle(t *testing.T) {
 			done := waitIdleAsync(t.Context(), h.q)
 			synctest.Wait()
 			wantBlocked(t, "while a runs", done)
-			h.release("a", nil)
+			h.release("a")
 			wantReturned(t, "after a returned", done, nil)
 		})
 	})
-	t.Run("waits for retries due now, not for later ones", func(t *testing.T) {
+	t.Run("waits for work due now, not for later work", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
 			done := waitIdleAsync(t.Context(), h.q)
-			h.release("a", errBoom) // the retry is due at +1s
-			wantReturned(t, "after the first attempt failed", done, nil)
+			h.schedule("a", 2, at(time.Second)) // while a runs: it runs again at +1s
+			h.release("a")
+			wantReturned(t, "after the first call returned", done, nil)
 			h.clk.Step(time.Second)
 			done = waitIdleAsync(t.Context(), h.q)
 			synctest.Wait()
-			wantBlocked(t, "while the retry runs", done)
-			h.release("a", nil)
-			wantReturned(t, "after the retry", done, nil)
-			h.wantCalls("all", "a=1@+0s", "a=1@+1s")
+			wantBlocked(t, "while the second call runs", done)
+			h.release("a")
+			wantReturned(t, "after the second call", done, nil)
+			h.wantCalls("all", "a=1@+0s", "a=2@+1s")
 		})
 	})
 	t.Run("returns at once when nothing is due", func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestWaitIdle(t *testing.T) {
 			if err := h.q.WaitIdle(ctx); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("WaitIdle while a runs past ctx's deadline: got %v, want DeadlineExceeded", err)
 			}
-			h.release("a", nil)
+			h.release("a")
 		})
 	})
 }
@@ -144,7 +145,7 @@ func TestWaitIdleAfterRun(t *testing.T) {
 		done := waitIdleAsync(t.Context(), h.q)
 		synctest.Wait()
 		wantBlocked(t, "while a still runs after Run's ctx is done", done)
-		h.release("a", nil)
+		h.release("a")
 		wantReturned(t, "Run returned, nothing due", done, nil)
 		h.schedule("b", 3, epoch)
 		if err := h.q.WaitIdle(t.Context()); !errors.Is(err, ErrStopped) {
@@ -244,8 +245,9 @@ func (m *idleModel) check(when string, ran []string) {
 	}
 }
 
-// TestWaitIdleThenStep: in rounds of random work, a step that races with the dispatcher
-// (made at once after scheduling), WaitIdle, and a step right after WaitIdle:
+// TestWaitIdleThenStep: in rounds of random work, a step that races with the queue setting
+// its timer (made at once after scheduling, while the workers, done with the work due at
+// once, set it), WaitIdle, and a step right after WaitIdle:
 //   - WaitIdle returns only once all the work due by then has run, the raced step's
 //     included;
 //   - the step right after WaitIdle runs exactly the work it makes due, without any further
@@ -270,7 +272,7 @@ func TestWaitIdleThenStep(t *testing.T) {
 				}
 				for round := range rounds {
 					m.ops()
-					m.step() // races with the dispatcher planning for what ops scheduled
+					m.step() // races with the workers setting the timer for what ops scheduled
 					if err := h.q.WaitIdle(t.Context()); err != nil {
 						t.Fatal(err)
 					}
@@ -299,12 +301,11 @@ func TestWaitIdleThenStepRealGoroutines(t *testing.T) {
 			var mu sync.Mutex
 			var ranKeys []string
 			ranCh := make(chan struct{}, 1<<16)
-			q, err := New(func(_ context.Context, key string, v int) error {
+			q, err := New(func(_ context.Context, key string, v int) {
 				mu.Lock()
 				ranKeys = append(ranKeys, fmt.Sprintf("%s=%d", key, v))
 				mu.Unlock()
 				ranCh <- struct{}{}
-				return nil
 			}, Options{Clock: clk, Workers: workers})
 			if err != nil {
 				t.Fatal(err)
@@ -348,7 +349,7 @@ func TestWaitIdleThenStepRealGoroutines(t *testing.T) {
 
 // racyClock is a FakeClock whose timers call the next of beforeReset, if any, right before
 // they are set. A test steps the clock there to land a step, deterministically, between the
-// dispatcher's reading of the clock and the setting of its timer.
+// queue's reading of the clock and the setting of its timer.
 type racyClock struct {
 	*testclock.FakeClock
 	mu          sync.Mutex
@@ -377,11 +378,10 @@ func (t *racyTimer) Reset(d time.Duration) bool {
 	return t.Timer.Reset(d)
 }
 
-// TestArmingRace: a step that lands while the dispatcher sets its timer delays that timer
-// by the step, since the timer is set for a duration computed from the clock before the
-// step. WaitIdle must not return on such a timer, nor before the dispatcher has set its
-// timer anew from a later reading of the clock: after WaitIdle, a step to the deadline
-// must run the work.
+// TestArmingRace: a step that lands while the queue sets its timer delays that timer by the
+// step, since the timer is set for a duration computed from the clock before the step.
+// WaitIdle must not return on such a timer, nor before the timer is set anew from a later
+// reading of the clock: after WaitIdle, a step to the deadline must run the work.
 func TestArmingRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := &racyClock{FakeClock: testclock.NewFakeClock(epoch)}
@@ -401,13 +401,13 @@ func TestArmingRace(t *testing.T) {
 		clk.beforeReset = []func(){
 			func() { clk.Step(5 * time.Second) },
 			func() {
-				// The plan WaitIdle asks for: hold the dispatcher inside it (for a
-				// millisecond of the bubble's time, which passes only once every other
-				// goroutine is blocked), so that a WaitIdle that did not wait for it would
-				// return, and the step after it would land here.
+				// The setting anew: hold it (for a millisecond of the bubble's time, which
+				// passes only once every other goroutine is blocked), so that a WaitIdle
+				// that did not wait for it would return, and the step after it would land
+				// here.
 				time.Sleep(time.Millisecond)
 				if waitIdleReturned.Load() {
-					t.Error("WaitIdle returned before the dispatcher had set its timer anew")
+					t.Error("WaitIdle returned before the timer was set anew")
 				}
 			},
 		}
@@ -421,7 +421,7 @@ func TestArmingRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitIdleReturned.Store(true)
-		synctest.Wait() // lets a dispatcher that WaitIdle did not wait for reach its timer
+		synctest.Wait() // lets a setting of the timer that WaitIdle did not wait for happen
 		clk.Step(5 * time.Second)
 		synctest.Wait()
 		if got, want := rec.got(), []string{"a=1@+10s"}; !slices.Equal(got, want) {

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's tests if any goroutine (a worker, a dispatcher, a timer
+// TestMain fails the package's tests if any goroutine (a worker, Run's timer loop, a timer
 // callback of the reference queue) outlives them.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)

@@ -47,7 +47,7 @@ func (t *tqBench) stop()                                           { t.cancel();
 
 // newTQBench returns a running Queue whose work does nothing.
 func newTQBench(b *testing.B) *tqBench {
-	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
+	q, err := New(func(context.Context, string, benchValue) {}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func BenchmarkBurst(b *testing.B) {
 				switch impl {
 				case "timedqueue":
 					t := newTQBench(b)
-					t.q.work = func(context.Context, string, benchValue) error { work(); return nil }
+					t.q.work = func(context.Context, string, benchValue) { work() }
 					for i := range n {
 						t.q.Schedule(benchKeys[i], benchValue{uid: uint64(i)}, deadline)
 					}
@@ -421,7 +421,7 @@ func BenchmarkFireLag(b *testing.B) {
 				var stop func()
 				switch impl {
 				case "timedqueue":
-					q, err := New(func(_ context.Context, _ int, i int) error { record(i); return nil }, Options{})
+					q, err := New(func(_ context.Context, _ int, i int) { record(i) }, Options{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -455,76 +455,26 @@ func BenchmarkFireLag(b *testing.B) {
 	}
 }
 
-// BenchmarkReadyRunPass times the pass that takes a burst out of the heap (extractDue), the
-// longest single hold of the lock in a drain, which a Schedule or Cancel then waits for:
-// 1M items all due, scheduled in deadline order (the heap's array is sorted, as in a
-// burst); maxSortRun items due in random order (the run must be sorted: the most a pass
-// sorts); 1M items in random order (the pass finds them out of order and puts them back).
-func BenchmarkReadyRunPass(b *testing.B) {
+// BenchmarkShrink times the longest hold of the lock after a drain: the rebuild of the
+// index and the heap's array once a queue that held a million keys holds an eighth of them
+// (shrink), which the Schedule, Cancel or finished call that triggers it makes.
+func BenchmarkShrink(b *testing.B) {
 	makeBenchKeys()
-	for _, tc := range []struct {
-		name     string
-		n        int
-		random   bool
-		wantTook int
-	}{
-		{"sorted/n=1M", 1_000_000, false, 1_000_000},
-		{"random/n=maxSortRun", maxSortRun, true, maxSortRun},
-		{"random/n=1M", 1_000_000, true, 0},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			base := time.Unix(1e9, 0)
-			rng := rand.New(rand.NewPCG(5, 6))
-			for i := range tc.n {
-				at := base
-				if tc.random {
-					at = base.Add(time.Duration(rng.IntN(3600)) * time.Second)
-				}
-				q.Schedule(benchKeys[i], benchValue{}, at)
-			}
-			saved := slices.Clone(q.heap)
-			now := toNanos(base.Add(2 * time.Hour))
-			for b.Loop() {
-				b.StopTimer()
-				q.heap = append(q.heap[:0:0], saved...)
-				q.ready, q.extractBelow = nil, 0
-				b.StartTimer()
-				q.mu.Lock()
-				q.extractDue(now)
-				q.mu.Unlock()
-			}
-			if len(q.ready) != tc.wantTook {
-				b.Fatalf("the pass took %d items, want %d", len(q.ready), tc.wantTook)
-			}
-		})
-	}
-}
-
-// BenchmarkRenumber times the renumbering of seq.go at a million pending keys with
-// deadlines spread over an hour: the hold of the lock that one Schedule or Cancel in about
-// four billion makes.
-func BenchmarkRenumber(b *testing.B) {
-	makeBenchKeys()
-	const n = 1_000_000
-	q, err := New(func(context.Context, string, benchValue) error { return nil }, Options{})
+	const n = 1_000_000 / 8
+	q, err := New(func(context.Context, string, benchValue) {}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	base := time.Unix(1e9, 0)
-	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range n {
-		q.Schedule(benchKeys[i], benchValue{}, base.Add(time.Duration(rng.IntN(3600))*time.Second))
+		q.Schedule(benchKeys[i], benchValue{}, benchTimes[i])
 	}
 	for b.Loop() {
 		q.mu.Lock()
-		q.renumber()
+		q.peak = 8 * n
+		q.shrink()
 		q.mu.Unlock()
 	}
-	if q.seq != n {
-		b.Fatalf("after renumbering, the last number is %d, want %d", q.seq, n)
+	if q.peak != n || q.Len() != n {
+		b.Fatalf("after the rebuild: peak %d, Len %d, want %d", q.peak, q.Len(), n)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -99,85 +102,61 @@ func TestCancelAndReadd(t *testing.T) {
 }
 
 // TestCompletionDoesNotRemoveReplacement is kube's
-// TestRunningWorkerCompletionDoesNotRemoveReplacement (PR 141568), and the same with a
-// failing first attempt, which must not be retried either.
+// TestRunningWorkerCompletionDoesNotRemoveReplacement (PR 141568): work scheduled for a key
+// while it runs is not removed when the running call returns.
 func TestCompletionDoesNotRemoveReplacement(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		firstErr   error
-		wantEvents []string
-	}{
-		{"first attempt succeeds", nil, []string{"succeeded a #1"}},
-		{"first attempt fails", errBoom, []string{"failed a #1 boom"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-				h.rec.gate("a")
-				h.schedule("a", 1, epoch)
-				h.start()
-				h.wantCalls("after Run", "a=1@+0s")
-				h.wantGet("a", time.Time{}, false)
-				if got := h.schedule("a", 2, at(10*time.Second)); !got {
-					t.Fatalf("Schedule while running: got %v, want true", got)
-				}
-				h.wantGet("a", at(10*time.Second), true)
-				h.events.take()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{})
+		h.rec.gate("a")
+		h.schedule("a", 1, epoch)
+		h.start()
+		h.wantCalls("after Run", "a=1@+0s")
+		h.wantGet("a", time.Time{}, false)
+		if got := h.schedule("a", 2, at(10*time.Second)); !got {
+			t.Fatalf("Schedule while running: got %v, want true", got)
+		}
+		h.wantGet("a", at(10*time.Second), true)
+		h.events.take()
 
-				h.release("a", tc.firstErr)
-				h.wantEvents("first attempt returns", tc.wantEvents...)
-				h.wantNextAttempt("first attempt returns", "a", at(10*time.Second), true) // no retry
-				h.wantLen(1)
-				h.wantGet("a", at(10*time.Second), true)
+		h.release("a")
+		h.wantEvents("first call returns", "returned a")
+		h.wantLen(1)
+		h.wantGet("a", at(10*time.Second), true)
 
-				h.step(5 * time.Second) // past any retry of the first attempt
-				h.wantCalls("at +5s", "a=1@+0s")
-				h.step(5 * time.Second)
-				h.wantCalls("at +10s", "a=1@+0s", "a=2@+10s")
-				h.release("a", nil)
-				h.wantEvents("replacement", "started a #1 lag=0s", "succeeded a #1")
-				h.wantLen(0)
-				h.step(time.Hour)
-				h.wantCalls("an hour later", "a=1@+0s", "a=2@+10s")
-			})
-		})
-	}
+		h.step(5 * time.Second)
+		h.wantCalls("at +5s", "a=1@+0s")
+		h.step(5 * time.Second)
+		h.wantCalls("at +10s", "a=1@+0s", "a=2@+10s")
+		h.release("a")
+		h.wantEvents("replacement", "started a", "returned a")
+		h.wantLen(0)
+		h.step(time.Hour)
+		h.wantCalls("an hour later", "a=1@+0s", "a=2@+10s")
+	})
 }
 
 func TestCancelWhileRunning(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		err      error
-		wantLast string
-	}{
-		{"attempt succeeds", nil, "succeeded a #1"},
-		{"attempt fails", errBoom, "failed a #1 boom"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-				h.rec.gate("a")
-				h.schedule("a", 1, epoch)
-				h.start()
-				h.wantCalls("after Run", "a=1@+0s")
-				if got := h.unschedule("a"); got {
-					t.Fatalf("Cancel while running: got %v, want false", got)
-				}
-				h.wantGet("a", time.Time{}, false)
-				h.wantLen(1) // still running
-				h.events.take()
-				h.release("a", tc.err)
-				h.wantEvents("attempt returns", tc.wantLast)
-				h.wantNextAttempt("attempt returns", "a", time.Time{}, false) // no retry
-				h.wantLen(0)
-				h.step(time.Hour)
-				h.wantCalls("an hour later", "a=1@+0s")
-				if got := h.unschedule("a"); got {
-					t.Fatalf("Cancel after the attempt: got %v, want false", got)
-				}
-			})
-		})
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{})
+		h.rec.gate("a")
+		h.schedule("a", 1, epoch)
+		h.start()
+		h.wantCalls("after Run", "a=1@+0s")
+		if got := h.unschedule("a"); got {
+			t.Fatalf("Cancel while running: got %v, want false", got)
+		}
+		h.wantGet("a", time.Time{}, false)
+		h.wantLen(1) // still running
+		h.events.take()
+		h.release("a")
+		h.wantEvents("call returns", "returned a")
+		h.wantLen(0)
+		h.step(time.Hour)
+		h.wantCalls("an hour later", "a=1@+0s")
+		if got := h.unschedule("a"); got {
+			t.Fatalf("Cancel after the call: got %v, want false", got)
+		}
+	})
 }
 
 func TestReplace(t *testing.T) {
@@ -210,14 +189,15 @@ func TestReplace(t *testing.T) {
 				h.step(time.Minute)
 				h.wantCalls("past both times", want)
 				h.wantEvents("all", "scheduled a "+rel(at(tc.old)), "scheduled a "+rel(at(tc.new)),
-					"started a #1 lag=0s", "succeeded a #1")
+					"started a", "returned a")
 			})
 		})
 	}
 }
 
 // TestScheduleSameTime: scheduling a pending key for the time it already has only replaces
-// the value; the key keeps its place among ties and its retry state.
+// the value, and the key keeps its place among ties; scheduling a running key with nothing
+// pending schedules it, whatever the time.
 func TestScheduleSameTime(t *testing.T) {
 	t.Run("keeps order", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -233,57 +213,19 @@ func TestScheduleSameTime(t *testing.T) {
 			h.wantCalls("at +1s", "a=2@+1s", "b=1@+1s")
 		})
 	})
-	t.Run("keeps retry state", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-			h.rec.setFail("a", errBoom)
-			h.schedule("a", 1, epoch)
-			h.start()
-			h.wantEvents("first attempt", "scheduled a +0s", "started a #1 lag=0s", "failed a #1 boom")
-			h.wantNextAttempt("first attempt", "a", at(time.Second), true)
-			if got := h.schedule("a", 2, epoch); got {
-				t.Fatalf("Schedule at the same time while waiting to retry: got %v, want false", got)
-			}
-			h.wantGet("a", epoch, true)
-			h.wantNextAttempt("after Schedule", "a", at(time.Second), true)
-			synctest.Wait()
-			h.wantCalls("no new attempt before the retry time", "a=1@+0s")
-			h.step(time.Second)
-			h.wantCalls("at the retry time", "a=1@+0s", "a=2@+1s")
-			h.wantEvents("second attempt", "started a #2 lag=0s", "failed a #2 boom")
-			h.wantNextAttempt("second attempt", "a", at(3*time.Second), true)
-		})
-	})
-	t.Run("another time resets retry state", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-			h.rec.setFail("a", errBoom)
-			h.schedule("a", 1, epoch)
-			h.start()
-			h.events.take()
-			if got := h.schedule("a", 2, at(time.Nanosecond)); !got {
-				t.Fatalf("Schedule at another time while waiting to retry: got %v, want true", got)
-			}
-			h.step(time.Nanosecond)
-			h.wantCalls("at the new time", "a=1@+0s", "a=2@+1ns")
-			h.wantEvents("new scheduling", "scheduled a +1ns", "started a #1 lag=0s", "failed a #1 boom")
-			h.wantNextAttempt("new scheduling", "a", at(time.Second+time.Nanosecond), true)
-		})
-	})
 	t.Run("running key", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
+			h := newHarness(t, Options{})
 			h.rec.gate("a")
 			h.schedule("a", 1, epoch)
 			h.start()
-			if got := h.schedule("a", 2, epoch); got {
-				t.Fatalf("Schedule of a running key at its time: got %v, want false", got)
+			if got := h.schedule("a", 2, epoch); !got {
+				t.Fatalf("Schedule of a running key at the time it runs for: got %v, want true", got)
 			}
-			h.wantGet("a", time.Time{}, false)
-			h.release("a", errBoom) // retried, with the new value
-			h.step(time.Second)
-			h.wantCalls("after the retry", "a=1@+0s", "a=2@+1s")
-			h.release("a", nil)
+			h.wantGet("a", epoch, true)
+			h.release("a") // runs again, with the new value
+			h.wantCalls("after the first call", "a=1@+0s", "a=2@+0s")
+			h.release("a")
 			h.wantLen(0)
 		})
 	})
@@ -307,8 +249,8 @@ func TestScheduleReportsChange(t *testing.T) {
 			{"same time, new value", "a", 2, at(time.Minute), false},
 			{"earlier", "a", 3, at(time.Second), true},
 			{"later", "a", 4, at(time.Hour), true},
-			{"running key, its time", "r", 1, epoch, false},
-			{"running key, another time", "r", 2, at(time.Minute), true},
+			{"running key, its time", "r", 1, epoch, true},
+			{"running key, pending again, another time", "r", 2, at(time.Minute), true},
 			{"running key, pending again, same time", "r", 3, at(time.Minute), false},
 		} {
 			if got := h.schedule(tc.key, tc.value, tc.at); got != tc.want {
@@ -319,10 +261,10 @@ func TestScheduleReportsChange(t *testing.T) {
 		if v != 4 || !when.Equal(at(time.Hour)) || !ok {
 			t.Errorf("Get(a): got %d, %s, %v, want 4, +1h0m0s, true", v, rel(when), ok)
 		}
-		h.release("r", nil)
+		h.release("r")
 		h.step(time.Minute)
 		h.wantCalls("at +1m", "r=0@+0s", "r=3@+1m0s")
-		h.release("r", nil)
+		h.release("r")
 	})
 }
 
@@ -349,7 +291,7 @@ func TestOrder(t *testing.T) {
 }
 
 // TestPerKeySerialization: a key scheduled again, due, while it runs waits for the running
-// attempt, even when other workers are free.
+// call, even when other workers are free.
 func TestPerKeySerialization(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, Options{Workers: 4})
@@ -366,17 +308,16 @@ func TestPerKeySerialization(t *testing.T) {
 		if err := h.q.checkInvariants(); err != nil {
 			t.Fatal(err)
 		}
-		h.release("a", nil)
-		h.wantCalls("after a's first attempt", "a=1@+0s", "b=1@+1s", "a=2@+1s")
+		h.release("a")
+		h.wantCalls("after a's first call", "a=1@+0s", "b=1@+1s", "a=2@+1s")
 		h.wantKeyEvents("all", "a",
-			"scheduled a +0s", "started a #1 lag=0s", "scheduled a +1s",
-			"succeeded a #1", "started a #1 lag=0s")
-		// Moved again while parked: the parked generation is dropped.
+			"scheduled a +0s", "started a", "scheduled a +1s", "returned a", "started a")
+		// Moved while it runs: the work it was scheduled for before is dropped.
 		h.schedule("a", 3, at(time.Minute))
-		h.release("a", nil)
+		h.release("a")
 		h.step(time.Minute)
 		h.wantCalls("after the move", "a=1@+0s", "b=1@+1s", "a=2@+1s", "a=3@+1m1s")
-		h.release("a", nil)
+		h.release("a")
 		h.wantLen(0)
 	})
 }
@@ -389,147 +330,22 @@ func TestParkedCancel(t *testing.T) {
 		h.schedule("a", 1, epoch)
 		h.start()
 		h.schedule("a", 2, at(time.Second))
-		h.step(time.Second) // due, parked behind the running attempt
+		h.step(time.Second) // due, parked behind the running call
 		if got := h.unschedule("a"); !got {
 			t.Fatalf("Cancel of parked work: got %v, want true", got)
 		}
-		h.release("a", nil)
+		h.release("a")
 		h.step(time.Hour)
 		h.wantCalls("after the cancel", "a=1@+0s")
 		h.wantLen(0)
 	})
 }
 
-func TestRetryBackoff(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Cap: 5 * time.Second, Jitter: -1}})
-		h.rec.setFail("a", errBoom)
-		h.schedule("a", 1, epoch)
-		h.start()
-		var gotRetry []string // the retry time after each failed attempt
-		retryAt := func() {
-			next, _ := h.q.nextAttempt("a")
-			gotRetry = append(gotRetry, rel(next))
-		}
-		retryAt()
-		now := time.Duration(0)
-		want := []string{"a=1@+0s"}
-		for i, d := range []time.Duration{1, 2, 4, 5, 5, 5} {
-			d *= time.Second
-			h.step(d - 1)
-			h.wantCalls(fmt.Sprintf("retry %d, 1ns early", i+1), want...)
-			h.step(1)
-			now += d
-			want = append(want, fmt.Sprintf("a=1@%s", rel(at(now))))
-			h.wantCalls(fmt.Sprintf("retry %d", i+1), want...)
-			retryAt()
-		}
-		h.wantGet("a", epoch, true) // retries keep the scheduled time
-		wantRetry := []string{"+1s", "+3s", "+7s", "+12s", "+17s", "+22s", "+27s"}
-		if fmt.Sprint(gotRetry) != fmt.Sprint(wantRetry) {
-			t.Fatalf("retry times: got %v, want %v", gotRetry, wantRetry)
-		}
-		h.rec.setFail("a", nil)
-		h.step(5 * time.Second)
-		h.wantLen(0)
-	})
-}
-
-// TestRetryJitter: with the default jitter, a retry waits d·(1−0.2) to d.
-func TestRetryJitter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options{Workers: 1, Backoff: Backoff{Base: time.Second, Cap: 8 * time.Second}})
-		const keys = 50
-		for i := range keys {
-			k := fmt.Sprint("k", i)
-			h.rec.setFail(k, errBoom)
-			h.schedule(k, i, epoch)
-		}
-		// Each attempt fails at the fake clock's time of the step that ran it, and a key
-		// fails at most once a step (a retry waits at least 0.8 s): a key's next attempt
-		// that has changed since the last step is the retry of a failure at this one.
-		retries := map[string][]time.Duration{}
-		last := map[string]time.Time{}
-		collect := func() {
-			now := h.clk.Now()
-			for i := range keys {
-				k := fmt.Sprint("k", i)
-				if next, ok := h.q.nextAttempt(k); ok && !next.Equal(last[k]) {
-					retries[k] = append(retries[k], next.Sub(now))
-					last[k] = next
-				}
-			}
-		}
-		h.start()
-		collect()
-		for range 60 {
-			h.step(time.Second)
-			collect()
-		}
-		distinct := map[time.Duration]bool{}
-		for k, ds := range retries {
-			if len(ds) < 6 {
-				t.Fatalf("%s: got %d retries, want at least 6", k, len(ds))
-			}
-			for i, d := range ds {
-				nominal := min(time.Second<<i, 8*time.Second)
-				lo := time.Duration(float64(nominal) * (1 - DefaultJitter))
-				if d < lo || d > nominal {
-					t.Errorf("%s retry %d: got delay %v, want within [%v, %v]", k, i+1, d, lo, nominal)
-				}
-				distinct[d] = true
-			}
-		}
-		if len(distinct) < keys {
-			t.Errorf("distinct delays: got %d, want at least %d (jitter spreads retries)", len(distinct), keys)
-		}
-		for i := range keys {
-			h.rec.setFail(fmt.Sprint("k", i), nil)
-		}
-		h.step(10 * time.Second)
-		h.wantLen(0)
-	})
-}
-
-func TestMaxAttempts(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1, MaxAttempts: 3}})
-		h.rec.setFail("a", errBoom)
-		h.schedule("a", 1, epoch)
-		h.start()
-		h.wantNextAttempt("after attempt 1", "a", at(time.Second), true)
-		h.step(time.Second)
-		h.wantNextAttempt("after attempt 2", "a", at(3*time.Second), true)
-		h.step(2 * time.Second)
-		h.wantNextAttempt("after attempt 3", "a", time.Time{}, false) // no retry
-		h.wantCalls("three attempts", "a=1@+0s", "a=1@+1s", "a=1@+3s")
-		h.wantEvents("all",
-			"scheduled a +0s",
-			"started a #1 lag=0s", "failed a #1 boom",
-			"started a #2 lag=0s", "failed a #2 boom",
-			"started a #3 lag=0s", "failed a #3 boom")
-		h.wantLen(0)
-		h.wantGet("a", time.Time{}, false)
-		h.step(time.Hour)
-		h.wantCalls("an hour later", "a=1@+0s", "a=1@+1s", "a=1@+3s")
-		// A new scheduling starts a new count.
-		h.schedule("a", 2, at(time.Hour+5*time.Second))
-		h.step(5 * time.Second)
-		h.step(time.Second)
-		h.step(2 * time.Second)
-		h.wantLen(0)
-		if got := len(h.rec.got()); got != 6 {
-			t.Fatalf("attempts after rescheduling: got %d calls in all, want 6", got)
-		}
-	})
-}
-
 // TestEvents: what the queue does, as the harness's wrappers of Schedule, Cancel and the
-// work function see it, and the retry times it sets.
+// work function see it.
 func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-		h.rec.setFail("f", errBoom)
+		h := newHarness(t, Options{})
 		h.schedule("a", 1, at(10*time.Second))
 		h.schedule("a", 2, at(10*time.Second)) // changes nothing but the value: no event
 		h.schedule("b", 1, at(5*time.Second))
@@ -541,89 +357,26 @@ func TestEvents(t *testing.T) {
 			"scheduled a +10s", "scheduled b +5s", "cancelled b", "scheduled f +10s")
 		h.start()
 		h.step(12 * time.Second)
-		h.wantNextAttempt("after f's first attempt", "f", at(13*time.Second), true)
 		got := h.events.take()
 		// a and f may run on two workers in either order; check each key's sequence.
-		want := map[string][]string{
-			"a": {"started a #1 lag=2s", "succeeded a #1"},
-			"f": {"started f #1 lag=2s", "failed f #1 boom"},
-		}
-		for k, w := range want {
+		for _, k := range []string{"a", "f"} {
 			var g []string
 			for _, e := range got {
 				if strings.Fields(e)[1] == k {
 					g = append(g, e)
 				}
 			}
-			if fmt.Sprint(g) != fmt.Sprint(w) {
+			if w := []string{"started " + k, "returned " + k}; fmt.Sprint(g) != fmt.Sprint(w) {
 				t.Errorf("events of %s: got %q, want %q", k, g, w)
 			}
 		}
 		if len(got) != 4 {
 			t.Errorf("events: got %q, want 4", got)
 		}
-		h.step(3 * time.Second) // the retry is 2s late
-		h.wantEvents("retry", "started f #2 lag=2s", "failed f #2 boom")
-		h.wantNextAttempt("after f's retry", "f", at(17*time.Second), true)
-		h.unschedule("f")
-		h.wantEvents("cancel of a key waiting to retry", "cancelled f")
+		h.wantCallsAnyOrder("at +12s", "a=2@+12s", "f=1@+12s")
 		h.schedule("z", 0, time.Time{})
 		synctest.Wait()
-		ev := h.events.take()
-		if len(ev) != 3 || ev[0] != "scheduled z zero" || !strings.HasPrefix(ev[1], "started z #1 lag=") || ev[2] != "succeeded z #1" {
-			t.Errorf("zero time: got %q, want scheduled, started, succeeded", ev)
-		}
-	})
-}
-
-// TestZeroTimeLag: work scheduled at the zero time runs at once and reports no lag, not the
-// 292 years since the zero time.
-func TestZeroTimeLag(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{})
-		h.start()
-		h.schedule("a", 1, time.Time{})
-		synctest.Wait()
-		h.wantCalls("after scheduling at the zero time", "a=1@+0s")
-		h.wantKeyEvents("after scheduling at the zero time", "a", "scheduled a zero", "started a #1 lag=0s", "succeeded a #1")
-	})
-}
-
-func TestPanic(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-		h.rec.setPanic("a", "kaboom")
-		h.schedule("a", 1, epoch)
-		h.start()
-		h.wantNextAttempt("after the panic", "a", at(time.Second), true)
-		h.step(time.Second)
-		h.wantCalls("panic, then retry", "a=1@+0s", "a=1@+1s")
-		h.wantEvents("all", "scheduled a +0s",
-			"started a #1 lag=0s", "panicked a #1",
-			"started a #2 lag=0s", "succeeded a #2")
-		h.wantLen(0)
-
-		// The error a worker records for the attempt is what call returns.
-		rec := newRecorder(h.clk)
-		rec.setPanic("b", "kaboom")
-		q, err := New(rec.work, Options{Clock: h.clk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = q.call(context.Background(), "b", 1)
-		var pe *PanicError
-		if !errors.As(err, &pe) {
-			t.Fatalf("call's error: got %v, want a *PanicError", err)
-		}
-		if got, want := err.Error(), "timedqueue: work panicked: kaboom"; got != want {
-			t.Errorf("call's error: got %q, want %q", got, want)
-		}
-		if pe.Value != "kaboom" {
-			t.Errorf("PanicError.Value: got %v, want kaboom", pe.Value)
-		}
-		if !strings.Contains(string(pe.Stack), "(*recorder).work") {
-			t.Errorf("PanicError.Stack: got %q, want the work function's frame", pe.Stack)
-		}
+		h.wantEvents("zero time", "scheduled z zero", "started z", "returned z")
 	})
 }
 
@@ -644,7 +397,7 @@ func TestShutdown(t *testing.T) {
 		default:
 		}
 		h.wantLen(2)
-		h.rec.gate("a") <- nil
+		h.rec.gate("a") <- struct{}{}
 		synctest.Wait()
 		select {
 		case err := <-h.done:
@@ -678,7 +431,7 @@ func TestShutdown(t *testing.T) {
 }
 
 // TestNoStartAfterCancel: once Run's ctx is done, no work starts, even work that is due.
-// The race is between the dispatcher noticing ctx and a worker that returns from an attempt
+// The race is between Run noticing ctx and a worker that returns from a call
 // and takes the next due item; the scenario is repeated to make it likely.
 func TestNoStartAfterCancel(t *testing.T) {
 	for i := range 50 {
@@ -686,7 +439,7 @@ func TestNoStartAfterCancel(t *testing.T) {
 			h := newBareHarness(t, Options{Workers: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			var lateStarts []string
-			work := func(ctx context.Context, key string, _ int) error {
+			work := func(ctx context.Context, key string, _ int) {
 				if key == "a" {
 					cancel() // Run is stopped while a runs; a returns at once
 				}
@@ -696,7 +449,6 @@ func TestNoStartAfterCancel(t *testing.T) {
 					lateStarts = append(lateStarts, key)
 				}
 				h.rec.mu.Unlock()
-				return nil
 			}
 			h.q.work = work
 			h.schedule("a", 0, epoch)
@@ -730,7 +482,7 @@ func TestRunTwice(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	work := func(context.Context, string, int) error { return nil }
+	work := func(context.Context, string, int) {}
 	for _, tc := range []struct {
 		name    string
 		work    WorkFunc[string, int]
@@ -740,12 +492,6 @@ func TestNew(t *testing.T) {
 		{"zero options", work, Options{}, ""},
 		{"nil work", nil, Options{}, "timedqueue: "},
 		{"negative workers", work, Options{Workers: -1}, "timedqueue: "},
-		{"negative base", work, Options{Backoff: Backoff{Base: -1}}, "timedqueue: "},
-		{"negative cap", work, Options{Backoff: Backoff{Cap: -1}}, "timedqueue: "},
-		{"negative max attempts", work, Options{Backoff: Backoff{MaxAttempts: -1}}, "timedqueue: "},
-		{"jitter above 1", work, Options{Backoff: Backoff{Jitter: 1.5}}, "timedqueue: "},
-		{"jitter 1", work, Options{Backoff: Backoff{Jitter: 1}}, ""},
-		{"jitter off", work, Options{Backoff: Backoff{Jitter: -1}}, ""},
 		{"one worker", work, Options{Workers: 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -765,11 +511,8 @@ func TestNew(t *testing.T) {
 		})
 	}
 	q, _ := New(work, Options{})
-	if got, want := len(q.batches), DefaultWorkers; got != want {
+	if got, want := q.Workers(), DefaultWorkers; got != want {
 		t.Errorf("default workers: got %d, want %d", got, want)
-	}
-	if got, want := q.backoff, (Backoff{Base: DefaultBackoffBase, Cap: DefaultBackoffCap, Jitter: DefaultJitter}); got != want {
-		t.Errorf("default backoff: got %+v, want %+v", got, want)
 	}
 }
 
@@ -832,52 +575,56 @@ func TestLen(t *testing.T) {
 		h.wantLen(2) // running and pending again count once
 		h.unschedule("wait")
 		h.wantLen(1)
-		h.release("run", nil)
+		h.release("run")
 		h.wantLen(1)
 		h.step(time.Minute)
 		h.wantLen(1)
-		h.release("run", nil)
+		h.release("run")
 		h.wantLen(0)
 	})
 }
 
 func TestGetAndPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, Options{Backoff: Backoff{Base: time.Hour, Jitter: -1}})
+		h := newHarness(t, Options{})
 		if _, _, ok := h.q.Get("a"); ok {
 			t.Fatal("Get of an unknown key: got ok, want not ok")
 		}
 		h.rec.gate("run")
-		h.rec.setFail("retry", errBoom)
+		h.rec.gate("again")
 		h.schedule("run", 1, epoch)
-		h.schedule("retry", 2, epoch)
+		h.schedule("again", 2, epoch)
 		h.schedule("c", 3, at(3*time.Second))
 		h.schedule("a", 4, at(time.Second))
 		h.schedule("b", 5, at(2*time.Second))
 		h.schedule("gone", 6, at(2*time.Second))
+		h.schedule("b2", 7, at(2*time.Second))
 		h.unschedule("gone")
-		h.start() // run is running, retry waits to retry at +1h
+		h.start()                     // run and again are running
+		h.schedule("again", 8, epoch) // due while it runs: waits for that call
 		if _, _, ok := h.q.Get("run"); ok {
 			t.Error("Get of a running key: got ok, want not ok")
 		}
-		v, when, ok := h.q.Get("retry")
-		if v != 2 || !when.Equal(epoch) || !ok {
-			t.Errorf("Get(retry): got %d, %s, %v, want 2, +0s, true", v, rel(when), ok)
+		v, when, ok := h.q.Get("again")
+		if v != 8 || !when.Equal(epoch) || !ok {
+			t.Errorf("Get(again): got %d, %s, %v, want 8, +0s, true", v, rel(when), ok)
 		}
 		var got []string
 		for _, e := range h.q.Pending() {
 			got = append(got, fmt.Sprintf("%s=%d@%s", e.Key, e.Value, rel(e.At)))
 		}
-		want := []string{"retry=2@+0s", "a=4@+1s", "b=5@+2s", "c=3@+3s"}
+		want := []string{"again=8@+0s", "a=4@+1s", "b=5@+2s", "b2=7@+2s", "c=3@+3s"}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Pending: got %v, want %v", got, want)
 		}
-		h.release("run", nil)
-		h.unschedule("retry")
+		h.release("run")
+		h.unschedule("again")
+		h.release("again")
 		h.step(3 * time.Second)
 		if p := h.q.Pending(); len(p) != 0 {
 			t.Errorf("Pending after all ran: got %v, want none", p)
 		}
+		h.wantCallsAnyOrder("all", "run=1@+0s", "again=2@+0s", "a=4@+3s", "b=5@+3s", "b2=7@+3s", "c=3@+3s")
 	})
 }
 
@@ -902,7 +649,7 @@ func TestBoundedPool(t *testing.T) {
 		wantRunning("at Run", 3)
 		h.wantCallsAnyOrder("at Run", "k0=0@+0s", "k1=1@+0s", "k2=2@+0s")
 		for i := range 10 {
-			h.release(fmt.Sprint("k", i), nil)
+			h.release(fmt.Sprint("k", i))
 			wantRunning(fmt.Sprintf("after k%d returned", i), min(3, 10-i-1))
 		}
 		h.rec.mu.Lock()
@@ -914,27 +661,6 @@ func TestBoundedPool(t *testing.T) {
 	})
 }
 
-// TestBareWork: the queue runs, fails, panics and retries work that the harness does not
-// wrap, whose calls do not look into the queue (as work outside these tests does not).
-func TestBareWork(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newBareHarness(t, Options{Backoff: Backoff{Base: time.Second, Jitter: -1}})
-		h.rec.setPanic("p", "x")
-		h.rec.setFail("f", errBoom)
-		h.schedule("p", 1, epoch)
-		h.schedule("f", 2, epoch)
-		h.schedule("ok", 3, at(time.Second))
-		h.unschedule("none")
-		h.start()
-		h.rec.setFail("f", nil)
-		h.step(time.Second)
-		h.wantLen(0)
-		if got := len(h.rec.got()); got != 5 {
-			t.Fatalf("calls: got %v, want p, f, then retries of both and ok", h.rec.got())
-		}
-	})
-}
-
 // TestTimesInClockLocation: the times Get and Pending return are in the location of the
 // clock's times (UTC for a UTC clock), whatever the location of the time scheduled, and
 // not in time.Local.
@@ -943,7 +669,7 @@ func TestTimesInClockLocation(t *testing.T) {
 	for _, loc := range []*time.Location{time.UTC, east} {
 		t.Run(loc.String(), func(t *testing.T) {
 			clk := testclock.NewFakeClock(epoch.In(loc))
-			q, err := New(func(context.Context, string, int) error { return nil }, Options{Clock: clk})
+			q, err := New(func(context.Context, string, int) {}, Options{Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -999,4 +725,246 @@ func TestScheduleEarlier(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRetryByRescheduling: the queue does not retry; a work function that wants another
+// try schedules its own key again, which runs once the call has returned.
+func TestRetryByRescheduling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newBareHarness(t, Options{Workers: 4})
+		tries := 0
+		h.q.work = func(ctx context.Context, key string, try int) {
+			h.rec.work(ctx, key, try)
+			tries++ // one call of key at a time: no lock needed
+			if try < 3 {
+				h.q.Schedule(key, try+1, h.clk.Now().Add(time.Duration(try)*time.Second))
+			}
+		}
+		h.schedule("a", 1, epoch)
+		h.start()
+		h.step(time.Second)
+		h.step(2 * time.Second)
+		h.step(time.Hour)
+		h.wantCalls("three tries", "a=1@+0s", "a=2@+1s", "a=3@+3s")
+		h.wantLen(0)
+	})
+}
+
+// TestDueBehindABlockedWorker: due work waiting for the one worker, which is blocked, is
+// pending: Cancel removes it for good, Schedule at its time replaces its value, at another
+// time moves it.
+func TestDueBehindABlockedWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{Workers: 1})
+		h.rec.gate("a")
+		for _, k := range []string{"a", "cancelled", "same", "moved", "last"} {
+			h.schedule(k, 1, epoch)
+		}
+		h.start()
+		h.wantCalls("while a blocks", "a=1@+0s")
+		if !h.unschedule("cancelled") {
+			t.Fatal("Cancel of due work not started: got false, want true")
+		}
+		if got := h.schedule("same", 2, epoch); got {
+			t.Fatal("Schedule of due work at its time: got true, want false (value only)")
+		}
+		if got := h.schedule("moved", 3, at(time.Minute)); !got {
+			t.Fatal("Schedule of due work at another time: got false, want true")
+		}
+		h.wantGet("same", epoch, true)
+		h.wantLen(4) // a running; same, moved and last pending
+		h.release("a")
+		h.wantCalls("after a", "a=1@+0s", "same=2@+0s", "last=1@+0s")
+		h.step(time.Minute)
+		h.wantCalls("at +1m", "a=1@+0s", "same=2@+0s", "last=1@+0s", "moved=3@+1m0s")
+		h.wantLen(0)
+	})
+}
+
+// TestNoHeadOfLineBlocking: due work does not wait for a call that blocks while another
+// worker is free, and a call that returned does not count as running behind a slow one.
+func TestNoHeadOfLineBlocking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{Workers: 2})
+		h.rec.gate("a")
+		h.rec.gate("b")
+		keys := []string{"a", "b", "c", "d", "e"}
+		for _, k := range keys {
+			h.schedule(k, 1, epoch)
+		}
+		h.start()
+		h.wantCallsAnyOrder("a and b block, each on one worker", "a=1@+0s", "b=1@+0s")
+		h.release("b")
+		h.wantCallsAnyOrder("after b", "a=1@+0s", "b=1@+0s", "c=1@+0s", "d=1@+0s", "e=1@+0s")
+		h.wantLen(1)
+		h.release("a")
+		h.wantLen(0)
+	})
+}
+
+// TestCancelAll: cancelling every pending key, before or during Run, leaves a queue that
+// works.
+func TestCancelAll(t *testing.T) {
+	for _, n := range []int{1, 64, 5000} {
+		for _, running := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n=%d/running=%v", n, running), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := newBareHarness(t, Options{})
+					if running {
+						h.start()
+					}
+					for i := range n {
+						h.schedule(fmt.Sprint("k", i), i, at(time.Hour))
+					}
+					for i := range n {
+						if !h.unschedule(fmt.Sprint("k", i)) {
+							t.Fatalf("Cancel(k%d): got false, want true", i)
+						}
+					}
+					h.wantLen(0)
+					if err := h.q.checkInvariants(); err != nil {
+						t.Fatal(err)
+					}
+					h.schedule("after", 1, at(2*time.Hour))
+					if !running {
+						h.start()
+					}
+					h.step(2 * time.Hour)
+					h.wantCalls("after cancelling all", "after=1@+2h0m0s")
+				})
+			})
+		}
+	}
+}
+
+// TestLargeDrain: 20k keys, 19k of them run at once or are cancelled; the map and the
+// heap are rebuilt small, and the 1k that remain run at their times, with their values.
+func TestLargeDrain(t *testing.T) {
+	for _, how := range []string{"run", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { largeDrain(t, how == "cancel") })
+		})
+	}
+}
+
+func largeDrain(t *testing.T, cancel bool) {
+	h := newBareHarness(t, Options{})
+	r := rand.New(rand.NewPCG(8, 8))
+	const n, keep = 20000, 1000
+	var want []string
+	for i := range n {
+		k := fmt.Sprint("k", i)
+		d := time.Second
+		if i%(n/keep) == 0 {
+			d = time.Duration(2+r.IntN(999)) * time.Second // [2s, 1000s]
+			want = append(want, fmt.Sprintf("%s=%d@%s", k, i, rel(at(d))))
+		}
+		h.schedule(k, i, at(d))
+		if cancel && d == time.Second {
+			h.unschedule(k)
+		}
+	}
+	h.start()
+	h.step(time.Second)
+	h.wantLen(keep)
+	h.q.mu.Lock()
+	peak, heapCap := h.q.peak, cap(h.q.heap)
+	h.q.mu.Unlock()
+	if peak > 4*keep || heapCap > 4*keep {
+		t.Errorf("after the drain: peak %d, heap capacity %d, want both rebuilt below %d", peak, heapCap, 4*keep)
+	}
+	for now := time.Second; now < 1000*time.Second; now += time.Second {
+		h.step(time.Second)
+	}
+	var got []string
+	for _, c := range h.rec.got() {
+		if !strings.HasSuffix(c, "@+1s") {
+			got = append(got, c)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("calls after the drain: got %d, want %d:\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	h.wantLen(0)
+}
+
+func TestUntil(t *testing.T) {
+	for _, tc := range []struct {
+		at, now int64
+		want    time.Duration
+	}{
+		{5, 3, 2},
+		{maxNanos, 0, math.MaxInt64},
+		{maxNanos, minNanos, math.MaxInt64},
+		{0, minNanos, math.MaxInt64},
+		{-1, minNanos, math.MaxInt64 - 1},
+		{epoch.UnixNano(), epoch.UnixNano() - 1, 1},
+	} {
+		if got := until(tc.at, tc.now); got != tc.want {
+			t.Errorf("until(%d, %d): got %d, want %d", tc.at, tc.now, got, tc.want)
+		}
+	}
+}
+
+// TestIndexSharedHash: keys whose hashes are equal (about once in 2^64: forced here) share
+// one map entry in a chain; each is found, and each is dropped without the others.
+func TestIndexSharedHash(t *testing.T) {
+	q, err := New(func(context.Context, string, int) {}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = 42
+	keys := []string{"a", "b", "c", "d"}
+	byKey := map[string]*entry[string, int]{}
+	for _, k := range keys {
+		byKey[k] = &entry[string, int]{key: k, index: -1}
+		q.insert(h, byKey[k])
+	}
+	wantFound := func(when string, present ...string) {
+		t.Helper()
+		for _, k := range keys {
+			want := slices.Contains(present, k)
+			if got := q.lookup(h, k); (got != nil) != want || (want && got != byKey[k]) {
+				t.Errorf("%s: lookup(%s): got %p, want found %v (%p)", when, k, got, want, byKey[k])
+			}
+		}
+		if q.keys != len(present) {
+			t.Errorf("%s: len: got %d, want %d", when, q.keys, len(present))
+		}
+	}
+	wantFound("all inserted", keys...)
+	for _, step := range []struct {
+		drop string
+		left []string
+	}{
+		{"b", []string{"a", "c", "d"}}, // in the middle of the chain
+		{"d", []string{"a", "c"}},      // its head
+		{"a", []string{"c"}},           // its tail
+		{"c", nil},                     // the last
+	} {
+		q.drop(h, byKey[step.drop])
+		wantFound("after dropping "+step.drop, step.left...)
+	}
+	if _, ok := q.entries[h]; ok {
+		t.Error("the map keeps the hash after its last key was dropped")
+	}
+}
+
+// TestOnTimeWhileACallBlocks: work due later starts on time while a call taken before it
+// still runs; the timer is set for it when the call is taken.
+func TestOnTimeWhileACallBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, Options{Workers: 2})
+		h.rec.gate("a")
+		h.schedule("a", 1, at(time.Second))
+		h.schedule("b", 2, at(2*time.Second))
+		h.start()
+		h.step(time.Second)
+		h.wantCalls("a blocks", "a=1@+1s")
+		h.step(time.Second)
+		h.wantCalls("b on time", "a=1@+1s", "b=2@+2s")
+		h.release("a")
+	})
 }

@@ -2,107 +2,86 @@ package timedqueue
 
 import (
 	"context"
-	"runtime/debug"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
 )
 
-// attempt is what a worker takes out of the lock to call the work function with.
-type attempt[K comparable, V any] struct {
-	key   K
-	value V
-	n     uint32        // 1 for the first attempt of a scheduling
-	lag   time.Duration // how late it starts: from the time it was due to the claim
+// runner is a queue's run: its state, its one timer and its workers. The queue's lock
+// guards it.
+type runner struct {
+	running, closed bool            // Run has started; Run is stopping or has returned
+	ctx             context.Context // Run's, for the workers
+	timer           clock.Timer     // nil until Run starts
+	armed           bool            // the timer is set, for armedAt
+	armedAt         int64
+	limit, workers  int // how many workers may run (SetWorkers), and how many do
+	active          int // keys whose work a worker has taken and not finished
+	wg              sync.WaitGroup
 }
 
 // Run runs due work until ctx is done. Then it stops starting work, waits for every running
-// attempt to return (their ctx, which is ctx, is done too) and returns ctx's error. Work
-// still pending stays in the queue, where Len and Get see it. Every goroutine Run starts
-// has ended when it returns. A Queue runs once: a second call returns [ErrRunTwice].
+// call to return (their ctx, which is ctx, is done too) and returns ctx's error. Work still
+// pending stays in the queue, where Len and Get see it. Every goroutine Run starts has
+// ended when it returns. A Queue runs once: a second call returns [ErrRunTwice].
 func (q *Queue[K, V]) Run(ctx context.Context) error {
 	q.mu.Lock()
-	if q.started {
+	if q.running {
 		q.mu.Unlock()
 		return ErrRunTwice
 	}
-	q.started = true
-	close(q.running)
-	q.workers.ctx = ctx
+	q.running, q.ctx = true, ctx
+	close(q.started)
+	q.timer = q.clock.NewTimer(time.Hour)
+	stopTimer(q.timer)
 	q.startWorkers()
+	q.arm(toNanos(q.clock.Now()), false)
 	q.mu.Unlock()
 
-	q.dispatch(ctx)
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-q.timer.C():
+			q.mu.Lock()
+			q.armed = false
+			q.arm(toNanos(q.clock.Now()), false)
+			q.mu.Unlock()
+		}
+	}
 
 	q.mu.Lock()
 	q.closed = true
+	stopTimer(q.timer)
 	q.cond.Broadcast()
 	q.changed()
 	q.mu.Unlock()
-	q.workers.wg.Wait()
+	q.wg.Wait()
 	return ctx.Err()
 }
 
-// wake asks the dispatcher to look at the heap again.
-func (q *Queue[K, V]) wake() {
-	select {
-	case q.kick <- struct{}{}:
-	default:
+// arm sets the timer for the earliest deadline, at now or later, unless it is set for it
+// already (force sets it anew: see WaitIdle); when that deadline has come, it wakes a
+// worker instead. Before Run and once it stops, it does nothing. q.mu must be held.
+func (q *Queue[K, V]) arm(now int64, force bool) {
+	if q.timer == nil || q.closed || len(q.heap) == 0 {
+		return
+	}
+	at := q.heap[0].at
+	if at <= now {
+		q.cond.Signal()
+		return
+	}
+	if force || !q.armed || q.armedAt != at {
+		stopTimer(q.timer)
+		q.timer.Reset(until(at, now))
+		q.armed, q.armedAt = true, at
 	}
 }
 
-// dispatch keeps one timer armed for the earliest deadline and wakes the workers when it
-// passes. Workers take due items themselves; the dispatcher only wakes them, so a burst of
-// due work costs no hand-off per item.
-func (q *Queue[K, V]) dispatch(ctx context.Context) {
-	timer := q.clock.NewTimer(time.Hour)
-	stopTimer(timer)
-	defer stopTimer(timer)
-	for {
-		wait, plan := q.plan()
-		stopTimer(timer)
-		if wait > 0 {
-			timer.Reset(wait)
-		}
-		q.mu.Lock()
-		q.armedPlan = plan // WaitIdle waits for this: see there
-		q.changed()
-		q.mu.Unlock()
-
-		select {
-		case <-ctx.Done():
-			return
-		case <-q.kick:
-		case <-timer.C():
-		}
-	}
-}
-
-// plan looks at the earliest deadline and returns how long the timer must wait for it
-// (none when it is 0 or less), with the number of this plan. When the deadline has passed
-// it wakes the workers instead.
-func (q *Queue[K, V]) plan() (wait time.Duration, plan uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.plans++
-	next, ok := q.next()
-	if !ok {
-		q.armed = maxNanos
-		return 0, q.plans
-	}
-	now := toNanos(q.clock.Now())
-	if at := next.at; at > now {
-		q.armed = at
-		return sub(at, now), q.plans
-	}
-	q.armed = now
-	q.cond.Broadcast()
-	return 0, q.plans
-}
-
-// stopTimer stops t and drains a value it may have delivered, so that a later Reset cannot
-// be followed by a stale tick (fake clocks still deliver one) and a fake clock never blocks
-// sending to a full channel.
+// stopTimer stops t and drains a value it may have delivered, so that a fake clock never
+// blocks sending to a full channel (which it would do holding its lock, which Reset needs),
+// and no stale tick follows a Reset.
 func stopTimer(t clock.Timer) {
 	t.Stop()
 	select {
@@ -111,114 +90,94 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// worker runs due work until the queue closes, or until SetWorkers leaves no room for it
-// (w is at or past the limit). Each round claims the next due items under the lock (a
-// batch), calls the work function for each of them outside it, and finishes the attempts
-// (records their outcomes) under the lock again.
-func (q *Queue[K, V]) worker(ctx context.Context, w int32) {
-	b := &q.batches[w]
+// worker runs due work, one key at a time, until Run stops or SetWorkers leaves no room
+// for it. It takes the work and finishes it under the lock and calls it without.
+func (q *Queue[K, V]) worker(ctx context.Context) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	defer q.workers.exited(w)
-	// ctx is checked too: closed is set only once the dispatcher has seen ctx done, and
-	// until then a worker returning from an attempt would start the next due item.
-	for !q.closed && ctx.Err() == nil && int(w) < q.workers.limit {
-		if !q.claimNextDue(b) {
-			q.sleepers.Add(1)
+	var e *entry[K, V] // the entry whose work this worker called last
+	var h uint64       // its key's hash
+	for {
+		if e != nil {
+			q.finish(e, h)
+		}
+		// ctx is checked too: closed is set only once Run has seen ctx done, and until
+		// then a worker returning from a call would start the next due key.
+		if q.closed || ctx.Err() != nil || q.workers > q.limit {
+			break
+		}
+		if e = q.take(); e == nil {
 			q.cond.Wait()
-			q.sleepers.Add(-1)
 			continue
 		}
-
+		key, value := e.key, e.value
 		q.mu.Unlock()
-		q.callBatch(ctx, b, w)
+		q.work(ctx, key, value)
+		h = q.hash(key) // here, outside the lock
 		q.mu.Lock()
-
-		q.finishDone(b)
-		q.putBackUnstarted(b) // when ctx ended the round, or SetWorkers left no room for w
 	}
+	q.workers--
+	q.mu.Unlock()
 }
 
-// callBatch calls the work function for each claim of b that nobody took back, in order,
-// until ctx is done or SetWorkers leaves no room for worker w. The attempts it has done are finished by the next worker that claims
-// work, or by this one at the end of the round; when every other worker waits for work, it
-// finishes them before its next call if the lock is free, so that a slow call does not
-// hold back the outcome of those before it.
-func (q *Queue[K, V]) callBatch(ctx context.Context, b *batch[K, V], w int32) {
-	unfinished := false
-	for i := range b.n {
-		c := &b.claims[i]
-		if ctx.Err() != nil || w >= q.workers.current.Load() {
-			return
+// take returns the earliest due entry whose key is not running, marked running, or nil;
+// due entries whose key runs are parked on the way. Then it wakes another worker for the
+// due work it leaves, or sets the timer for the next deadline. q.mu must be held.
+func (q *Queue[K, V]) take() *entry[K, V] {
+	now := toNanos(q.clock.Now())
+	defer q.arm(now, false)
+	for len(q.heap) > 0 && q.heap[0].at <= now {
+		e := q.heap.remove(0)
+		if !e.running {
+			e.running = true
+			q.active++
+			return e
 		}
-		if unfinished && int(q.sleepers.Load()) >= int(q.workers.running.Load())-1 && q.mu.TryLock() {
-			q.finishDone(b)
-			q.mu.Unlock()
-			unfinished = false
-		}
-		if !c.state.CompareAndSwap(claimed, started) {
-			continue // taken back by Cancel, Schedule or an idle worker
-		}
-		c.err = q.call(ctx, c.a.key, c.a.value)
-		c.hash = q.index.hash(c.a.key) // here, outside the lock, for finish's release
-		c.state.Store(done)            // publishes err and hash to whoever finishes it
-		unfinished = true
+		e.parked = true
 	}
+	return nil
 }
 
-// finishDone finishes the attempts of b that are done. q.mu must be held.
-func (q *Queue[K, V]) finishDone(b *batch[K, V]) {
-	for i := range b.n {
-		if c := &b.claims[i]; c.state.Load() == done {
-			q.finish(c)
-			c.state.Store(finished)
-		}
-	}
-}
-
-// putBackUnstarted puts the claims of b that were not started back in the heap: Run is
-// stopping, or the worker is past the limit. q.mu must be held.
-func (q *Queue[K, V]) putBackUnstarted(b *batch[K, V]) {
-	for i := range b.n {
-		if c := &b.claims[i]; c.state.CompareAndSwap(claimed, revoked) {
-			q.putBack(c)
-		}
-	}
-}
-
-// call runs the work function, turning a panic into a *PanicError.
-func (q *Queue[K, V]) call(ctx context.Context, key K, value V) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return q.work(ctx, key, value)
-}
-
-// finish records the outcome of the started claim c, and schedules its retry if it failed.
-// q.mu must be held.
-func (q *Queue[K, V]) finish(c *claim[K, V]) {
-	idx := c.slot
-	c.slot = -1
-	s := q.slots.at(idx)
-	s.markFinished()
+// finish ends the call of e's work: work parked behind it goes back in the heap, where
+// it is due, and a key with nothing pending is dropped. q.mu must be held.
+func (q *Queue[K, V]) finish(e *entry[K, V], h uint64) {
+	e.running = false
 	q.active--
-	q.changed()
-	switch gen := c.it.seq; {
-	case s.gen != gen && s.isPending():
-		// Replaced while running: the new generation runs now if it came due meanwhile.
-		if s.isParked() {
-			s.markUnparked()
-			q.push(idx, s.due)
-		}
-	case s.gen != gen:
-		q.freeFinished(idx, c.hash) // cancelled while running
-	case c.err == nil || (q.backoff.MaxAttempts > 0 && int(c.a.n) >= q.backoff.MaxAttempts):
-		q.freeFinished(idx, c.hash)
-	default:
-		at := add(toNanos(q.clock.Now()), q.backoff.delay(c.a.n))
-		s.markRetrying()
-		q.push(idx, at)
+	switch {
+	case e.parked:
+		e.parked = false
+		q.heap.push(e)
+	case e.index < 0:
+		q.drop(h, e)
 	}
+	q.changed()
+}
+
+// startWorkers starts workers up to the limit, once Run has started and until it stops.
+// q.mu must be held.
+func (q *Queue[K, V]) startWorkers() {
+	for ctx := q.ctx; q.running && !q.closed && q.workers < q.limit; q.workers++ {
+		q.wg.Go(func() { q.worker(ctx) })
+	}
+}
+
+// SetWorkers lets n workers run work from now on: at least 1, at most Options.Workers (a
+// value out of that range counts as the nearer bound). It returns the number it set. More
+// workers start at once; when there are to be fewer, those past the limit leave once the
+// call they are in returns. A queue starts with Options.Workers workers. It does not block
+// on running work and is safe for concurrent use, before, during and after Run.
+func (q *Queue[K, V]) SetWorkers(n int) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.limit = min(max(n, 1), q.maxWorkers)
+	q.startWorkers()
+	q.cond.Broadcast() // a waiting worker past the limit leaves
+	return q.limit
+}
+
+// Workers returns how many workers may run work: what SetWorkers last set, or
+// Options.Workers.
+func (q *Queue[K, V]) Workers() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.limit
 }

@@ -3,7 +3,6 @@ package timedqueue
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -20,19 +19,12 @@ import (
 // its keys, so that each key's last operation is well defined; every scheduling has a value
 // of its own. It checks that the last scheduling of every key that was not cancelled ran
 // exactly once, that no value ran twice, that no value whose Cancel returned true ever
-// started, and that no key ran twice at once. In its second case the numbers of seq.go run
-// out every thousand schedules and cancels, so that they are renumbered while workers hold
-// claims and items sit in the ready run.
+// started, and that no key ran twice at once.
 func TestStress(t *testing.T) {
 	ops := 1_000_000
 	if raceEnabled || testing.Short() {
-		ops = 20_000
+		ops = 40_000
 	}
-	t.Run("numbers never run out", func(t *testing.T) { stress(t, ops, math.MaxUint32) })
-	t.Run("numbers run out every 1000", func(t *testing.T) { stress(t, ops/2, 1000) })
-}
-
-func stress(t *testing.T, ops int, seqLimit uint32) {
 	defer goleak.VerifyNone(t)
 	const goroutines, keysPer = 4, 2000
 
@@ -51,7 +43,7 @@ func stress(t *testing.T, ops int, seqLimit uint32) {
 			failures = append(failures, fmt.Sprintf(format, args...))
 		}
 	}
-	work := func(_ context.Context, key string, v int) error {
+	work := func(_ context.Context, key string, v int) {
 		mu.Lock()
 		if active[key] {
 			fail("%s: started %d while running", key, v)
@@ -74,13 +66,11 @@ func stress(t *testing.T, ops int, seqLimit uint32) {
 		mu.Lock()
 		active[key] = false
 		mu.Unlock()
-		return nil
 	}
 	q, err := New(work, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.seqLimit = seqLimit
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- q.Run(ctx) }()
@@ -196,21 +186,14 @@ func TestModel(t *testing.T) {
 	if raceEnabled {
 		seeds = 2
 	}
-	// With a limit of 50 the numbers of seq.go run out every few operations: the order of
-	// equal deadlines must survive renumbering.
-	for _, seqLimit := range []uint32{math.MaxUint32, 50} {
-		for seed := range seeds {
-			t.Run(fmt.Sprintf("seed=%d/seqLimit=%d", seed, seqLimit), func(t *testing.T) {
-				modelRun(t, seed, seqLimit)
-			})
-		}
+	for seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { modelRun(t, seed) })
 	}
 }
 
-func modelRun(t *testing.T, seed uint64, seqLimit uint32) {
+func modelRun(t *testing.T, seed uint64) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBareHarness(t, Options{Workers: 1})
-		h.q.seqLimit = seqLimit
 		h.start()
 		type entry struct {
 			value int

@@ -100,14 +100,12 @@ func workerGoroutines() int {
 	return count
 }
 
-// TestSetWorkersLowerLeavesMidRound: a worker past a lower limit leaves after the call it
-// is in and puts back the rest of its round, so that the limit binds from the next call
-// on, not once a round of up to a batch of calls has run. Two workers, one with a single
-// call, the other with a batch; the limit goes to 1: once both calls under way return,
-// never more than one runs, and every item is done. (Which worker holds the batch is the
-// scheduler's choice; the scenario runs several times so that both cases come up: a worker
-// that went on with its round would run beside the one that took the items left.)
-func TestSetWorkersLowerLeavesMidRound(t *testing.T) {
+// TestSetWorkersLowerLeavesAfterItsCall: a worker past a lower limit leaves after the call
+// it is in, so that the limit binds from the next call on. Two workers, each with a call
+// under way and more work due; the limit goes to 1: once both calls return, never more
+// than one runs, and every item is done. (Which worker leaves is the scheduler's choice;
+// the scenario runs several times.)
+func TestSetWorkersLowerLeavesAfterItsCall(t *testing.T) {
 	for round := range 10 {
 		synctest.Test(t, func(t *testing.T) {
 			clk := testclock.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -125,7 +123,7 @@ func TestSetWorkersLowerLeavesMidRound(t *testing.T) {
 			for i := range 100 {
 				q.Schedule(fmt.Sprint("k", i), i, clk.Now())
 			}
-			synctest.Wait() // the other holds a batch, its first call under way; more wait
+			synctest.Wait() // the other calls k0; more wait
 			q.SetWorkers(1)
 			for range 2 { // the two calls under way return
 				g.release <- struct{}{}
@@ -156,7 +154,7 @@ type gatedWork struct {
 
 func newGatedWork() *gatedWork { return &gatedWork{release: make(chan struct{})} }
 
-func (g *gatedWork) work(ctx context.Context, _ string, _ int) error {
+func (g *gatedWork) work(ctx context.Context, _ string, _ int) {
 	g.mu.Lock()
 	g.running++
 	g.peak = max(g.peak, g.running)
@@ -169,7 +167,6 @@ func (g *gatedWork) work(ctx context.Context, _ string, _ int) error {
 	g.running--
 	g.done++
 	g.mu.Unlock()
-	return nil
 }
 
 // counts returns the calls running now, the most that ran at once, and those done.

@@ -123,9 +123,8 @@ type tqQueue struct {
 }
 
 func newTQ(b *testing.B, work func()) *tqQueue {
-	q, err := timedqueue.New(func(context.Context, types.NamespacedName, types.UID) error {
+	q, err := timedqueue.New(func(context.Context, types.NamespacedName, types.UID) {
 		work()
-		return nil
 	}, timedqueue.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -21,132 +21,102 @@ import (
 func ruleScope(name string) string { return "DeviceTaintRule " + name }
 func poolScope(pool string) string { return "pool " + pool }
 
-// uncountedScope holds the evictions due by a taint that the census has not yet seen come
-// from a rule or a slice: the informers' stores have it, the handler that tells the census
-// has not run yet. The census tells the engine each time it has caught up.
+// uncountedScope holds the evictions due by a taint that the stores have and the census
+// has not seen come yet: the handler that tells it has not run.
 const uncountedScope = "census: counting"
 
 // census is the device side's engine.Census, for engine.Options.Confirm (kubernetes#141422:
 // one DeviceTaintRule with an empty selector evicted every pod that used a device). Its
-// scopes are the DeviceTaintRules of effect NoExecute and the pools whose ResourceSlices
-// put NoExecute taints on their devices. A scope would evict the pods that the rule's
-// status counts as pending: scheduled, not leaving, bound to a device it taints with
-// tolerations that let one of its NoExecute taints run out; of all the pods that use
-// devices. A rule is confirmed by its [eviction.ConfirmAnnotation] naming its taint's key
-// (or "*"); a pool by that annotation on one of its ResourceSlices of the newest generation
-// naming the key (a driver that rewrites its slices may drop it).
+// scopes are the NoExecute DeviceTaintRules and the pools whose ResourceSlices put
+// NoExecute taints on their devices; a scope would evict what a rule's status counts as
+// pending (Source.count), of all the pods that use devices. A rule is confirmed by its
+// [eviction.ConfirmAnnotation] naming its taint's key (or "*"); a pool by that annotation
+// on one of its ResourceSlices of the newest generation.
 //
-// Reach only reads what was counted: the scopes of each taint and each scope's counts, kept
-// from the informers' handlers (before the engine hears of a change), the period's recount
-// and the counts Reach asked for, all made off the engine's locks (see run): O(the scopes
-// of a cause's key). A scope that has no count yet holds the eviction until run has counted
-// it; a cause of no scope known yet holds it under uncountedScope until the handler that
-// brings its rule or slice has run. The census tells the engine (recount) of each scope
-// whose verdict changed: over Confirm's rule or not, confirmed or not, counted at last.
+// Reach, which the engine calls under its locks, reads only what the census keeps: the
+// scopes, read by the handlers before the engine hears of a change, and their counts,
+// made off the engine's locks (each period, and by run when Reach met a scope not counted
+// yet, which holds until then). flip is told of each scope whose verdict changed.
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
-// mu guards the maps, and is all Reach takes. Order: Source.feed, counting, mu; recount is
-// called holding counting, never mu.
+// mu guards the scopes, and is all Reach takes. Order: Source.feed, counting, mu.
 type census struct {
-	rule    engine.Confirm
-	src     *Source
-	clock   clock.Clock
-	period  time.Duration
-	recount func(scope string)
-	kick    chan struct{} // wakes run: Reach met a scope that was not counted
-	// flipped, if not nil, is told of each scope whose verdict changed; under counting.
-	flipped func(scope string)
+	rule   engine.Confirm
+	src    *Source
+	clock  clock.Clock
+	period time.Duration
+	flip   func(scope string) // called under counting, never under mu
+	kick   chan struct{}      // wakes run: Reach met a scope that was not counted
 
 	counting sync.Mutex
-	live     bool // under counting and mu: every scope was counted once the caches synced
+	live     bool // under counting: every scope was counted once the caches synced
 
-	mu        sync.Mutex
-	verdicts  map[string]verdict             // by scope: the rules of effect NoExecute and the pools with NoExecute taints
-	all       verdict                        // the pods that use devices, in all (tally only)
-	rules     map[string][]ruleSelector      // the NoExecute rules, by their taint's key
-	pools     map[string]map[string][]string // the NoExecute taints' keys of the pool's devices: pool -> device -> keys
-	confirm   map[string]string              // by scope: its ConfirmAnnotation (a pool's slices', joined)
-	uncounted map[string]bool                // scopes Reach found with no count
-	heldNew   bool                           // Reach held evictions under uncountedScope
+	mu      sync.Mutex
+	scopes  map[string]*scope   // every scope the census keeps, by name
+	byKey   map[string][]*scope // the rules' scopes, by their taint's key
+	all     int                 // the pods that use devices, counted at allAt
+	allAt   time.Time
+	heldNew bool // Reach held evictions under uncountedScope
 }
 
-// ruleSelector is what the census keeps of a NoExecute rule: its scope and its selector.
-type ruleSelector struct {
-	scope string
-	rule  *resourcev1.DeviceTaintRule // from the store: read only
-}
-
-// verdict is a scope's count, and whether it is over Confirm's rule.
-type verdict struct {
-	at   time.Time
-	t    tally
-	over bool
+// scope is what the census keeps of a NoExecute rule, or of a pool with NoExecute taints.
+type scope struct {
+	name    string
+	confirm string                      // its ConfirmAnnotation (a pool's slices', joined)
+	rule    *resourcev1.DeviceTaintRule // a rule's, from the store: read only
+	keys    map[string][]string         // a pool's: device ID -> the keys of its NoExecute taints
+	counted bool                        // pods and over say what it would evict
+	asked   bool                        // Reach found it not counted: run counts it
+	pods    int
+	over    bool // more than Confirm's rule allows
 }
 
 var _ engine.Census = (*census)(nil)
 
-func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Duration, recount func(scope string)) *census {
-	return &census{rule: rule, src: src, clock: clk, period: period, recount: recount, kick: make(chan struct{}, 1),
-		verdicts: map[string]verdict{}, rules: map[string][]ruleSelector{}, pools: map[string]map[string][]string{},
-		confirm: map[string]string{}, uncounted: map[string]bool{}}
+func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Duration, flip func(scope string)) *census {
+	return &census{rule: rule, src: src, clock: clk, period: period, flip: flip, kick: make(chan struct{}, 1),
+		scopes: map[string]*scope{}, byKey: map[string][]*scope{}}
 }
 
 // Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
-// as last counted; a scope known and not counted is marked for run, and a cause of no
-// scope known yet gets uncountedScope, not counted.
+// as last counted; one not counted is marked for run; a cause of no scope known yet gets
+// uncountedScope, not counted.
 func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	known := false
-	b.scopesOf(c.Holder, c.Key, func(sc string) {
-		known = true
-		v, counted := b.verdicts[sc]
-		if !counted {
-			b.uncounted[sc] = true
-			b.wake()
+	n := len(into)
+	add := func(sc *scope) {
+		if !sc.counted {
+			sc.asked = true
+			poke(b.kick)
 		}
-		into = append(into, engine.Reach{Scope: sc, Evicts: v.t.pods, Targets: b.all.t.pods, Counted: counted,
-			Confirmed: eviction.Confirms(b.confirm[sc], c.Key)})
-	})
-	if !known {
+		into = append(into, engine.Reach{Scope: sc.name, Evicts: sc.pods, Targets: b.all, Counted: sc.counted,
+			Confirmed: eviction.Confirms(sc.confirm, c.Key)})
+	}
+	if sc := b.scopes[poolScope(poolOf(c.Holder))]; sc != nil && slices.Contains(sc.keys[c.Holder], c.Key) {
+		add(sc)
+	}
+	for _, sc := range b.byKey[c.Key] {
+		if ruleMatches(sc.rule, c.Holder) {
+			add(sc)
+		}
+	}
+	if len(into) == n {
 		b.heldNew = true
 		into = append(into, engine.Reach{Scope: uncountedScope})
 	}
 	return into
 }
 
-// scopesOf calls f with each scope that puts a NoExecute taint with key on device id, as
-// the census knows them; under mu.
-func (b *census) scopesOf(id, key string, f func(scope string)) {
-	driver, pool, name := splitID(id)
-	if slices.Contains(b.pools[driver+"/"+pool][name], key) {
-		f(poolScope(driver + "/" + pool))
-	}
-	for _, r := range b.rules[key] {
-		if ruleMatches(r.rule, id) {
-			f(r.scope)
-		}
-	}
-}
-
-func (b *census) wake() {
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-}
-
 // scopeTaints returns what scope puts on devices, for count; nil for a scope that is gone.
 func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
-	for _, r := range s.ruleList() {
-		if ruleScope(r.Name) == scope && r.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute {
+	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+		if r, ok := get[*resourcev1.DeviceTaintRule](s.rules, name); ok && r.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute {
 			return s.ruleTaints(r)
 		}
-	}
-	pool, ok := strings.CutPrefix(scope, poolScope(""))
-	if !ok {
 		return nil
 	}
+	pool := strings.TrimPrefix(scope, poolScope(""))
 	taints := map[string][]v1.Taint{}
 	s.pool(pool, func(name string, t []resourcev1.DeviceTaint) {
 		taints[pool+"/"+name] = tolerations.NoExecuteTaints(tolerations.DeviceTaints(t))
@@ -171,9 +141,8 @@ func (s *Source) poolConfirm(pool string) string {
 }
 
 // changed is the Source's news, before the engine hears it, that the taints (or the
-// confirmation) of scope changed in the stores: the census reads the scope again (the
-// rule, or the pool's slices) and, once live, counts it afresh, then tells the engine if
-// its verdict changed, and what it held for want of a scope.
+// confirmation) of scope changed in the stores: the census reads the scope again and, once
+// live, counts it afresh; then it tells flip if its verdict changed.
 func (b *census) changed(scope string) {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -186,116 +155,100 @@ func (b *census) changed(scope string) {
 
 // read takes what the stores say of scope's taints and confirmation into the census, and
 // reports whether its confirmation changed; under counting.
-func (b *census) read(scope string) (flip bool) {
-	if pool, ok := strings.CutPrefix(scope, poolScope("")); ok {
-		devices := map[string][]string{}
-		b.src.pool(pool, func(name string, taints []resourcev1.DeviceTaint) {
+func (b *census) read(name string) (flip bool) {
+	sc := &scope{name: name}
+	if pool, ok := strings.CutPrefix(name, poolScope("")); ok {
+		sc.keys, sc.confirm = map[string][]string{}, b.src.poolConfirm(pool)
+		b.src.pool(pool, func(device string, taints []resourcev1.DeviceTaint) {
+			id := pool + "/" + device
 			for _, t := range taints {
-				if t.Effect == resourcev1.DeviceTaintEffectNoExecute && !slices.Contains(devices[name], t.Key) {
-					devices[name] = append(devices[name], t.Key)
+				if t.Effect == resourcev1.DeviceTaintEffectNoExecute && !slices.Contains(sc.keys[id], t.Key) {
+					sc.keys[id] = append(sc.keys[id], t.Key)
 				}
 			}
 		})
-		confirm := b.src.poolConfirm(pool)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		flip = b.confirm[scope] != confirm
-		if len(devices) == 0 {
-			delete(b.pools, pool)
-			delete(b.verdicts, scope)
-			delete(b.confirm, scope)
-		} else {
-			b.pools[pool] = devices
-			b.confirm[scope] = confirm
-		}
-		return flip
+		return b.keep(sc, len(sc.keys) > 0)
 	}
-	name, _ := strings.CutPrefix(scope, ruleScope(""))
-	rule, _ := get[*resourcev1.DeviceTaintRule](b.src.rules, name)
+	rule, _ := get[*resourcev1.DeviceTaintRule](b.src.rules, strings.TrimPrefix(name, ruleScope("")))
+	if rule != nil && rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute {
+		sc.rule, sc.confirm = rule, rule.Annotations[eviction.ConfirmAnnotation]
+	}
+	return b.keep(sc, sc.rule != nil) && sc.rule != nil
+}
+
+// keep puts sc in the place of the scope of its name, with that one's counts, or, not
+// present, drops that one; it reports whether the confirmation changed.
+func (b *census) keep(sc *scope, present bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for key, rs := range b.rules {
-		if rs = slices.DeleteFunc(rs, func(r ruleSelector) bool { return r.scope == scope }); len(rs) == 0 {
-			delete(b.rules, key)
-		} else {
-			b.rules[key] = rs
+	old := b.scopes[sc.name]
+	if old == nil {
+		old = &scope{}
+	} else if old.rule != nil {
+		key := old.rule.Spec.Taint.Key
+		if b.byKey[key] = slices.DeleteFunc(b.byKey[key], func(s *scope) bool { return s == old }); len(b.byKey[key]) == 0 {
+			delete(b.byKey, key)
 		}
 	}
-	if rule == nil || rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute {
-		delete(b.verdicts, scope)
-		delete(b.confirm, scope)
-		return false
+	if !present {
+		delete(b.scopes, sc.name)
+		return old.confirm != sc.confirm
 	}
-	key := rule.Spec.Taint.Key
-	b.rules[key] = append(b.rules[key], ruleSelector{scope: scope, rule: rule})
-	confirm := rule.Annotations[eviction.ConfirmAnnotation]
-	flip = b.confirm[scope] != confirm
-	b.confirm[scope] = confirm
-	return flip
+	sc.counted, sc.asked, sc.pods, sc.over = old.counted, old.asked, old.pods, old.over
+	b.scopes[sc.name] = sc
+	if sc.rule != nil {
+		b.byKey[sc.rule.Spec.Taint.Key] = append(b.byKey[sc.rule.Spec.Taint.Key], sc)
+	}
+	return old.confirm != sc.confirm
 }
 
 // count counts what scope would evict now, and keeps it; it reports whether its verdict
 // changed (or it was not counted before). It counts the pods that use devices first when
 // that count is older than the period. Under counting; not under mu.
-func (b *census) count(scope string) (flip bool) {
+func (b *census) count(name string) (flip bool) {
 	now := b.clock.Now()
 	b.mu.Lock()
-	all := b.all
-	old, known := b.verdicts[scope]
-	delete(b.uncounted, scope)
+	all, allAt := b.all, b.allAt
+	var old scope
+	if sc := b.scopes[name]; sc != nil {
+		old, sc.asked = *sc, false
+	}
 	b.mu.Unlock()
-	taints := b.src.scopeTaints(scope)
-	if taints == nil {
-		// Gone from the stores, not yet from the census (its handler is on the way): it
-		// holds nothing, so that Reach does not ask again and again.
-		if known || b.knows(scope) {
-			b.mu.Lock()
-			b.verdicts[scope] = verdict{at: now}
-			b.mu.Unlock()
+	var pods int
+	var over bool
+	// A scope gone from the stores, and not yet from the census (its handler is on the
+	// way), holds nothing, so that Reach does not ask again and again.
+	taints := b.src.scopeTaints(name)
+	if taints != nil {
+		if allAt.IsZero() || now.Sub(allAt) >= b.period {
+			all, allAt = b.src.count(nil, now).pods, now
 		}
-		return !known || old.over
+		pods = b.src.count(taints, now).pods
+		over = b.rule.Exceeds(pods, all)
 	}
-	if all.at.IsZero() || now.Sub(all.at) >= b.period {
-		all = verdict{at: now, t: b.src.count(nil, now)}
-	}
-	nv := verdict{at: now, t: b.src.count(taints, now)}
-	nv.over = b.rule.Exceeds(nv.t.pods, all.t.pods)
-	b.mu.Lock()
-	b.all, b.verdicts[scope] = all, nv
-	b.mu.Unlock()
-	return !known || old.over != nv.over
-}
-
-// knows reports whether the census keeps scope's taints.
-func (b *census) knows(scope string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if pool, ok := strings.CutPrefix(scope, poolScope("")); ok {
-		return b.pools[pool] != nil
+	if taints != nil {
+		b.all, b.allAt = all, allAt
 	}
-	for _, rs := range b.rules {
-		if slices.ContainsFunc(rs, func(r ruleSelector) bool { return r.scope == scope }) {
-			return true
-		}
+	if sc := b.scopes[name]; sc != nil {
+		sc.counted, sc.pods, sc.over = true, pods, over
 	}
-	return false
+	return !old.counted || old.over != over
 }
 
-// release tells the engine of scope when its verdict changed (flip), and of what Reach held
-// for want of a scope; under counting.
+// release tells flip of scope when its verdict changed, and of uncountedScope when Reach
+// held evictions for want of a scope; under counting.
 func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
 	held := b.heldNew
 	b.heldNew = false
 	b.mu.Unlock()
 	if flip {
-		if b.flipped != nil {
-			b.flipped(scope)
-		}
-		b.recount(scope)
+		b.flip(scope)
 	}
 	if held {
-		b.recount(uncountedScope)
+		b.flip(uncountedScope)
 	}
 }
 
@@ -307,12 +260,12 @@ func (b *census) why(scope, key string) (string, bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, ok := b.verdicts[scope]
-	if !ok || !v.over || eviction.Confirms(b.confirm[scope], key) {
+	sc := b.scopes[scope]
+	if sc == nil || !sc.counted || !sc.over || eviction.Confirms(sc.confirm, key) {
 		return "", false
 	}
 	return fmt.Sprintf("Eviction paused: it would evict %d of the %d pods that use devices, more than %g%%. Annotate the DeviceTaintRule with %s=%s to confirm it.",
-		v.t.pods, b.all.t.pods, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
+		sc.pods, b.all, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
 }
 
 // goLive reads every scope from the stores and counts it: the caches have synced, and the
@@ -320,38 +273,35 @@ func (b *census) why(scope, key string) (string, bool) {
 func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()
-	for _, sc := range b.scopes(true) {
-		b.read(sc)
+	for _, r := range b.src.ruleList() {
+		b.read(ruleScope(r.Name))
 	}
-	for _, sc := range b.scopes(false) {
-		if b.count(sc) && b.flipped != nil {
-			b.flipped(sc)
+	for _, pool := range b.src.slices.ListIndexFuncValues(PoolIndex) {
+		b.read(poolScope(pool))
+	}
+	for _, sc := range b.names(false) {
+		if b.count(sc) {
+			b.flip(sc)
 		}
 	}
-	b.mu.Lock()
 	b.live = true
-	b.mu.Unlock()
 }
 
 // run keeps the counts until ctx is done: it counts every scope again at each period, and
-// those Reach asked about when it asks, and tells the engine of each whose verdict changed.
+// those Reach asked about when it asks, and tells flip of each whose verdict changed.
 func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
-	defer func() { next.Stop() }()
+	defer next.Stop()
 	for {
 		var scopes []string
 		select {
 		case <-ctx.Done():
 			return
 		case <-next.C():
-			next = b.clock.NewTimer(b.period)
-			scopes = b.scopes(false)
+			next.Reset(b.period)
+			scopes = b.names(false)
 		case <-b.kick:
-			b.mu.Lock()
-			for sc := range b.uncounted {
-				scopes = append(scopes, sc)
-			}
-			b.mu.Unlock()
+			scopes = b.names(true)
 		}
 		b.counting.Lock()
 		for _, sc := range scopes {
@@ -361,28 +311,16 @@ func (b *census) run(ctx context.Context) {
 	}
 }
 
-// scopes lists the scopes the census knows (fromStores: those of the stores, every rule
-// and every pool, to read them).
-func (b *census) scopes(fromStores bool) []string {
-	var out []string
-	if fromStores {
-		for _, r := range b.src.ruleList() {
-			out = append(out, ruleScope(r.Name))
-		}
-		for _, pool := range b.src.slices.ListIndexFuncValues(PoolIndex) {
-			out = append(out, poolScope(pool))
-		}
-		return out
-	}
+// names returns the names of the scopes the census keeps (asked: of those Reach asked to
+// count), sorted.
+func (b *census) names(asked bool) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, rs := range b.rules {
-		for _, r := range rs {
-			out = append(out, r.scope)
+	var out []string
+	for name, sc := range b.scopes {
+		if sc.asked || !asked {
+			out = append(out, name)
 		}
-	}
-	for pool := range b.pools {
-		out = append(out, poolScope(pool))
 	}
 	slices.Sort(out)
 	return out

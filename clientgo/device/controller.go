@@ -1,6 +1,7 @@
 package device
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,73 +25,53 @@ import (
 )
 
 // Options configures a [Controller]. The zero value deletes as kube's device taint
-// eviction controller does (in two requests), with the engine's defaults, no budget and no
-// leader election.
+// eviction controller does, with the engine's defaults, no budget and no leader election.
 type Options struct {
 	// Mode is how pods are removed: clientgo.ModeDelete ("" too), ModeEvict (the Eviction
-	// API, so that PodDisruptionBudgets are honoured) or ModeDryRun (reports only: no
-	// deletes, no Events, no rule status).
+	// API, which honours PodDisruptionBudgets) or ModeDryRun (no deletes, no Events, no
+	// rule status).
 	Mode clientgo.Mode
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
-	// Engine is the engine's options, with these rules: Tolerations.Rules is always
-	// tolerations.DeviceRules; DryRun must be false (Mode says it); Observer, if not nil,
-	// is told every decision after the Events and the metrics; Clock is the Controller's
-	// one clock (nil means the real one): the engine's, the deleters', the Events', the
-	// metrics', the rules' status's, the census's, the discovery's retries and
-	// Reachability's probes. On a fake clock, the taints' TimeAdded must be of the fake
-	// clock's time line: one of the real clock on a fake clock set after it counts as long
-	// past, and evicts at once. Confirm.Census must be nil: with Confirm.Fraction set, the
-	// controller counts what each DeviceTaintRule, and each pool's taints, would evict (see
-	// the package documentation, "Holding a rule until it is confirmed").
+	// Engine is the engine's options, but: Tolerations.Rules is always DeviceRules; DryRun
+	// and Confirm.Census must not be set (Mode says the one, the controller counts for the
+	// other); Observer is told every decision after the Events and the metrics. Clock is
+	// the Controller's one clock, for all of its parts (nil: the real one); on a fake
+	// clock, a TimeAdded of the real clock counts as long past, and evicts at once.
 	Engine engine.Options
-	// StatusPeriod is kube's rule status period: how long after an eviction, or a change of
-	// a pod that a rule makes due, the rule's status is written, and the shortest time
-	// between two writes of one generation (see the Reason constants); and how often the
-	// census of Engine.Confirm counts every scope again. 0 means [DefaultStatusPeriod].
+	// StatusPeriod is kube's rule status period (see the Reason constants), and how often
+	// Engine.Confirm's census counts every scope again. 0 means [DefaultStatusPeriod].
 	StatusPeriod time.Duration
-	// Observers are told every decision too, after Engine.Observer. Those that implement
-	// clientgo.DeleteObserver are told how each pod went.
+	// Observers are told every decision after Engine.Observer; those that implement
+	// clientgo.DeleteObserver, how each pod went.
 	Observers []engine.Observer
-	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own, so that the Events never take
-	// the tokens of an eviction's requests: see clientgo.EventWriter.
+	// EventClient, if not nil, writes the Events instead of the controller's client: give
+	// it a rate limiter of its own (see clientgo.EventWriter).
 	EventClient kubernetes.Interface
 	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
-	// only while this replica leads: package clientgo/lease's Elector, on a
-	// coordination.k8s.io Lease. Leave it nil for a Controller whose Lead runs alongside a
-	// clientgo.Controller: that one's Elector decides.
+	// only while this replica leads (package clientgo/lease). Leave it nil when Lead runs
+	// alongside a clientgo.Controller: that one's Elector decides.
 	Elector clientgo.Elector
-	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
-	// returns for the controller "device", with kube's device taint eviction controller's
-	// metric names ([KubeMetrics]), is told every decision after the Events and, as a
-	// clientgo.DeleteObserver, how each pod went. Package clientgo/metrics' Meter keeps
-	// them on a Prometheus registry, which the node side's may share. nil keeps no
-	// metrics.
+	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
+	// names too ([KubeMetrics]); nil keeps none.
 	Metrics clientgo.Meter
-	// PodGroups says whether the claims reserved for, or made for, a PodGroup bind the
-	// pods of that group; see [PodGroupMode]. The zero value, PodGroupsAuto, asks the API
-	// server's discovery when the controller starts to lead, before it evicts anything,
-	// retrying every second until it answers; a discovery that is refused (403, 401) counts
-	// as not served.
+	// PodGroups says whether claims reserved for, or made for, a PodGroup bind its pods
+	// ([PodGroupMode]). PodGroupsAuto asks discovery when the controller starts to lead,
+	// before it evicts anything, every second until it answers; a refusal (403, 401)
+	// counts as not served.
 	PodGroups PodGroupMode
-	// Reachability, if not nil, is the one whose transport wrapper the client's rest.Config
-	// carries (clientgo.Reachability.Wrap), as for clientgo.Options.Reachability, which it
-	// may be too (one serves both sides under -controllers=node,device): Ready fails while
-	// the API server does not answer; Run (and Lead, alongside another controller) probes
-	// it only while it does not; when it answers again, the evictions whose deletes failed
-	// for want of an answer are retried at once (engine.Engine.RetryUnreachable). Unless
-	// Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	// Reachability, if not nil, is as clientgo.Options.Reachability (one may serve both
+	// sides): Ready fails while the API server does not answer, Lead probes it only then,
+	// and the deletes that failed for want of an answer are retried as soon as it answers.
+	// Unless Engine.Unreachable is set, it is clientgo.IsUnreachable.
 	Reachability *clientgo.Reachability
 }
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
 // an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
-// [clientgo.EvictionDeleter] with kube's device condition; a [clientgo.EventObserver]
-// records kube's Events ([Events]); the DeviceTaintRules' status says what each rule
-// evicts, as kube writes it; the engine's budgets may hold evictions back, among them
-// Confirm, which holds a rule that would evict too many pods until an operator confirms it.
+// [clientgo.EvictionDeleter] with kube's device condition, with kube's [Events]; each
+// DeviceTaintRule's status says what it evicts, as kube writes it.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
@@ -103,13 +84,10 @@ type Controller struct {
 	src     *Source
 	eng     *engine.Engine[*v1.Pod]
 	status  *ruleStatus
-	census  *census               // Engine.Confirm's; nil without it
+	census  *census               // nil without Engine.Confirm
 	events  *clientgo.EventWriter // nil in ModeDryRun
-	notes   engine.Observer       // the EventObserver; nil in ModeDryRun
-	opts    Options
+	opts    Options               // with their defaults
 	clock   clock.Clock
-	elect   clientgo.Elector
-	metrics engine.Observer // nil without Options.Metrics
 
 	synced           chan struct{}
 	syncOnce         sync.Once
@@ -120,118 +98,131 @@ type Controller struct {
 // registers the informers (see [NewInformers]) and their handlers. ctx gives only the
 // handlers' logger. It fails when an option is out of range.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
-	if opts.Mode == "" {
-		opts.Mode = clientgo.ModeDelete
-	}
-	switch {
-	case opts.Engine.DryRun:
-		return nil, fmt.Errorf("device: Options.Engine.DryRun is set: ask for a dry run with Mode %q", clientgo.ModeDryRun)
-	case opts.Engine.Confirm.Census != nil:
-		return nil, errors.New("device: Options.Engine.Confirm.Census is set: the controller counts for Confirm")
-	case opts.StatusPeriod < 0:
-		return nil, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
-	case opts.PodGroups != PodGroupsAuto && opts.PodGroups != PodGroupsOn && opts.PodGroups != PodGroupsOff:
-		return nil, fmt.Errorf("device: unknown Options.PodGroups %q (want %q, %q or %q)", opts.PodGroups, PodGroupsAuto, PodGroupsOn, PodGroupsOff)
-	}
-	if opts.StatusPeriod == 0 {
-		opts.StatusPeriod = DefaultStatusPeriod
-	}
-	clk := opts.Engine.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
+	opts, err := withDefaults(opts)
+	if err != nil {
+		return nil, err
 	}
 	inf, err := NewInformers(factory)
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: clk, synced: make(chan struct{})}
+	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: opts.Engine.Clock, synced: make(chan struct{})}
 	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
-	c.status = newRuleStatus(client, c.src, clk, opts.StatusPeriod)
+	c.status = newRuleStatus(client, c.src, c.clock, opts.StatusPeriod)
 	eopts := opts.Engine
-	eopts.Clock, eopts.DryRun = clk, opts.Mode == clientgo.ModeDryRun
-	eopts.Tolerations = deviceRules
+	eopts.DryRun, eopts.Tolerations = opts.Mode == clientgo.ModeDryRun, deviceRules
 	if opts.Reachability != nil && eopts.Unreachable == nil {
 		eopts.Unreachable = clientgo.IsUnreachable
 	}
 	if eopts.Confirm.Fraction > 0 {
-		c.census = newCensus(eopts.Confirm, c.src, clk, opts.StatusPeriod, func(scope string) { c.eng.Recounted(scope) })
+		c.census = newCensus(eopts.Confirm, c.src, c.clock, opts.StatusPeriod, c.flipped)
 		c.status.census, eopts.Confirm.Census = c.census, c.census
-		c.census.flipped = func(scope string) {
-			if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
-				c.status.dueNow(name)
-			}
-		}
 	}
-	obs := engine.Observers{}
-	if opts.Mode != clientgo.ModeDryRun {
-		ec := opts.EventClient
-		if ec == nil {
-			ec = client
-		}
-		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: clk})
-		c.notes = clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events})
-		obs = append(obs, c.notes)
+	obs, err := c.observers()
+	if err != nil {
+		return nil, err
 	}
-	if opts.Metrics != nil {
-		m, err := opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: clk,
-			Stats: func() engine.Stats { return c.eng.Stats() }, ActWorkers: func() int { return c.eng.ActWorkers() }})
-		if err != nil {
-			return nil, fmt.Errorf("device: %w", err)
-		}
-		c.metrics = m
-		obs = append(obs, m)
-	}
-	if opts.Engine.Observer != nil {
-		obs = append(obs, opts.Engine.Observer)
-	}
-	eopts.Observer = append(obs, opts.Observers...)
-	act, err := c.actuator(clk)
+	eopts.Observer = obs
+	act, err := c.actuator(obs)
 	if err != nil {
 		return nil, err
 	}
 	if c.eng, err = engine.New(act, engine.Source[*v1.Pod](c.src), eopts); err != nil {
 		return nil, fmt.Errorf("device: %w", err)
 	}
-	c.src.changed = func(scope string) {
-		if c.census != nil {
-			c.census.changed(scope)
-		}
-		if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
-			c.status.ruleChanged(name)
-		}
-	}
-	c.src.touched = c.status.touched
-	c.elect = opts.Elector
+	c.src.changed, c.src.touched = c.changed, c.status.touched
 	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// actuator returns the Mode's deleter as the engine's Actuator; nil in ModeDryRun.
-func (c *Controller) actuator(clk clock.PassiveClock) (engine.Actuator, error) {
-	var obs clientgo.DeleteObservers
-	for _, o := range append([]engine.Observer{c.notes, c.metrics, c.opts.Engine.Observer}, c.opts.Observers...) {
-		if d, ok := o.(clientgo.DeleteObserver); ok {
-			obs = append(obs, d)
-		}
+// withDefaults returns opts with their defaults, or the error of an option out of range
+// (PDBTimeout's is clientgo's).
+func withDefaults(opts Options) (Options, error) {
+	opts.Mode = cmp.Or(opts.Mode, clientgo.ModeDelete)
+	switch {
+	case opts.Mode != clientgo.ModeDelete && opts.Mode != clientgo.ModeEvict && opts.Mode != clientgo.ModeDryRun:
+		return opts, fmt.Errorf("device: unknown Mode %q (want %s, %s or %s)", opts.Mode, clientgo.ModeDelete, clientgo.ModeEvict, clientgo.ModeDryRun)
+	case opts.Engine.DryRun:
+		return opts, fmt.Errorf("device: Options.Engine.DryRun is set: ask for a dry run with Mode %q", clientgo.ModeDryRun)
+	case opts.Engine.Confirm.Census != nil:
+		return opts, errors.New("device: Options.Engine.Confirm.Census is set: the controller counts for Confirm")
+	case opts.StatusPeriod < 0:
+		return opts, fmt.Errorf("device: Options.StatusPeriod is negative: %s", opts.StatusPeriod)
+	case opts.PodGroups != PodGroupsAuto && opts.PodGroups != PodGroupsOn && opts.PodGroups != PodGroupsOff:
+		return opts, fmt.Errorf("device: unknown Options.PodGroups %q (want %q, %q or %q)", opts.PodGroups, PodGroupsAuto, PodGroupsOn, PodGroupsOff)
 	}
-	var d eviction.Deleter
-	switch c.opts.Mode {
-	case clientgo.ModeDryRun:
-		return nil, nil
-	case clientgo.ModeDelete:
-		d = clientgo.NewPodDeleter(c.client, clientgo.PodDeleterOptions{Pods: c.src, Observer: obs, Clock: clk, Reason: DisruptionReason, Message: DisruptionMessage})
-	case clientgo.ModeEvict:
-		ed, err := clientgo.NewEvictionDeleter(c.client, clientgo.EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: c.src, Observer: obs, Clock: clk, Reason: DisruptionReason, Message: DisruptionMessage})
+	opts.StatusPeriod = cmp.Or(opts.StatusPeriod, DefaultStatusPeriod)
+	if opts.Engine.Clock == nil {
+		opts.Engine.Clock = clock.RealClock{}
+	}
+	return opts, nil
+}
+
+// observers returns the Events (not in ModeDryRun), the metrics, Engine.Observer and
+// Observers, in that order.
+func (c *Controller) observers() (engine.Observers, error) {
+	var obs engine.Observers
+	if c.opts.Mode != clientgo.ModeDryRun {
+		ec := cmp.Or(c.opts.EventClient, c.client)
+		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: c.clock})
+		obs = append(obs, clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events}))
+	}
+	if c.opts.Metrics != nil {
+		m, err := c.opts.Metrics.Instrument(clientgo.Instrumented{Controller: "device", Kube: KubeMetrics, Clock: c.clock,
+			Stats: func() engine.Stats { return c.eng.Stats() }, ActWorkers: func() int { return c.eng.ActWorkers() }})
 		if err != nil {
 			return nil, fmt.Errorf("device: %w", err)
 		}
-		d = ed
-	default:
-		return nil, fmt.Errorf("device: unknown Mode %q (want %s, %s or %s)", c.opts.Mode, clientgo.ModeDelete, clientgo.ModeEvict, clientgo.ModeDryRun)
+		obs = append(obs, m)
 	}
+	if c.opts.Engine.Observer != nil {
+		obs = append(obs, c.opts.Engine.Observer)
+	}
+	return append(obs, c.opts.Observers...), nil
+}
+
+// actuator returns the Mode's deleter (nil in ModeDryRun), which tells the DeleteObservers
+// of obs how each pod went.
+func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
+	var dobs clientgo.DeleteObservers
+	for _, o := range obs {
+		if d, ok := o.(clientgo.DeleteObserver); ok {
+			dobs = append(dobs, d)
+		}
+	}
+	switch c.opts.Mode {
+	case clientgo.ModeDryRun:
+		return nil, nil
+	case clientgo.ModeEvict:
+		d, err := clientgo.NewEvictionDeleter(c.client, clientgo.EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: c.src, Observer: dobs, Clock: c.clock, Reason: DisruptionReason, Message: DisruptionMessage})
+		if err != nil {
+			return nil, fmt.Errorf("device: %w", err)
+		}
+		return eviction.PodActuator(c.status.counting(d)), nil
+	}
+	d := clientgo.NewPodDeleter(c.client, clientgo.PodDeleterOptions{Pods: c.src, Observer: dobs, Clock: c.clock, Reason: DisruptionReason, Message: DisruptionMessage})
 	return eviction.PodActuator(c.status.counting(d)), nil
+}
+
+// changed is the Source's news that scope's taints changed, before the engine hears of it.
+func (c *Controller) changed(scope string) {
+	if c.census != nil {
+		c.census.changed(scope)
+	}
+	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+		c.status.ruleChanged(name)
+	}
+}
+
+// flipped is the census's news that scope's verdict changed: a rule's status is due at
+// once, and the engine asks again about what the scope holds.
+func (c *Controller) flipped(scope string) {
+	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
+		c.status.dueNow(name)
+	}
+	c.eng.Recounted(scope)
 }
 
 // Engine returns the controller's engine, for its Pending, Backlog and WaitIdle.
@@ -241,22 +232,18 @@ func (c *Controller) Engine() *engine.Engine[*v1.Pod] { return c.eng }
 func (c *Controller) Informers() Informers { return c.inf }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
-// the initial listing to the engine: in [Controller.Run], or in [Controller.Lead] when a
-// [clientgo.Controller] runs it alongside (a standby replica's, then, only once it leads).
+// the initial listing to the engine (alongside a [clientgo.Controller], once Lead runs).
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
-// Lead runs what the leader does until ctx is done: once the informers have synced (and,
-// with PodGroupsAuto, discovery has said whether PodGroups are served), the census of
-// Engine.Confirm, the rules' status (each rule counted once before the engine starts) and
-// the engine; from the start, the Events and, with [Options.Reachability], its Run. As
-// kube's controller does, it evicts only from synced caches: a cluster listed in part can
-// show a device with the taint of a pool's older generation whose newer one has not
-// arrived yet. It returns when all of them have stopped: nil when ctx ended it, or, when
-// the engine failed (a method of the Source or of an Observer panicked: an
-// [engine.PanicError]), the engine's error, having stopped the rest. It needs the
-// informers running: [Controller.Run] starts them, or the [clientgo.Controller] whose
-// Options.Alongside it is given, which stops too when Lead fails. A Controller leads once:
-// a second call returns an error.
+// Lead runs what the leader does until ctx is done: the Events and Reachability's Run at
+// once; once the informers have synced (and, with PodGroupsAuto, discovery has answered),
+// the census of Engine.Confirm, the rules' status (each rule counted before the engine
+// starts) and the engine. As kube's controller does, it evicts only from synced caches: a
+// cluster listed in part can show a device with the taint of a pool's older generation. It
+// returns once all of them have stopped: nil when ctx ended it, or the engine's error (a
+// method of the Source or of an Observer panicked: an [engine.PanicError]). It needs the
+// informers running: Run starts them, or the [clientgo.Controller] it runs alongside. A
+// Controller leads once: a second call is an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
@@ -290,9 +277,8 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
-// discoverPodGroups asks the API server whether it serves PodGroups, with PodGroupsAuto,
-// until it answers or ctx is done, and reports which; it sets the Source to follow them if
-// it does. Other modes were set in NewController.
+// discoverPodGroups asks discovery, with PodGroupsAuto, whether PodGroups are served, and
+// tells the Source; it reports false when ctx ended first.
 func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	if c.opts.PodGroups != PodGroupsAuto {
 		return true
@@ -311,19 +297,17 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 			return true
 		}
 		logger.V(1).Info("Asking the API server whether it serves PodGroups failed; will retry", "err", err)
-		t := c.clock.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return false
-		case <-t.C():
+		case <-c.clock.After(time.Second):
 		}
 	}
 }
 
-// waitSynced waits until the informers and the handlers have synced, or ctx is done, and
-// reports which. It waits on their channels, without polling, as kube's controller does:
-// client-go's WaitForCacheSync would look every 100 ms, and evict that much late.
+// waitSynced waits until the informers and the handlers have synced, or reports false when
+// ctx ended first. It waits on channels, as kube's controller does: client-go's
+// WaitForCacheSync polls every 100 ms, and would evict that much late.
 func (c *Controller) waitSynced(ctx context.Context) bool {
 	if !cache.WaitFor(ctx, "", c.src.synced...) {
 		return false
@@ -335,12 +319,11 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 	return true
 }
 
-// Run runs the controller alone until ctx is done: it starts the informers, waits for
-// their caches, and leads (with leader election, only while it holds the Lease). Before
+// Run runs the controller alone until ctx is done: it starts the informers and leads (with
+// leader election, once the caches have synced and only while it holds the Lease). Before
 // it returns, it stops the leader's work, then releases the Lease, then stops the
 // informers. It returns nil when ctx ends it, [clientgo.ErrLeaseLost] when the Lease was
-// lost, Lead's error when the engine failed (having stopped the rest and released the
-// Lease), or an error if the caches never synced. A Controller runs once.
+// lost, or Lead's error when the engine failed. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Run called more than once")
@@ -352,75 +335,49 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Wait()
 		c.factory.Shutdown()
 	}()
-	failed := make(chan error, 1)
-	if r := c.opts.Reachability; r != nil && c.elect != nil {
+	c.factory.StartWithContext(ctx)
+	if c.opts.Elector == nil {
+		return c.Lead(ctx)
+	}
+	if r := c.opts.Reachability; r != nil {
 		// A standby's readiness: the server seen back by a probe, not only by its watches.
 		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
-	if c.elect == nil {
-		wg.Go(func() {
-			if err := c.Lead(ctx); err != nil {
-				failed <- err
-				cancel()
-			}
-		})
-	}
-	c.factory.StartWithContext(ctx)
 	if !c.waitSynced(ctx) {
-		if ctx.Err() != nil {
-			return leadFailure(failed)
-		}
-		return errors.New("device: the informers' caches did not sync")
+		return nil // ctx is done
 	}
-	if c.elect != nil {
-		return c.elect.Run(ctx, c.Lead)
-	}
-	<-ctx.Done()
-	return leadFailure(failed)
-}
-
-// leadFailure returns the failure Lead sent on failed, if any: Run's context ended for it.
-func leadFailure(failed <-chan error) error {
-	select {
-	case err := <-failed:
-		return err
-	default:
-		return nil
-	}
+	return c.opts.Elector.Run(ctx, c.Lead)
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]; see [clientgo.Reachability.Err]) and, with leader election, while
-// the controller leads or waits for the Lease. It does not block.
+// [Options.Reachability]) and, with leader election, while the controller leads or waits
+// for the Lease. It does not block.
 func (c *Controller) Ready() error {
+	var err error
 	select {
 	case <-c.synced:
 	default:
 		return errors.New("device: caches not synced")
 	}
 	if c.opts.Reachability != nil {
-		if err := c.opts.Reachability.Err(); err != nil {
-			return err
-		}
+		err = c.opts.Reachability.Err()
 	}
-	if c.elect != nil {
-		return c.elect.Ready()
+	if err == nil && c.opts.Elector != nil {
+		err = c.opts.Elector.Ready()
 	}
-	return nil
+	return err
 }
 
 // Healthy returns nil unless the controller should be restarted (its Lease lost, or not
 // renewed in time).
 func (c *Controller) Healthy() error {
-	if c.elect != nil {
-		return c.elect.Healthy()
+	if c.opts.Elector == nil {
+		return nil
 	}
-	return nil
+	return c.opts.Elector.Healthy()
 }
 
-// Handler returns the controller's /healthz, /readyz and /metrics (served by metrics, when
-// not nil: [github.com/taintevict/taintevict/clientgo/metrics.Handler]); see
-// [clientgo.ProbeHandler].
+// Handler returns the controller's /healthz, /readyz and /metrics: [clientgo.ProbeHandler].
 func (c *Controller) Handler(metrics http.Handler) http.Handler {
 	return clientgo.ProbeHandler(c.Healthy, c.Ready, metrics)
 }

@@ -15,19 +15,11 @@
 // them. The targets are pods: a scheduled pod is bound to every device allocated to a
 // ResourceClaim reserved for it, with the tolerations of the allocation result that gave
 // it the device, matched by [tolerations.DeviceRules] ([Source.Describe] says which claims
-// count). Only NoExecute taints evict. A pod goes at the earliest deadline over its
-// bindings; removing the taint, the rule, the allocation or the reservation cancels.
-//
-// # The pieces
-//
-//   - [NewInformers]: the pod, ResourceClaim, ResourceSlice and DeviceTaintRule
-//     informers, indexed so that the pods on a device are two lookups away; [Source]: the
-//     engine's view of them.
-//   - [Events], [KubeMetrics]: kube's Events and metric names.
-//   - The rules' status: each DeviceTaintRule's EvictionInProgress condition, with kube's
-//     reasons and messages, at kube's times (see [ReasonPodsPendingEviction]).
-//   - [PodGroupMode]: claims reserved for a PodGroup, as kube's DRAWorkloadResourceClaims
-//     gate has them.
+// count; [PodGroupMode], those reserved for a PodGroup). Only NoExecute taints evict. A
+// pod goes at the earliest deadline over its bindings; removing the taint, the rule, the
+// allocation or the reservation cancels. Each DeviceTaintRule's EvictionInProgress
+// condition says what it evicts, with kube's reasons and messages, at kube's times (see
+// [ReasonPodsPendingEviction]).
 //
 // # Holding a rule until it is confirmed
 //

@@ -117,21 +117,27 @@ func (r *rig) deleted(name string) (time.Duration, bool) {
 	return d, ok
 }
 
-func (r *rig) create(obj runtime.Object) {
+func (r *rig) create(obj runtime.Object) { r.write(obj, true) }
+
+func (r *rig) update(obj runtime.Object) { r.write(obj, false) }
+
+// write creates obj (create), or updates it, through the rig's clientset, and waits until
+// everything it set off is done.
+func (r *rig) write(obj runtime.Object, create bool) {
 	r.t.Helper()
 	var err error
 	ctx := r.t.Context()
 	switch o := obj.(type) {
 	case *v1.Pod:
-		_, err = r.client.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		err = write(ctx, r.client.CoreV1().Pods(o.Namespace), o, create)
 	case *resourcev1.ResourceClaim:
-		_, err = r.client.ResourceV1().ResourceClaims(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		err = write(ctx, r.client.ResourceV1().ResourceClaims(o.Namespace), o, create)
 	case *resourcev1.ResourceSlice:
-		_, err = r.client.ResourceV1().ResourceSlices().Create(ctx, o, metav1.CreateOptions{})
+		err = write(ctx, r.client.ResourceV1().ResourceSlices(), o, create)
 	case *resourcev1.DeviceTaintRule:
-		_, err = r.client.ResourceV1().DeviceTaintRules().Create(ctx, o, metav1.CreateOptions{})
+		err = write(ctx, r.client.ResourceV1().DeviceTaintRules(), o, create)
 	default:
-		err = fmt.Errorf("cannot create a %T", obj)
+		err = fmt.Errorf("cannot write a %T", obj)
 	}
 	if err != nil {
 		r.t.Fatal(err)
@@ -139,26 +145,21 @@ func (r *rig) create(obj runtime.Object) {
 	synctest.Wait()
 }
 
-func (r *rig) update(obj runtime.Object) {
-	r.t.Helper()
+// writer is a typed client's Create and Update.
+type writer[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// write creates obj through c (create), or updates it.
+func write[T any](ctx context.Context, c writer[T], obj T, create bool) error {
 	var err error
-	ctx := r.t.Context()
-	switch o := obj.(type) {
-	case *v1.Pod:
-		_, err = r.client.CoreV1().Pods(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-	case *resourcev1.ResourceClaim:
-		_, err = r.client.ResourceV1().ResourceClaims(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-	case *resourcev1.ResourceSlice:
-		_, err = r.client.ResourceV1().ResourceSlices().Update(ctx, o, metav1.UpdateOptions{})
-	case *resourcev1.DeviceTaintRule:
-		_, err = r.client.ResourceV1().DeviceTaintRules().Update(ctx, o, metav1.UpdateOptions{})
-	default:
-		err = fmt.Errorf("cannot update a %T", obj)
+	if create {
+		_, err = c.Create(ctx, obj, metav1.CreateOptions{})
+	} else {
+		_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
 	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	synctest.Wait()
+	return err
 }
 
 func (r *rig) deleteRule(name string) {

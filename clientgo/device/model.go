@@ -26,7 +26,6 @@ import (
 // name have no slash, so the pool, which may, is what lies between the first and the last.
 func ID(driver, pool, device string) string { return driver + "/" + pool + "/" + device }
 
-// splitID returns the driver, the pool and the device of id.
 func splitID(id string) (driver, pool, device string) {
 	i, j := strings.IndexByte(id, '/'), strings.LastIndexByte(id, '/')
 	if i < 0 || i == j {
@@ -38,13 +37,10 @@ func splitID(id string) (driver, pool, device string) {
 // poolOf returns "driver/pool" of id: the engine's group of the device.
 func poolOf(id string) string { return id[:max(strings.LastIndexByte(id, '/'), 0)] }
 
-// Source is the engine's view of pods on devices, read from the informers' caches at each
-// question, with nothing kept of its own: each pod is a target bound to every device
-// allocated to a claim it uses that is reserved for it; each device is a holder whose
-// taints are its ResourceSlice's and those of every DeviceTaintRule that selects it.
-//
-// Its methods are safe for concurrent use and never block on the API server. The zero
-// Source is not usable: create one with [NewSource].
+// Source is the engine's view of pods on devices (see the package documentation), read
+// from the informers' caches at each question, with nothing kept of its own. Its methods
+// are safe for concurrent use and never block on the API server. The zero Source is not
+// usable: create one with [NewSource].
 type Source struct {
 	pods, claims, slices, rules cache.Indexer
 
@@ -52,7 +48,7 @@ type Source struct {
 	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
 	eng       *engine.Engine[*v1.Pod]
 	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
-	changed   func(scope string)  // told that a rule's or a pool's taints changed in the stores, before the engine is
+	changed   func(scope string)  // told that a rule's or a pool's taints changed, before the engine is
 	touched   func(pod *v1.Pod)   // told of each pod whose change, or whose claim's, the engine is told
 }
 
@@ -65,9 +61,8 @@ func NewSource(inf Informers) *Source {
 }
 
 // FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
-// PodGroup to the pods of that group (see [PodGroupMode]); a new Source does not. Set it
-// before the engine runs: it changes no binding the engine was told of already. It is safe
-// for concurrent use.
+// PodGroup to its pods ([PodGroupMode]); a new Source does not. Set it before the engine
+// runs: it changes no binding the engine was told of already.
 func (s *Source) FollowPodGroups(follow bool) { s.podGroups.Store(follow) }
 
 // Target returns the pod from the pod informer's store.
@@ -76,15 +71,14 @@ func (s *Source) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
 	return pod, ok, nil
 }
 
-// Pod returns the pod from the pod informer's store, or nil: for the deleters, which read
-// its generation and conditions.
+// Pod returns the pod from the pod informer's store, or nil: the deleters' PodGetter.
 func (s *Source) Pod(namespace, name string) (*v1.Pod, error) {
 	pod, _ := get[*v1.Pod](s.pods, namespace+"/"+name)
 	return pod, nil
 }
 
-// TargetsOn returns the pods that use a claim allocated the device: the candidates, which
-// Describe binds or not.
+// TargetsOn returns the pods that use a claim allocated the device: Describe binds them or
+// not.
 func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 	claims, err := s.claims.IndexKeys(DeviceIndex, id) // "namespace/claim", as ClaimIndex names them
 	var pods []*v1.Pod
@@ -123,10 +117,9 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // Describe binds a scheduled pod to every device of every claim it uses (those
 // [resourceclaim.PodClaims] names, and those made for it, as [resourceclaim.IsForPod]
 // checks) that is allocated and reserved for it ([resourceclaim.IsReservedForPod]), each
-// with the tolerations of its allocation result; with [Source.FollowPodGroups], a claim
-// reserved for, or made for, the pod's PodGroup counts too, as kube's checks say with its
-// DRAWorkloadResourceClaims gate on. A pod being deleted or finished is leaving. Its owner
-// is [eviction.PodOwner]'s.
+// with the tolerations of its allocation result; with [Source.FollowPodGroups], through
+// the pod's PodGroup too. A pod being deleted or finished is leaving; its owner is
+// [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
 	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
@@ -165,8 +158,8 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 }
 
 // pool calls f with the name and taints of each device of the pool's slices of the newest
-// generation (only those count, as in kube), and returns the names of the devices of its
-// other slices. It allocates nothing of its own: the recheck before each eviction calls it.
+// generation (only those count, as in kube), and returns the names of the other slices'
+// devices. It allocates nothing: the recheck before each eviction calls it.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
 	newest := newestGeneration(objs)
@@ -184,7 +177,6 @@ func (s *Source) pool(pool string, f func(name string, taints []resourcev1.Devic
 	return older
 }
 
-// newestGeneration returns the newest pool generation of objs, the slices of one pool.
 func newestGeneration(objs []any) int64 {
 	var newest int64
 	for i, o := range objs {
@@ -195,25 +187,20 @@ func newestGeneration(objs []any) int64 {
 	return newest
 }
 
-// sliceTaints returns the taints of device id in its pool's slices, and whether it is in
-// one.
-func (s *Source) sliceTaints(id string) (taints []resourcev1.DeviceTaint, found bool) {
+// holder returns device id with its slice's taints, then its rules', and whether it is in
+// a slice.
+func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (h engine.Holder, inSlice bool) {
 	_, _, name := splitID(id)
+	var taints []resourcev1.DeviceTaint
 	s.pool(poolOf(id), func(d string, t []resourcev1.DeviceTaint) {
 		if d == name {
-			taints, found = t, true
+			taints, inSlice = t, true
 		}
 	})
-	return taints, found
+	return engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(taints), rules, id), Group: poolOf(id)}, inSlice
 }
 
-// holder returns device id with its taints now: its slice's, then those of the rules that
-// select it; and whether it is in a slice.
-func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (engine.Holder, bool) {
-	st, found := s.sliceTaints(id)
-	return engine.Holder{Name: id, Taints: withRules(tolerations.DeviceTaints(st), rules, id), Group: poolOf(id)}, found
-}
-
+// withRules appends to taints those of the rules that select device id.
 func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string) []v1.Taint {
 	for _, r := range rules {
 		if ruleMatches(r, id) {
@@ -223,8 +210,8 @@ func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string
 	return taints
 }
 
-// poolChanged feeds the engine every device of the pool's slices, of any generation (a
-// device of an older one counts no more), with its taints now.
+// poolChanged feeds the engine every device of the pool's slices, of any generation (one
+// of an older one counts no more).
 func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	s.feed.Lock()
 	defer s.feed.Unlock()
@@ -244,11 +231,9 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	}
 }
 
-// ruleChanged feeds the engine the devices that old or new selects, among those of the
-// slices and those allocated, with their taints now: rule changes are rare. A change of the
-// status alone (the controller's own writes, each coming back as an update) changes no
-// taint, and is passed over; one of its eviction.ConfirmAnnotation alone is told to the
-// census only.
+// ruleChanged feeds the engine the devices, of the slices and allocated, that old or new
+// selects: rule changes are rare. A change of the status alone (the controller's own
+// writes) changes no taint; one of its eviction.ConfirmAnnotation only tells changed.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
 		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
@@ -276,9 +261,9 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	}
 }
 
-// claimChanged decides again about the pods that use the claim when its allocation, its
-// reservations or the claim itself changed; first it feeds the engine the devices of a
-// new allocation that have taints, which a rule may give a device in no slice.
+// claimChanged decides again about the claim's pods when its allocation, its reservations
+// or the claim itself changed; first it feeds the engine the devices of a new allocation
+// that rules taint, which may be in no slice.
 func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	if old != nil && new != nil && old.UID == new.UID && slices.Equal(old.Status.ReservedFor, new.Status.ReservedFor) &&
 		reflect.DeepEqual(old.Status.Allocation, new.Status.Allocation) {
@@ -326,10 +311,9 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 	}
 }
 
-// AddHandlers connects the informers to eng: a change of a slice or a rule feeds the
-// devices it may change; a change of a claim's allocation or reservations, or of a pod's
-// claims, node or leaving, the pods concerned. It is called once, before the informers
-// start.
+// AddHandlers connects the informers to eng, once, before they start: a change of a slice
+// or a rule feeds the devices it may change; one of a claim's allocation or reservations,
+// or of a pod's claims, node or leaving, the pods concerned.
 func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) error {
 	s.eng = eng
 	for _, h := range []struct {

@@ -13,32 +13,24 @@ import (
 // PodGroupMode says whether the device side follows ResourceClaims reserved for, or made
 // for, a PodGroup (scheduling.k8s.io) to the pods of that group, as kube's controller does
 // with its DRAWorkloadResourceClaims feature gate: a claim whose status.reservedFor names
-// the PodGroup of a pod's spec.schedulingGroup.podGroupName binds that pod, when the pod
-// uses the claim (spec.resourceClaims, or the claim that status.resourceClaimStatuses
-// names), and a claim made from a template for the group (owned by the PodGroup) counts as
-// made for each of its pods. Without it, such a claim binds no pod, as in kube with the gate
-// off.
+// the PodGroup of a pod's spec.schedulingGroup.podGroupName binds that pod when the pod
+// uses the claim, and a claim made from a template for the group (owned by the PodGroup)
+// counts as made for each of its pods. Without it, such a claim binds no pod.
 type PodGroupMode string
 
 // The PodGroupModes.
 const (
 	// PodGroupsAuto follows them when the API server serves PodGroups, as discovery says
 	// when the controller starts to lead. Kube v1.37 serves them only with the
-	// GenericWorkload feature gate on and scheduling.k8s.io/v1beta1 (or v1alpha3) enabled
-	// in --runtime-config; its scheduler reserves a claim for a PodGroup only with
-	// DRAWorkloadResourceClaims on too. An API server that does not serve them drops
-	// spec.schedulingGroup from the pods it stores (GenericWorkload off), so no new pod
-	// can be bound through a PodGroup; the device side then ignores the reservations left
-	// from a time it did, as kube's controller does with its gate off.
+	// GenericWorkload feature gate on and scheduling.k8s.io/v1beta1 (or v1alpha3)
+	// enabled; a server that does not drops spec.schedulingGroup from the pods it stores,
+	// and the reservations left from a time it did are ignored, as by kube with its gate off.
 	PodGroupsAuto PodGroupMode = ""
 	// PodGroupsOn follows them, as kube with DRAWorkloadResourceClaims on.
 	PodGroupsOn PodGroupMode = "on"
 	// PodGroupsOff does not, as kube with DRAWorkloadResourceClaims off (its default).
 	PodGroupsOff PodGroupMode = "off"
 )
-
-// schedulingGroup is the API group of PodGroups.
-const schedulingGroup = "scheduling.k8s.io"
 
 // servesPodGroups asks the API server's discovery whether some version of
 // scheduling.k8s.io serves podgroups. A group or version that is not served is no error.
@@ -49,7 +41,7 @@ func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool,
 		return false, fmt.Errorf("device: discovering the API groups: %w", err)
 	}
 	for _, g := range groups.Groups {
-		if g.Name != schedulingGroup {
+		if g.Name != "scheduling.k8s.io" {
 			continue
 		}
 		for _, v := range g.Versions {

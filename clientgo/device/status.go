@@ -3,8 +3,10 @@ package device
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -108,29 +110,11 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 	}
 }
 
-// ruleStatus keeps the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus writes it (same reasons, same messages), with server-side apply
-// bound to the rule's UID, at kube's times:
-//
-//   - at once for a new rule, a changed spec, and every rule when the controller starts to
-//     lead, from a count made before the engine hears of it (so, as in kube, before it
-//     evicts anything for it);
-//   - a period after a pod evicted for the rule, or a change of a pod that the rule's
-//     taint makes due (its claims, its node, its leaving), or of its claims;
-//   - at once when Confirm's census starts or stops holding the rule;
-//   - never within a period of the last write of the same generation: such a write waits
-//     until the period has passed, then counts again.
-//
-// So Completed is written a period after the last eviction, as kube writes it (63 s into
-// kube's TestDeviceTaintRule/slow, whose DELETE returns at 53 s); nothing is counted while
-// no rule changes and no pod is evicted. Kube's times, rather than a cadence of our own:
-// an operator reads the same status at the same times after switching over; a status
-// written a period after the last eviction is one that a burst of evictions staggered by
-// a few seconds does not interrupt; an idle controller counts nothing; and a write never
-// races with an eviction of the same instant (a test found one written twice under the
-// cadence). It counts the pods evicted per rule
-// (see counting): the rules whose taints are among the reasons of the eviction, on any
-// device of the pod, as kube counts them.
+// ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at the times
+// the Reason constants say. Kube's times, rather than a cadence of our own: an operator
+// reads the same status at the same times after switching over, an idle controller counts
+// nothing, and a write never races with an eviction of the same instant.
 //
 // Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
 type ruleStatus struct {
@@ -140,19 +124,14 @@ type ruleStatus struct {
 	clock  clock.Clock
 	period time.Duration
 	wake   chan struct{} // run's: due changed
+	live   atomic.Bool   // Lead started it: the caches have synced
 
-	mu      sync.Mutex
-	live    bool // Lead started it: the caches have synced
-	evicted map[types.UID]int64
-	// inflight counts, per rule, the deletes under way that would count for it: their pods
-	// may have left the cache before the delete has returned and been counted.
-	inflight map[types.UID]int
-	due      map[string]time.Time // rule name -> when to write its condition
-	counted  map[string]counted   // rule name -> its condition, counted when it changed
-	// written is the condition last written to each rule (by name), with the time in its
-	// lastTransitionTime: what the rule's status is, while the informer's cache has not yet
-	// seen the write.
-	written map[string]counted
+	mu       sync.Mutex
+	evicted  map[types.UID]int64  // by rule: the pods its evictions removed
+	inflight map[types.UID]int    // by rule: the deletes under way, whose pods may have left the cache
+	due      map[string]time.Time // by rule name: when to write its condition
+	counted  map[string]counted   // by rule name: its condition, counted when it changed
+	written  map[string]counted   // by rule name: the condition last written, which the cache may not show yet
 }
 
 // counted is a rule's condition as counted when the rule changed, before the engine heard
@@ -163,90 +142,66 @@ type counted struct {
 	condition  metav1.Condition
 }
 
-// blamed is a rule an eviction counts for.
-type blamed struct {
-	name string
-	uid  types.UID
-}
-
 func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) *ruleStatus {
-	return &ruleStatus{client: client, src: src, clock: clk, period: period, wake: make(chan struct{}, 1),
-		evicted: map[types.UID]int64{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
+	return &ruleStatus{client: client, src: src, clock: clk, period: period, wake: make(chan struct{}, 1), evicted: map[types.UID]int64{},
+		inflight: map[types.UID]int{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
 }
 
-// counting returns d, counting each pod it removes for the rules that blame returned just
-// before the delete: after it, the pod may be gone from the cache already (its watch event
-// can come before the DELETE's answer), and its tolerations with it. A removal makes each
-// rule's status due a period later.
+// counting returns d, counting each pod it removes for the rules blamed before the delete
+// (after it, the pod may be gone from the cache, with its tolerations), and making their
+// status due a period later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
 		r.mu.Lock()
-		for _, b := range rules {
-			r.inflight = putCount(r.inflight, b.uid, 1)
+		for _, rule := range rules {
+			r.inflight[rule.UID]++
 		}
 		r.mu.Unlock()
 		err := d.Delete(ctx, pod)
 		later := r.clock.Now().Add(r.period)
 		r.mu.Lock()
-		for _, b := range rules {
-			r.inflight = putCount(r.inflight, b.uid, -1)
+		defer r.mu.Unlock()
+		for _, rule := range rules {
+			if r.inflight[rule.UID]--; r.inflight[rule.UID] == 0 {
+				delete(r.inflight, rule.UID)
+			}
 			if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
-				r.evicted[b.uid]++
-				r.scheduleLocked(b.name, later)
+				r.evicted[rule.UID]++
+				r.scheduleLocked(rule.Name, later)
 			}
 		}
-		r.mu.Unlock()
 		return err
 	})
 }
 
-// putCount adds n to m[uid], dropping the entry at zero, and returns m.
-func putCount(m map[types.UID]int, uid types.UID, n int) map[types.UID]int {
-	if m == nil {
-		m = make(map[types.UID]int)
-	}
-	if m[uid] += n; m[uid] == 0 {
-		delete(m, uid)
-	}
-	return m
-}
-
-// blame returns the rules a removal of pod counts for: as kube counts the rules among the
-// eviction's reasons, the NoExecute rules that taint any device the pod is bound to with a
-// taint it does not tolerate forever there. A pod not in the cache counts for every such
-// rule of the device it is evicted for.
-func (r *ruleStatus) blame(pod eviction.PodRef) []blamed {
+// blame returns the rules a removal of pod counts for, as kube counts the rules among the
+// eviction's reasons: those of rulesOf for the pod's bindings; for a pod no longer in the
+// cache, every NoExecute rule that selects the device it is evicted for.
+func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
+	d := engine.Target{Bindings: []engine.Binding{{Holder: pod.Holder}}}
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
-		return r.rulesOf(p)
+		r.src.Describe(p, &d)
 	}
-	var out []blamed
-	for _, rule := range r.src.ruleList() {
-		if rule.Spec.Taint.Effect == resourcev1.DeviceTaintEffectNoExecute && ruleMatches(rule, pod.Holder) {
-			out = append(out, blamed{rule.Name, rule.UID})
-		}
-	}
-	return out
+	return r.rulesOf(d.Bindings)
 }
 
-// rulesOf returns the NoExecute rules that taint a device pod is bound to with a taint it
-// does not tolerate forever there: those whose pending pods it counts among.
-func (r *ruleStatus) rulesOf(pod *v1.Pod) []blamed {
-	var d engine.Target
-	r.src.Describe(pod, &d)
-	if len(d.Bindings) == 0 {
+// rulesOf returns the NoExecute rules that taint a device of bindings with a taint it does
+// not tolerate forever there: the rules whose pending pods a pod so bound counts among.
+func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTaintRule {
+	if len(bindings) == 0 {
 		return nil
 	}
 	now := r.clock.Now()
-	var out []blamed
+	var out []*resourcev1.DeviceTaintRule
 	for _, rule := range r.src.ruleList() {
 		if rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute {
 			continue
 		}
 		taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
-		for _, b := range d.Bindings {
+		for _, b := range bindings {
 			if ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay {
-				out = append(out, blamed{rule.Name, rule.UID})
+				out = append(out, rule)
 				break
 			}
 		}
@@ -254,49 +209,36 @@ func (r *ruleStatus) rulesOf(pod *v1.Pod) []blamed {
 	return out
 }
 
-// start counts every rule's condition and makes it due at once; Lead calls it once the
-// caches have synced, before the engine runs. Until then, changes schedule nothing.
+// start counts every rule's condition and makes it due at once; Lead calls it before the
+// engine runs. Until then, changes schedule nothing.
 func (r *ruleStatus) start() {
-	r.mu.Lock()
-	r.live = true // first: a rule that comes while the others are counted is counted too
-	r.mu.Unlock()
+	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
 	for _, rule := range r.src.ruleList() {
 		r.count(rule, now)
 	}
-	r.poke()
 }
 
-// ruleChanged is the Source's news, before the engine hears it, that the rule name changed
-// in the store: its condition is counted now and due at once; a rule that is gone is
-// forgotten, with its counts.
+// ruleChanged is the Source's news, before the engine hears it, that the rule name changed:
+// its condition is counted and due at once; a rule that is gone is forgotten.
 func (r *ruleStatus) ruleChanged(name string) {
+	if !r.live.Load() {
+		return
+	}
+	if rule, ok := get[*resourcev1.DeviceTaintRule](r.src.rules, name); ok {
+		r.count(rule, r.clock.Now())
+		return
+	}
+	present := map[types.UID]bool{}
+	for _, rl := range r.src.ruleList() {
+		present[rl.UID] = true
+	}
 	r.mu.Lock()
-	live := r.live
-	r.mu.Unlock()
-	if !live {
-		return
-	}
-	rule, ok := get[*resourcev1.DeviceTaintRule](r.src.rules, name)
-	if !ok {
-		present := map[types.UID]bool{}
-		for _, rl := range r.src.ruleList() {
-			present[rl.UID] = true
-		}
-		r.mu.Lock()
-		delete(r.due, name)
-		delete(r.counted, name)
-		delete(r.written, name)
-		for uid := range r.evicted {
-			if !present[uid] {
-				delete(r.evicted, uid)
-			}
-		}
-		r.mu.Unlock()
-		return
-	}
-	r.count(rule, r.clock.Now())
-	r.poke()
+	defer r.mu.Unlock()
+	delete(r.due, name)
+	delete(r.counted, name)
+	delete(r.written, name)
+	maps.DeleteFunc(r.evicted, func(uid types.UID, _ int64) bool { return !present[uid] })
 }
 
 // count counts rule's condition now, keeps it for run, and makes it due at once.
@@ -310,56 +252,56 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 		delete(r.counted, rule.Name)
 	}
 	r.due[rule.Name] = now
+	poke(r.wake)
 }
 
 // touched is the Source's news that pod, or one of its claims, changed: the status of each
 // rule whose taint makes it due is due a period later, as kube's handlePod makes it.
 func (r *ruleStatus) touched(pod *v1.Pod) {
-	r.mu.Lock()
-	live := r.live
-	r.mu.Unlock()
-	if !live {
+	if !r.live.Load() {
 		return
 	}
-	rules := r.rulesOf(pod)
-	if len(rules) == 0 {
-		return
+	var d engine.Target
+	r.src.Describe(pod, &d)
+	for _, rule := range r.rulesOf(d.Bindings) {
+		r.schedule(rule.Name, r.clock.Now().Add(r.period))
 	}
-	later := r.clock.Now().Add(r.period)
-	r.mu.Lock()
-	for _, b := range rules {
-		r.scheduleLocked(b.name, later)
-	}
-	r.mu.Unlock()
 }
 
 // dueNow makes rule name's status due at once: the census started or stopped holding it.
 func (r *ruleStatus) dueNow(name string) {
+	if r.live.Load() {
+		r.schedule(name, r.clock.Now())
+	}
+}
+
+// schedule makes rule name's status due at, unless it is due earlier.
+func (r *ruleStatus) schedule(name string, at time.Time) {
 	r.mu.Lock()
-	if r.live {
-		r.scheduleLocked(name, r.clock.Now())
-	}
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.scheduleLocked(name, at)
 }
 
-// scheduleLocked makes rule name's status due at, unless it is due earlier; under mu.
+// scheduleLocked is schedule, under mu.
 func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
-	if d, ok := r.due[name]; ok && !at.Before(d) {
-		return
+	if d, ok := r.due[name]; !ok || at.Before(d) {
+		r.due[name] = at
+		poke(r.wake)
 	}
-	r.due[name] = at
-	r.poke()
 }
 
-func (r *ruleStatus) poke() {
+// poke wakes the goroutine that waits on ch, a channel of capacity 1, without blocking.
+func poke(ch chan struct{}) {
 	select {
-	case r.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
 // run writes the rules' status when it is due, until ctx is done.
 func (r *ruleStatus) run(ctx context.Context) {
+	timer := r.clock.NewTimer(r.period)
+	defer timer.Stop()
 	for {
 		now := r.clock.Now()
 		var ready []string
@@ -379,38 +321,30 @@ func (r *ruleStatus) run(ctx context.Context) {
 		for _, name := range ready {
 			if err := r.update(ctx, name, now); err != nil {
 				klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
-				r.mu.Lock()
-				r.scheduleLocked(name, now.Add(r.period))
-				r.mu.Unlock()
+				r.schedule(name, now.Add(r.period))
 			}
 		}
 		if len(ready) > 0 {
 			continue // due may have changed meanwhile
 		}
-		var timer clock.Timer
-		var tc <-chan time.Time
+		timer.Stop()
+		var tc <-chan time.Time // none while nothing is due
 		if !next.IsZero() {
-			timer = r.clock.NewTimer(next.Sub(now))
+			timer.Reset(next.Sub(now))
 			tc = timer.C()
 		}
 		select {
 		case <-ctx.Done():
+			return
 		case <-r.wake:
 		case <-tc:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			return
 		}
 	}
 }
 
-// update writes rule name's condition, when it differs from the one it has: the one counted
-// when the rule changed, if it is still that rule, or one counted now. A write within a
-// period of the last one of the same generation waits until the period has passed, as in
-// kube.
+// update writes rule name's condition, if it changed: the one counted when the rule
+// changed, if it is still that rule, or one counted now. A write within a period of the
+// last one of the same generation waits until the period has passed, as in kube.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
@@ -425,13 +359,9 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 	if wrote && last.uid == rule.UID && (old == nil || old.LastTransitionTime.Before(&last.condition.LastTransitionTime)) {
 		old = &last.condition // the cache has not seen our last write yet
 	}
-	if old != nil && old.ObservedGeneration == rule.Generation {
-		if since := now.Sub(old.LastTransitionTime.Time); since < r.period {
-			r.mu.Lock()
-			r.scheduleLocked(name, old.LastTransitionTime.Add(r.period))
-			r.mu.Unlock()
-			return nil
-		}
+	if old != nil && old.ObservedGeneration == rule.Generation && now.Sub(old.LastTransitionTime.Time) < r.period {
+		r.schedule(name, old.LastTransitionTime.Add(r.period))
+		return nil
 	}
 	c := snap.condition
 	if !haveSnap || snap.uid != rule.UID || snap.generation != rule.Generation {

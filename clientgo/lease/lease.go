@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,22 +105,14 @@ func New(client kubernetes.Interface, opts Options) (*Elector, error) {
 }
 
 func defaults(opts Options) Options {
-	if opts.Name == "" {
-		opts.Name = DefaultName
-	}
 	if opts.Identity == "" {
 		host, _ := os.Hostname()
 		opts.Identity = host + "_" + string(uuid.NewUUID())
 	}
-	if opts.LeaseDuration == 0 {
-		opts.LeaseDuration = DefaultLeaseDuration
-	}
-	if opts.RenewDeadline == 0 {
-		opts.RenewDeadline = DefaultRenewDeadline
-	}
-	if opts.RetryPeriod == 0 {
-		opts.RetryPeriod = DefaultRetryPeriod
-	}
+	opts.Name = cmp.Or(opts.Name, DefaultName)
+	opts.LeaseDuration = cmp.Or(opts.LeaseDuration, DefaultLeaseDuration)
+	opts.RenewDeadline = cmp.Or(opts.RenewDeadline, DefaultRenewDeadline)
+	opts.RetryPeriod = cmp.Or(opts.RetryPeriod, DefaultRetryPeriod)
 	return opts
 }
 

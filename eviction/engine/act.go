@@ -25,18 +25,17 @@ type call struct {
 // work is the schedule's work for the eviction ev: the time it asked for has come. It
 // retries a failed lookup of the target, decides again from the Source's current state (the
 // recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
-// It always returns nil: the eviction, not the schedule, keeps its retries.
-func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) error {
+// The eviction, not the schedule, keeps its retries.
+func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) {
 	defer e.recoverWorker()
 	cl, ok := e.beforeCall(ev)
 	if !ok {
-		return nil
+		return
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
 	e.afterCall(ev, cl, err)
-	return nil
 }
 
 // lockEviction takes the lock of ev's stripe and returns a cursor on it; a nil eviction in

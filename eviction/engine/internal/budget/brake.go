@@ -6,17 +6,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Brake counts, per taint key, the known holders that carry a NoExecute taint with that key,
-// over all holders and per group, and pauses the evictions of a key while more than the
-// fraction of the holders (of all, or of one group) carry it, or at least the floor. It
-// resumes once fewer than the fraction carry it: at exactly the fraction it stays as it
-// was, so that a fleet hovering there does not flap. A group all of whose holders carry the
-// key is fully disrupted, as kube's node lifecycle controller says of a zone: its evictions
-// of that key pause (FullPause), or go at a rate of their own (FullRate, which Tokens
-// takes), the group's other rules not holding them.
-//
-// A holder update costs O(its taints), and, when the number of holders in a scope changes,
-// a look at each key counted there (a fleet has a handful). Make it with NewBrake.
+// Brake is the engine's Brake. It counts, per taint key, the known holders that carry a
+// NoExecute taint with that key, over all holders and per group, and pauses the key's
+// evictions while more than the fraction of them carry it, or at least the floor, until
+// fewer than the fraction do: at exactly the fraction it stays as it was, so that a fleet
+// hovering there does not flap. A group all of whose holders carry the key is fully
+// disrupted: its evictions of the key pause (FullPause), or go at a rate of their own
+// (FullRate, which Tokens takes), the group's other rules not holding them. A holder update
+// costs O(its taints), and when a scope's number of holders changes, a look at each key
+// counted there (a fleet has a handful). Make it with NewBrake.
 type Brake struct {
 	all, group scopeRules
 	holders    map[string]holderMark

@@ -6,27 +6,22 @@ import (
 	"time"
 )
 
-// bucket is a token bucket that hands out slots: the times at which one eviction each may
-// go. It is written as virtual scheduling (GCRA), which needs no refill loop and no floats:
-// tat is the time of the next slot at the sustained pace, and a slot may run up to
-// (burst-1) intervals ahead of it. A slot is accepted only when it is at or after tat-ahead
-// at the moment it is counted, in whatever order slots are counted; that alone keeps every
-// window within burst + rate*window, whatever the order of the requests.
+// bucket is a token bucket that hands out slots, the times at which one eviction each may
+// go, written as virtual scheduling (GCRA): no refill loop, no floats. tat is the next
+// slot's time at the sustained pace, and a slot may run up to (burst-1) intervals ahead of
+// it. A slot is counted only at or after tat-ahead, in whatever order slots are counted:
+// that alone keeps every window within burst + rate*window.
 //
-// Slots are asked for in two ways. From now, the usual way: the bucket hands out the next
-// slot at its pace, so that evictions that ask in deadline order leave in deadline order.
-// From a later time, when an eviction waits for a slower bucket as well (reserve): the
-// bucket then takes a claim at that time, and does not count it until its pace gets there,
-// so that the slots before it stay free for others. A slot given back before its time is
-// kept and handed out again.
-//
-// Times are unix nanoseconds from the caller's clock, never read here. A bucket is not safe
-// for concurrent use; the zero bucket is not usable: create one with newBucket.
+// A slot asked for from now is the next at the pace, so that evictions that ask in
+// deadline order leave in deadline order. One asked for from a later time, by an eviction
+// that waits for a slower bucket too (reserve), is a claim, counted once the pace gets
+// there, so that the slots before it stay free for others. A slot given back before its
+// time is handed out again. Times are unix nanoseconds of the caller's clock. A bucket is
+// not safe for concurrent use; make it with newBucket.
 type bucket struct {
 	interval int64   // nanoseconds between slots at the sustained pace, at least 1
 	ahead    int64   // (burst-1)*interval: how far ahead of tat a slot may run
-	tat      int64   // the next slot's time at the sustained pace
-	primed   bool    // tat is set; before that the bucket is full
+	tat      int64   // the next slot's time at the sustained pace; full: far in the past
 	claims   []int64 // slots taken ahead of the pace, not counted yet: sorted, interval apart
 	free     []int64 // slots counted and given back, sorted
 }
@@ -34,40 +29,28 @@ type bucket struct {
 // newBucket returns a full bucket for l, which must be a valid rate that limits.
 func newBucket(l Rate) *bucket {
 	interval := max(int64(math.Ceil(float64(time.Second)/l.PerSecond)), 1)
-	return &bucket{interval: interval, ahead: int64(l.Burst-1) * interval}
+	return &bucket{interval: interval, ahead: int64(l.Burst-1) * interval, tat: math.MinInt64 / 2}
 }
 
 // pace returns the next slot from now at the sustained pace. First it counts the claims
 // that are due, and those that handing out that slot would leave too close to count.
 func (b *bucket) pace(now int64) int64 {
 	for {
-		s := now
-		if b.primed {
-			s = max(now, b.tat-b.ahead)
-		}
+		s := max(now, b.tat-b.ahead)
 		if len(b.claims) == 0 {
 			return s
 		}
 		f := b.claims[0]
-		after := s + b.interval // tat once s is counted
-		if b.primed {
-			after = max(b.tat, s) + b.interval
-		}
-		if f > now && after-b.ahead <= f {
-			return s
+		if after := max(b.tat, s) + b.interval; f > now && after-b.ahead <= f {
+			return s // after: tat once s is counted
 		}
 		b.count(f)
-		b.claims = slices.Delete(b.claims, 0, 1)
+		b.claims = b.claims[1:]
 	}
 }
 
 // count counts a slot at t, which the callers keep at or after tat-ahead.
-func (b *bucket) count(t int64) {
-	if !b.primed || b.tat < t {
-		b.tat, b.primed = t, true
-	}
-	b.tat += b.interval
-}
+func (b *bucket) count(t int64) { b.tat = max(b.tat, t) + b.interval }
 
 // next returns the earliest slot at or after t (not before now) that the bucket can give,
 // without taking it.

@@ -1,17 +1,13 @@
 package budget
 
 // Reach is what a scope (a taint key on nodes, a DeviceTaintRule, a pool's taints) would
-// evict, as the caller's census last counted it.
+// evict, as the caller's census last counted it. The caller wakes the evictions it holds by
+// its name, Scope.
 type Reach struct {
-	// Scope names it; the caller wakes the evictions it holds by this name.
-	Scope string
-	// Evicts is how many targets it would evict; Targets, how many there are in all.
-	Evicts, Targets int
-	// Confirmed: an operator confirmed it; it holds nothing.
-	Confirmed bool
-	// Counted is false while the census has not counted it yet: it holds its evictions
-	// until it has.
-	Counted bool
+	Scope           string
+	Evicts, Targets int  // the targets it would evict, of all there are
+	Confirmed       bool // by an operator: it holds nothing
+	Counted         bool // false until the census has counted it: it holds its evictions
 }
 
 // Exceeds reports whether evicts of targets is more than fraction of them, and at least
@@ -20,18 +16,13 @@ func Exceeds(fraction float64, least, evicts, targets int) bool {
 	return fraction > 0 && evicts >= max(least, 1) && float64(evicts) > fraction*float64(targets)
 }
 
-// Confirm is the budget that holds the evictions of a taint that would evict more than a
-// fraction of all targets at once, until an operator confirms it or it would evict fewer
-// (kubernetes#141422: one DeviceTaintRule that selects every device). The caller counts
-// (reach): for each cause, the scopes that put it on its holder, as it last counted them,
-// at a cost of O(1) each, since the gate's lock is held. An eviction is held only when each
-// of its causes is held, that is when every scope of the cause holds: an eviction that
-// another taint makes due goes. A cause of no scope the census knows holds nothing.
-//
-// A held eviction waits under its scope, released when the caller says that scope's counts
-// or confirmation changed; one held by more than one scope waits under the scope they all
-// share, [ConfirmScope](""), which every recount releases, so that a change of any of its
-// scopes looks at it again. Make it with NewConfirm.
+// Confirm is the engine's Confirm: it holds the evictions of a taint that would evict more
+// than a fraction of all targets. reach gives, for each cause, the scopes that put it on
+// its holder, as the caller last counted them, in O(1) each (the gate's lock is held). An
+// eviction is held when each of its causes is held by every one of its scopes; a cause of
+// no scope the census knows holds nothing. One held by one scope waits under it; one held
+// by several, under [ConfirmScope](""), which every recount releases. Make it with
+// NewConfirm.
 type Confirm struct {
 	fraction float64
 	least    int
@@ -48,11 +39,6 @@ func NewConfirm(fraction float64, least int, reach func(c Cause, into []Reach) [
 	return &Confirm{fraction: fraction, least: least, reach: reach}
 }
 
-// holds reports whether the scope r holds its evictions.
-func (c *Confirm) holds(r Reach) bool {
-	return !r.Confirmed && (!r.Counted || Exceeds(c.fraction, c.least, r.Evicts, r.Targets))
-}
-
 // Admit holds the eviction when each of its causes is held.
 func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
 	held, several := "", false
@@ -62,7 +48,7 @@ func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
 			return Go, nil
 		}
 		for _, rc := range c.buf {
-			if !c.holds(rc) {
+			if rc.Confirmed || rc.Counted && !Exceeds(c.fraction, c.least, rc.Evicts, rc.Targets) {
 				return Go, nil
 			}
 			if held == "" {
@@ -71,10 +57,10 @@ func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
 			several = several || rc.Scope != held
 		}
 	}
-	if held == "" {
+	switch {
+	case held == "":
 		return Go, nil // no cause: nothing to hold it for
-	}
-	if several {
+	case several:
 		held = "" // any of its scopes may release it
 	}
 	return Verdict{Wait: true, Scope: ConfirmScope(held), Reason: "Unconfirmed"}, nil

@@ -32,9 +32,9 @@ type Request struct {
 	Now     int64                // the time of the question (unix nanoseconds)
 }
 
-// Scope names what holds evictions until it is released: a taint key paused by the brake,
-// over all holders or within one group, a scope of the caller's Census, one eviction's
-// place in a line (Seq), or the wait for Synced. Budgets tell theirs apart by Kind.
+// Scope names what holds evictions until it is released (a taint key the brake paused, in
+// one group if Grouped; a census scope; a place in line, Seq; the wait for Synced); budgets
+// tell theirs apart by Kind.
 type Scope struct {
 	Kind    Kind
 	Key     string
@@ -67,35 +67,31 @@ type Verdict struct {
 // Go is the verdict of a budget that lets the eviction go.
 var Go = Verdict{}
 
-// Budget is one limit on evictions that are due. The [Gate] asks its budgets in order; the
-// first that says wait decides, and the budgets after it give back what they reserved for
-// the eviction. A budget is called under the gate's lock only.
+// Budget is one limit on evictions that are due, called under the gate's lock only.
 type Budget interface {
-	// Admit answers for r. state is what this budget kept for the eviction from its last
-	// answer (nil at first); Admit returns the state to keep, which the gate keeps in the
-	// eviction's [Hold].
+	// Admit answers for r. state is what it returned for the eviction last time (nil at
+	// first); it returns the state to keep, which the gate keeps in the eviction's [Hold].
 	Admit(r *Request, state any) (Verdict, any)
 	// Release gives back what state reserves: the eviction left without going.
 	Release(state any, now int64)
 }
 
-// A budget may also implement these, which the gate calls too.
+// The optional interfaces of a budget, which the gate asks for by type. Each appends to
+// released the scopes whose evictions may go now.
 type (
 	// Recorder is told of each eviction that every budget let go: its call comes next.
 	Recorder interface{ Went(r *Request) }
 	// Tracker is told, once, of the end of each eviction that went: its target is gone or
-	// moved, it left past its GoneBy, or it was closed without an action. It appends to
-	// released the scopes whose evictions may go now.
+	// moved, it left past its GoneBy, or it was closed without an action.
 	Tracker interface {
 		Ended(now int64, released []Scope) []Scope
 	}
-	// Refiller is asked after each Admit, Release and Ended which of the scopes it holds
-	// may go now: its room opens at other times than when one of them changes.
+	// Refiller is asked after each Admit, Release and Ended: its room opens at other times
+	// than when one of the scopes it holds changes.
 	Refiller interface {
 		Refill(released []Scope) []Scope
 	}
-	// HolderCounter counts holders (the brake): it is told every holder update, and
-	// appends to released the scopes that stopped holding.
+	// HolderCounter is told of every holder update.
 	HolderCounter interface {
 		HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope
 	}
@@ -106,8 +102,7 @@ type (
 )
 
 // Hold is what the gate keeps of an eviction that waits at it, for the caller to keep in
-// the eviction and give back: when it fell due, what it waits for, and each budget's state.
-// Its fields are guarded by the gate's lock.
+// the eviction and give back; its fields are guarded by the gate's lock.
 type Hold struct {
 	due    int64
 	seq    uint64 // the order in which holds were made: ties of due wake in it
@@ -132,10 +127,10 @@ type Woken[E comparable] struct {
 	Due int64
 }
 
-// Gate is what an eviction that is due passes before its first call: its budgets, in
-// order. E is the caller's eviction, by pointer: the gate's waiting sets hold it, and
-// nothing else of it. It is safe for concurrent use; under its lock nothing is called but
-// the budgets.
+// Gate is what an eviction that is due passes before its first call: its budgets, asked in
+// order; the first that says wait decides, and those after it give back what they reserved.
+// E is the caller's eviction, by pointer: the gate's waiting sets hold it, and nothing else
+// of it. It is safe for concurrent use.
 type Gate[E comparable] struct {
 	mu      sync.Mutex
 	budgets []Budget

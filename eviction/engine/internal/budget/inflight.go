@@ -2,13 +2,11 @@ package budget
 
 import "math"
 
-// InFlight is the budget of the evictions in flight: let go by the gate and not yet ended
-// (see [Tracker]). At most max are in flight at once, and at most fraction of the evictions
-// the engine keeps (kept: those open, running or acted on and not yet gone), at least one.
-// The evictions due meanwhile wait in line, in the order they first asked; each end lets
-// the first in line go. A waiting eviction waits for a scope of its own (its ticket in Seq),
-// so that an end wakes the one eviction it lets go, not every one that waits. Each question
-// costs O(1), an end O(1) amortized. Make it with NewInFlight.
+// InFlight is the engine's InFlight: at most max evictions let go by the gate and not yet
+// ended (see [Tracker]), and at most fraction of the evictions the engine keeps, at least
+// one. Those due meanwhile wait in line, in the order they first asked, each for a scope of
+// its own (its ticket in Seq), so that an end wakes the one eviction it lets go, not every
+// one that waits. A question costs O(1), an end O(1) amortized. Make it with NewInFlight.
 type InFlight struct {
 	max      int        // 0: no count limit
 	fraction float64    // 0: no fraction limit

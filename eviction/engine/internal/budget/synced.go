@@ -3,10 +3,10 @@ package budget
 import "sync/atomic"
 
 // Synced is the budget that holds every eviction until the caller has been told of every
-// holder and target it has (its informers have synced): the budgets that count holders or
-// targets (the brake, Confirm's census) would count a part of them, and let go what the
-// whole would hold (a restart in the middle of an outage, whose deadlines are long past).
-// The caller calls Done, then [Gate.Wake] with [SyncedScope]. Make it with new(Synced).
+// holder and target it has (its informers have synced): the budgets that count them (the
+// brake, Confirm's census) would count a part, and let go what the whole would hold (a
+// restart in the middle of an outage, whose deadlines are long past). The caller calls
+// Done, then [Gate.Wake] with [SyncedScope]. Make it with new(Synced).
 type Synced struct{ done atomic.Bool }
 
 // Done records that the caller has been told of everything; from then on Admit lets go.

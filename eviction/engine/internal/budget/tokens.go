@@ -43,8 +43,8 @@ func (r Rate) Validate(field string) error {
 // Tokens is the budget of the rate limits: an eviction takes a token of the overall limit
 // and of the limit of each taint key that makes it due, all at the same slot, so that it
 // waits for the slowest; evictions that ask in deadline order go in deadline order. A
-// waiting eviction holds its slot, and one that leaves without going gives it back to the
-// next that asks. Make it with NewTokens.
+// waiting eviction holds its slot; one that leaves without going gives it back to the next
+// that asks. Make it with NewTokens.
 type Tokens struct {
 	overall *bucket            // nil: no overall limit
 	byKey   map[string]*bucket // per taint key
@@ -82,18 +82,19 @@ func NewTokens(overall Rate, perKey map[string]Rate, full *Brake) *Tokens {
 
 // Admit lets the eviction go when its slot has come, and otherwise holds a slot for it.
 func (t *Tokens) Admit(r *Request, state any) (Verdict, any) {
-	if h, ok := state.(*tokenHold); ok {
-		if h.slot > r.Now {
-			return Verdict{Wait: true, Until: h.slot, Reason: "RateLimited"}, h
+	h, waits := state.(*tokenHold)
+	if !waits {
+		bs := t.bucketsFor(r.Causes)
+		slot := reserve(bs, r.Now)
+		if slot <= r.Now {
+			return Go, nil
 		}
+		h = &tokenHold{slot: slot, from: slices.Clone(bs)}
+	}
+	if h.slot <= r.Now {
 		return Go, nil // its slot has come
 	}
-	bs := t.bucketsFor(r.Causes)
-	slot := reserve(bs, r.Now)
-	if slot <= r.Now {
-		return Go, nil
-	}
-	return Verdict{Wait: true, Until: slot, Reason: "RateLimited"}, &tokenHold{slot: slot, from: slices.Clone(bs)}
+	return Verdict{Wait: true, Until: h.slot, Reason: "RateLimited"}, h
 }
 
 // Release gives the slot back.
@@ -108,18 +109,16 @@ func (t *Tokens) Release(state any, now int64) {
 // storage reused from call to call.
 func (t *Tokens) bucketsFor(causes []Cause) []*bucket {
 	bs := t.buf[:0]
-	if t.overall != nil {
-		bs = append(bs, t.overall)
+	add := func(b *bucket) {
+		if b != nil && !slices.Contains(bs, b) {
+			bs = append(bs, b)
+		}
 	}
+	add(t.overall)
 	for _, c := range causes {
-		if b := t.byKey[c.Key]; b != nil && !slices.Contains(bs, b) {
-			bs = append(bs, b)
-		}
-		if t.full == nil {
-			continue
-		}
-		if b := t.full.fullBucket(c); b != nil && !slices.Contains(bs, b) {
-			bs = append(bs, b)
+		add(t.byKey[c.Key])
+		if t.full != nil {
+			add(t.full.fullBucket(c))
 		}
 	}
 	t.buf = bs

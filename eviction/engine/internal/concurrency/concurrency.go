@@ -8,30 +8,25 @@ import (
 
 // The rule's constants.
 const (
-	// minLatency: the limit grows only while the calls take at least this long. Workers
-	// hide latency, and a call answered in microseconds (an actuator in the same process, a
-	// fake clientset) has none to hide: more goroutines would only take turns on the
-	// processors, and their rate moves with the scheduler's noise, not with the limit.
+	// minLatency: the limit grows only while the calls take at least this long. A call
+	// answered in microseconds (an actuator in the same process, a fake clientset) has no
+	// latency for more workers to hide: their rate moves with the scheduler's noise.
 	minLatency = time.Millisecond
-	// minSamples is the fewest calls an epoch measures, whatever the limit.
-	minSamples = 8
-	// startupGain: in the start-up phase the limit doubles each epoch while the rate grows
-	// by at least this factor over the rate before the last doubling; startupStalls epochs
-	// in a row that do not end the phase. An API server's throughput rises slowly with the
-	// calls in flight (etcd commits more writes a batch), by much less than the doubling.
+	minSamples = 8 // the fewest calls an epoch measures, whatever the limit
+	// startupGain: in the start-up the limit doubles while the rate grows by this factor
+	// over the rate before the last doubling; startupStalls epochs in a row that do not
+	// end it. An API server's throughput rises slowly with the calls in flight (etcd
+	// commits more writes a batch), by much less than the doubling.
 	startupGain   = 1.1
 	startupStalls = 2
-	// tolerance is how much a rate must rise to pay for a larger limit, and how much a
-	// smaller limit may lose against the rate before it and still be kept: the noise a
-	// comparison of two epochs ignores.
-	tolerance = 0.05
-	// holdEpochs is how many epochs the limit holds between two probes.
-	holdEpochs = 3
+	// tolerance is how much a rate must rise to pay for a larger limit, and may fall for a
+	// smaller one to be kept: the noise a comparison of two epochs ignores.
+	tolerance  = 0.05
+	holdEpochs = 3 // epochs the limit holds between two probes
 	// window is how many measured epochs the best recent rate looks back over: long enough
 	// to span a probe cycle, short enough to forget a capacity that went away.
-	window = 8
-	// backoff is the factor an overload signal applies to the limit.
-	backoff = 0.7
+	window  = 8
+	backoff = 0.7 // the factor an overload signal applies to the limit
 )
 
 // Outcome is how an actuator call ended, as the limit reads it.
@@ -40,13 +35,12 @@ type Outcome int
 const (
 	// Done: the call succeeded.
 	Done Outcome = iota
-	// Failed: the call failed for a reason of its own target's (a refusal, a conflict, the
-	// target gone); the server answered, so it counts as served, but its latency is not
-	// a full call's (a refusal can be answered faster than an action), so it does not
-	// set the epoch's least latency.
+	// Failed: the call failed for a reason of its target's (a refusal, a conflict, the
+	// target gone): the server answered, so it counts as served, but a refusal may come
+	// faster than an action, so it does not set the epoch's least latency.
 	Failed
 	// Overloaded: the server refused the call for load (too many requests, a timeout, a
-	// server error). The limit backs off.
+	// server error): the limit backs off.
 	Overloaded
 )
 
@@ -62,24 +56,15 @@ const (
 )
 
 // Limit decides how many actuator calls may run at once by the rate at which they
-// complete. An epoch (the calls that began since the limit last changed: as many as the
-// limit, at least minSamples; half as many in the start-up) measures the rate by Little's
-// law: the calls in flight on average from the epoch's first call on, over its calls' mean
-// latency; calls refused for load are left out. It starts at floor, so the first calls go
-// at once, and doubles each epoch while the rate rises by startupGain (a start-up as TCP
-// BBR's: a doubling that buys less is tried once more before the phase ends, where the
-// rate stopped rising, or one step back if it fell). Then it cycles: it holds, measures
-// the rate, tries a quarter more and keeps it if the rate rises by tolerance, or else a
-// fifth less and keeps it if the rate stays within tolerance of the rate before and within
-// twice that of the best rate of the last window epochs. So it settles where more calls in
-// flight stop buying throughput (the knee), whether an API server or a client's rate
-// limiter sets it, and follows the knee when it moves. Latency that rises with load does
-// not by itself bring the limit down; a call the server refused for load (Overloaded) does,
-// by backoff, once an epoch, and the probes stay below that limit for a while. An epoch in
-// which the calls in flight never came near the limit measured the demand, not the limit,
-// and is not used.
-//
-// It is safe for concurrent use.
+// complete, measured each epoch (the calls begun since the limit last changed) by Little's
+// law: the calls in flight on average over their mean latency. Calls refused for load are
+// left out, and an epoch whose calls in flight never came near the limit measured the
+// demand, and is not used. It starts at floor and doubles while the rate rises by
+// startupGain, as TCP BBR's start-up. Then it cycles: it holds, measures, tries a quarter
+// more and keeps it if the rate rises by tolerance, or else a fifth less and keeps it if
+// the rate stays within tolerance of the rate before and within twice that of the best of
+// the last window epochs. An Overloaded call brings it down by backoff, once an epoch, and
+// the probes stay below that limit for a while. It is safe for concurrent use.
 type Limit struct {
 	mu          sync.Mutex
 	set         func(int) int // applies a limit: the schedule's SetWorkers
@@ -142,9 +127,7 @@ func (c *Limit) Begin(now time.Time) Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advance(now)
-	if c.ep.start.IsZero() {
-		// The epoch is measured from its first call: after a decrease, that is once
-		// the calls in flight have come down to the new limit.
+	if c.ep.start.IsZero() { // after a decrease: once the calls came down to the new limit
 		c.ep.start = now
 	}
 	c.inflight++
@@ -168,9 +151,7 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 	}
 	if o == Overloaded || call.epoch != c.epoch {
 		if c.inflight == 0 && c.ep.n > 0 {
-			// The calls stopped: what comes next is a new burst, measured afresh, not
-			// over the idle time since this epoch began.
-			c.newEpoch(c.limit)
+			c.newEpoch(c.limit) // the calls stopped: the next burst is measured afresh
 		}
 		return
 	}
@@ -184,8 +165,7 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 	case c.ep.n >= c.epochCalls():
 		c.endEpoch(now)
 	case c.inflight == 0:
-		// The calls stopped: what comes next is a new burst, measured afresh.
-		c.newEpoch(c.limit)
+		c.newEpoch(c.limit) // the calls stopped: the next burst is measured afresh
 	}
 }
 
@@ -220,10 +200,9 @@ func (c *Limit) endEpoch(now time.Time) {
 	}
 }
 
-// startupNext is the limit after a start-up epoch that measured rate. The rate is measured
-// against the rate at the limit before the last doubling, and a doubling that bought less
-// than startupGain (or seemed to cost some: the first epochs are noisy) is tried once more,
-// so that one noisy epoch, or a throughput that rises slowly, does not end the phase.
+// startupNext is the limit after a start-up epoch that measured rate. A doubling that
+// bought less than startupGain (or seemed to cost some: the first epochs are noisy) is
+// tried once more, so that one noisy epoch, or a slow rise, does not end the phase.
 func (c *Limit) startupNext(rate float64, canGrow bool) int {
 	grows := canGrow && rate >= startupGain*c.grownRate
 	if rate > c.baseRate {
@@ -237,9 +216,8 @@ func (c *Limit) startupNext(rate float64, canGrow bool) int {
 		c.stalls++
 		return c.grow(2 * c.limit)
 	}
-	// Hold here, unless the rate here is below the best: then where it was. The start-up's
-	// rates are not the best to measure probes against: the first calls may have had a
-	// client's burst of tokens, which is spent now.
+	// Hold here, or where the best rate was if this one is below it; the probes are not
+	// measured against the start-up's rates, which a client's burst of tokens may have lifted.
 	c.phase, c.held = hold, 0
 	c.recent = c.recent[:0]
 	if rate < (1-tolerance)*c.baseRate {
@@ -266,9 +244,8 @@ func (c *Limit) cycleNext(rate float64, canGrow bool) int {
 		}
 		return c.probe(false) // from baseLimit, down
 	case down:
-		// Against the rate before the probe, and (so that small losses do not add up)
-		// against the best recent rate with twice the tolerance: that best is the highest
-		// of noisy measures.
+		// Against the rate before, and the best recent one (the highest of noisy measures:
+		// twice the tolerance), so that small losses do not add up.
 		if rate >= (1-tolerance)*c.baseRate && rate >= (1-2*tolerance)*slices.Max(c.recent) {
 			c.baseRate, c.baseLimit = rate, c.limit
 			return c.probe(false)
@@ -319,8 +296,8 @@ func (c *Limit) probe(higher bool) int {
 	return c.baseLimit
 }
 
-// backOff applies an overload signal: the limit by backoff, the rates forgotten (they
-// measured a server that is not there any more), and a hold before the next probe.
+// backOff applies an overload signal: the limit by backoff, the rates (of a server that is
+// not there any more) forgotten, and a hold before the next probe.
 func (c *Limit) backOff() {
 	next := max(c.floor, int(float64(c.limit)*backoff))
 	c.overloadAt, c.overloadAge = c.limit, 0

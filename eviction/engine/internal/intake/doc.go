@@ -1,10 +1,7 @@
-// Package intake queues the holder and target updates an engine is fed, and has them
-// processed in order by a fixed set of workers, each update of a key merged with the one
-// already waiting; the updates of a holder whose targets could not be listed come back
-// after a growing delay.
+// Package intake queues the holder and target updates an engine is fed, merged by key, for
+// a fixed set of workers; the update of a holder whose targets could not be listed comes
+// back after a growing delay, from a timedqueue.
 //
-// # Locks
-//
-// Each shard's lock guards its queues; the retries' lock guards their counts. Neither is
-// held while anything else is called: the handlers run with no lock of this package.
+// Each worker's shard has a lock, which guards its queues and counts. It is held while
+// nothing is called but the holder merge, and never while the retries' queue is called.
 package intake

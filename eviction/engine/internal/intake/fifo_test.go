@@ -43,23 +43,32 @@ func TestFifoOrder(t *testing.T) {
 			f.take()
 			f.put(1, "c")
 		}, []int{2, 1}, []string{"b", "c"}},
-		{"the ring grows while it wraps around", func(f *fifo[int, string]) {
+		{"the slots of taken keys are reclaimed while more come", func(f *fifo[int, string]) {
 			for i := range 12 {
 				f.put(i, "")
 			}
-			for range 10 {
+			for range 10 { // the 6th and the 9th take move the waiting keys to the front
 				f.take()
 			}
-			for i := 12; i < 40; i++ { // wraps at 16, grows at 32 queued
+			for i := 12; i < 40; i++ {
 				f.put(i, "")
 			}
 		}, seq(10, 40), nil},
+		{"a key queued again after the waiting keys moved keeps its place", func(f *fifo[int, string]) {
+			for i := range 4 {
+				f.put(i, "a")
+			}
+			f.take()
+			f.take() // moves 2 and 3 to the front
+			f.put(2, "b")
+			f.put(4, "c")
+		}, []int{2, 3, 4}, []string{"b", "a", "c"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var f fifo[int, string]
 			tc.run(&f)
-			if got, want := f.len(), len(tc.wantKeys); got != want {
+			if got, want := len(f.items), len(tc.wantKeys); got != want {
 				t.Errorf("len: got %d, want %d", got, want)
 			}
 			keys, payloads := drain(&f)
@@ -69,18 +78,18 @@ func TestFifoOrder(t *testing.T) {
 			if tc.wantPayloads != nil && !slices.Equal(payloads, tc.wantPayloads) {
 				t.Errorf("payloads: got %q, want %q", payloads, tc.wantPayloads)
 			}
-			if f.len() != 0 {
-				t.Errorf("len after draining: got %d, want 0", f.len())
+			if len(f.items) != 0 {
+				t.Errorf("len after draining: got %d, want 0", len(f.items))
 			}
 		})
 	}
 }
 
 // TestFifoStorage: a fifo that never empties, as in a busy spell of updates, reuses the
-// slots of the keys taken and allocates nothing once it has grown to the most keys queued
-// at once; a burst of up to 1024 keys reuses the storage of the one before it; the storage
-// of a larger burst is let go once the fifo is empty. The keys are pod keys, whose hashes
-// fill the map as an outage's do.
+// slots of the keys taken and allocates nothing once it has grown; a burst of up to 1024
+// keys reuses the storage of the one before it; the storage of a larger burst is let go
+// once the fifo is empty. The keys are pod keys, whose hashes fill the map as an outage's
+// do.
 func TestFifoStorage(t *testing.T) {
 	keys := make([]types.NamespacedName, 2000)
 	for i := range keys {
@@ -103,8 +112,9 @@ func TestFifoStorage(t *testing.T) {
 	if allocs := testing.AllocsPerRun(5, busy); allocs != 0 {
 		t.Errorf("a busy spell of %d puts with 100 keys queued: got %v allocations, want 0", 5*len(keys), allocs)
 	}
-	if n := len(f.ring); n > 2*100 {
-		t.Errorf("ring of %d slots for 100 keys queued, want at most 200", n)
+	// The slice holds at most twice the keys waiting, 201, in a capacity append doubles.
+	if n := cap(f.keys); n > 4*100 {
+		t.Errorf("a slice of %d slots for 100 keys queued, want at most 400", n)
 	}
 
 	cycle := func(n int) {
@@ -115,15 +125,15 @@ func TestFifoStorage(t *testing.T) {
 		}
 	}
 	cycle(1024)
-	if f.ring == nil || f.items == nil {
+	if f.keys == nil || f.items == nil {
 		t.Fatalf("after a burst of 1024: the storage was let go, want it kept")
 	}
 	if allocs := testing.AllocsPerRun(10, func() { cycle(1024) }); allocs != 0 {
 		t.Errorf("bursts of 1024 again: got %v allocations per burst, want 0", allocs)
 	}
 	cycle(1025)
-	if f.ring != nil || f.items != nil {
-		t.Errorf("after a burst of 1025: kept %d slots, want none", len(f.ring))
+	if f.keys != nil || f.items != nil {
+		t.Errorf("after a burst of 1025: kept %d slots, want none", cap(f.keys))
 	}
 }
 

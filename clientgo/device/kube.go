@@ -32,8 +32,7 @@ const ConfirmMessage = "Pausing deletion: the device taint would evict too many 
 //   - "Marking for deletion";
 //   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
 //     deletion or replacement under its name, about which kube records nothing;
-//   - ours, [PausedMessage], when the brake pauses the eviction, and [ConfirmMessage],
-//     when Confirm holds it until an operator confirms the taint.
+//   - ours, [PausedMessage] and [ConfirmMessage].
 var Events = clientgo.Events{
 	Reason:     EventReason,
 	Marking:    func(engine.Ref) string { return "Marking for deletion" },
@@ -43,4 +42,16 @@ var Events = clientgo.Events{
 	Cancels: func(reason engine.Reason) bool {
 		return reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced
 	},
+}
+
+// KubeMetrics are the metrics of kube's device taint eviction controller
+// (pkg/controller/devicetainteviction/metrics, v1.37), which a [Controller] with
+// Options.Metrics keeps under kube's names, help texts and buckets:
+// device_taint_eviction_controller_pod_deletions_total and
+// device_taint_eviction_controller_pod_deletion_duration_seconds (from each pod's deadline
+// to the end of its deletion; a pod found gone is not counted, as in kube).
+var KubeMetrics = clientgo.KubeMetrics{
+	Subsystem:     "device_taint_eviction_controller",
+	DeletionsHelp: "Total number of Pods deleted by DeviceTaintEvictionController since its start.",
+	DurationHelp:  "Latency, in seconds, between the time when a device taint effect has been activated and a Pod's deletion via DeviceTaintEvictionController.",
 }
