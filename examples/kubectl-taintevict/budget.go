@@ -61,7 +61,7 @@ func (b budgetFlags) options() (engine.Options, error) {
 func caveats(o engine.Options, devices bool) []string {
 	var out []string
 	if o.InFlight != (engine.InFlight{}) {
-		out = append(out, "--in-flight: an evicted pod counts in flight until the end of its grace period (its terminationGracePeriodSeconds, from when the API server takes the eviction, which the what-if takes to be at once), as on an unreachable node whose kubelet never confirms: exact there; on a healthy node the kubelet confirms sooner, and the controller goes sooner than this timeline")
+		out = append(out, "--in-flight: an evicted pod counts in flight until the end of its grace period (its terminationGracePeriodSeconds, from when the API server takes the eviction, which the what-if takes to be at once), as on an unreachable node whose kubelet never confirms: exact there, to the second the API server keeps deletionTimestamp to; on a healthy node the kubelet confirms sooner, and the controller goes sooner than this timeline")
 	}
 	if o.LoopDamping.Window > 0 {
 		out = append(out, "--loop-window: the what-if re-creates no evicted pod, so it damps none; a workload that re-creates its pods where they are evicted again is damped")
