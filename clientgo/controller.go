@@ -116,7 +116,11 @@ type Options struct {
 // for want of room), the metrics of [Options.Metrics] and the caller's Observers. With
 // [Options.Elector], only the replica that leads (holds the Lease) runs the Manager; every
 // replica keeps its caches synced, so a new leader starts at once, and since deadlines
-// count from each taint's TimeAdded, it evicts at the same times as the old one.
+// count from each taint's TimeAdded, it evicts at the same times as the old one. With
+// Options.Manager.Confirm, a node whose [eviction.ConfirmAnnotation] does not name one of
+// its NoExecute taints' keys gets a Warning Event ([UnconfirmedReason]) when the
+// annotation or the taints change: a mistyped key confirms nothing, and the operator who
+// wrote it learns why the evictions stay held.
 //
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
 // with [NewController].
@@ -209,6 +213,9 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.WaitIdle {
 		c.handoff = NewHandoff(c.client, c.manager)
 		u = c.handoff
+	}
+	if c.opts.Manager.Confirm.Fraction > 0 && c.events != nil {
+		u = confirmCheck{Updater: u, recorder: c.events}
 	}
 	if c.opts.wrapUpdater != nil {
 		u = c.opts.wrapUpdater(u)

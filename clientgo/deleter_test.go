@@ -363,7 +363,7 @@ func TestDeletersConditionReason(t *testing.T) {
 	}
 	t.Run("EvictionDeleter fallback", func(t *testing.T) {
 		client := fake.NewClientset(testPod("uid-old", 1))
-		refuse := error(apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10))
+		refuse := pdbRefusal()
 		evictions(client, &refuse)
 		clk := clocktesting.NewFakePassiveClock(testNow)
 		d, err := NewEvictionDeleter(client, EvictionDeleterOptions{PDBTimeout: time.Minute, Clock: clk, Reason: reason, Message: message})

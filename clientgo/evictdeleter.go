@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,8 +21,9 @@ import (
 // Eviction API only, on the real clock.
 type EvictionDeleterOptions struct {
 	// PDBTimeout, when positive, is how long PodDisruptionBudgets may refuse a pod's
-	// eviction, counted from the first refusal: a call made after that deletes the pod as
-	// [PodDeleter] does. 0 waits for the budgets forever; negative is an error.
+	// eviction, counted from the first refusal by one (not by the API server's flow
+	// control): a call made after that deletes the pod as [PodDeleter] does. 0 waits for
+	// the budgets forever; negative is an error.
 	PDBTimeout time.Duration
 	// Pods is passed to the fallback [PodDeleter]; see [PodDeleterOptions.Pods].
 	Pods PodGetter
@@ -43,10 +43,13 @@ type EvictionDeleterOptions struct {
 // sends the pod's UID as a precondition. One API call: the API server itself sets the
 // DisruptionTarget condition (reason EvictionByEvictionAPI) before it deletes.
 //
-// A refusal by a budget (429 TooManyRequests) is returned as an ordinary error, and the
-// Manager retries it with its backoff. With [EvictionDeleterOptions.PDBTimeout], the first
-// call made that long after the pod's first refusal deletes the pod instead, as
-// [PodDeleter] does (two calls). NotFound and a failed UID precondition wrap
+// A refusal by a budget ([engine.IsPDBRefusal]: a 429, or a 403, with the DisruptionBudget
+// cause) is returned as an ordinary error, and the Manager retries it with its backoff.
+// With [EvictionDeleterOptions.PDBTimeout], the first call made that long after the pod's
+// first refusal by a budget deletes the pod instead, as [PodDeleter] does (two calls). A
+// 429 of the API server's flow control (API Priority and Fairness) is no budget's: it is
+// returned too ([engine.IsOverload] is true of it), and neither starts nor ends the
+// PDBTimeout. NotFound and a failed UID precondition wrap
 // [eviction.ErrPodGone]; Forbidden names what RBAC refused ("forbidden: pods/eviction
 // create").
 //
@@ -111,13 +114,18 @@ func (d *EvictionDeleter) evict(ctx context.Context, ref eviction.PodRef) error 
 		ObjectMeta:    metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
 	})
-	if err == nil || budgetRefused(err) {
+	refused := engine.IsPDBRefusal(err)
+	if err == nil || refused {
 		// The Eviction went through, or a budget refused it: the pod was there.
 		d.found(ref)
 	}
-	if apierrors.IsTooManyRequests(err) {
+	switch {
+	case refused:
 		d.refusedNow(ref.UID)
-		return fmt.Errorf("clientgo: eviction of %s refused (a PodDisruptionBudget, or the API server is busy): %w", ref, err)
+		return fmt.Errorf("clientgo: eviction of %s refused by a PodDisruptionBudget: %w", ref, err)
+	case apierrors.IsTooManyRequests(err):
+		// The API server's flow control: no budget was asked, and PDBTimeout does not count it.
+		return fmt.Errorf("clientgo: eviction of %s refused: the API server is busy: %w", ref, err)
 	}
 	return apiError(err, ref, "pods/eviction", "create")
 }
@@ -160,22 +168,6 @@ func (d *EvictionDeleter) sweep(now time.Time) {
 		}
 	}
 	d.swept = len(d.refused)
-}
-
-// budgetRefused reports whether err is the Eviction API's refusal for a
-// PodDisruptionBudget: a 429 with the DisruptionBudget cause, which only a pod that exists
-// gets (a 429 of the API server's own flow control has no such cause).
-func budgetRefused(err error) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsTooManyRequests(err) || !errors.As(err, &status) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Type == policyv1.DisruptionBudgetCause {
-			return true
-		}
-	}
-	return false
 }
 
 func (d *EvictionDeleter) found(ref eviction.PodRef) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -207,5 +208,58 @@ func TestEvictionDeleterForgetsStaleRefusals(t *testing.T) {
 	}
 	if len(d.refused) != 10 {
 		t.Errorf("the 60 stale refusals swept when the map passed 64 entries; the 10 new ones kept: got %d (%v), want %d", len(d.refused), d.refused, 10)
+	}
+}
+
+// apfRefusal is API Priority and Fairness's 429 as client-go reports it: the server answers
+// plain text with a Retry-After header, and client-go makes a TooManyRequests error with
+// RetryAfterSeconds and no DisruptionBudget cause.
+func apfRefusal() error {
+	return apierrors.NewGenericServerResponse(429, "POST", podsResource, "web-1", "Too many requests, please try again later.", 1, true)
+}
+
+// TestEvictionDeleterPDBTimeoutCountsOnlyBudgets: only a PodDisruptionBudget's refusal
+// starts the PDBTimeout clock. The API server's flow control (a 429 without a
+// DisruptionBudget cause) says nothing of the pod's budgets: refused by it for longer than
+// PDBTimeout, and then by a budget, the pod is still only evicted, until PDBTimeout has
+// passed since the budget's first refusal.
+func TestEvictionDeleterPDBTimeoutCountsOnlyBudgets(t *testing.T) {
+	client := fake.NewClientset(testPod("uid-old", 1))
+	refuse := apfRefusal()
+	evictions(client, &refuse)
+	clk := clocktesting.NewFakePassiveClock(testNow)
+	d, err := NewEvictionDeleter(client, EvictionDeleterOptions{PDBTimeout: 5 * time.Minute, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(at time.Duration) error {
+		clk.SetTime(testNow.Add(at))
+		return d.Delete(t.Context(), testRef)
+	}
+	for _, at := range []time.Duration{0, 3 * time.Minute, 6 * time.Minute} { // flow control only
+		if err := try(at); !engine.IsOverload(err) {
+			t.Fatalf("at %s: got %v, want the flow control's refusal, an overload", at, err)
+		}
+	}
+	// A budget from 7m: its 429, then its 403 (it allows fewer than no disruption).
+	negative := apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, "web", errors.New("pdb disruptions allowed is negative"))
+	negative.ErrStatus.Details.Causes = append(negative.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause})
+	for _, r := range []struct {
+		at  time.Duration
+		err error
+	}{{7 * time.Minute, pdbRefusal()}, {11 * time.Minute, negative}} {
+		refuse = r.err
+		if err := try(r.at); !engine.IsPDBRefusal(err) || engine.IsOverload(err) || !strings.Contains(err.Error(), "refused by a PodDisruptionBudget") {
+			t.Fatalf("at %s: got %v, want the budget's refusal", r.at, err)
+		}
+	}
+	if got, want := writes(client.Actions()), slices.Repeat([]string{"create pods/eviction"}, 5); !slices.Equal(got, want) {
+		t.Fatalf("no DELETE before 5m of budget refusals: got %v, want %v", got, want)
+	}
+	if err := try(12 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(client.Actions())[5:], []string{"patch pods/status", "delete pods"}; !slices.Equal(got, want) {
+		t.Errorf("5m after the budget's first refusal: got %v, want %v", got, want)
 	}
 }

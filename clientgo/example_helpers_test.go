@@ -4,7 +4,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -30,12 +32,15 @@ func tolerating(pod *v1.Pod, seconds int64) *v1.Pod { return fixtures.Tolerating
 func notify(ch chan<- eviction.PodRef) eviction.Observer { return fixtures.Evicted(ch) }
 
 // budgetRefuses makes client refuse every Eviction as the API server does when a
-// PodDisruptionBudget allows no disruption: 429 TooManyRequests.
+// PodDisruptionBudget allows no disruption: 429 TooManyRequests, with the DisruptionBudget
+// cause.
 func budgetRefuses(client *fake.Clientset) {
 	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {
 			return false, nil, nil
 		}
-		return true, nil, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
+		err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: "The disruption budget web needs 1 healthy pods and has 1 currently"})
+		return true, nil, err
 	})
 }

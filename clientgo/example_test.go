@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 
 	"github.com/taintevict/taintevict/clientgo"
 )
@@ -119,7 +120,7 @@ func ExampleNewEvictionDeleter() {
 	for _, wait := range []time.Duration{0, 4 * time.Minute, time.Minute} {
 		clk.Step(wait)
 		err := d.Delete(context.Background(), pod)
-		refused := apierrors.IsTooManyRequests(err)
+		refused := engine.IsPDBRefusal(err) // not the API server's flow control: PDBTimeout counts it
 		fmt.Printf("+%v: refused by a budget: %v, error: %v\n", clk.Since(start), refused, err != nil)
 	}
 	_, err = client.CoreV1().Pods("shop").Get(context.Background(), "web-1", metav1.GetOptions{})

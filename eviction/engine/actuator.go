@@ -77,15 +77,29 @@ func IsOverload(err error) bool {
 	if !errors.As(err, &status) {
 		return false
 	}
-	switch s := status.Status(); s.Code {
+	switch status.Status().Code {
 	case http.StatusTooManyRequests:
-		return s.Details == nil || !slices.ContainsFunc(s.Details.Causes, func(c metav1.StatusCause) bool {
-			return c.Type == policyv1.DisruptionBudgetCause
-		})
+		return !IsPDBRefusal(err)
 	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false
+}
+
+// IsPDBRefusal reports whether err is the Eviction API's refusal for a PodDisruptionBudget:
+// a Kubernetes API error with the cause DisruptionBudget (policyv1.DisruptionBudgetCause).
+// The API server gives it with a 429 when a budget allows no disruption now (or it has not
+// processed the budget's latest change) and with a 403 when a budget allows fewer than
+// none or has too many evictions still to confirm. A 429 of API Priority and Fairness (a
+// plain-text body and a Retry-After header) has no such cause, and is no PodDisruptionBudget's.
+func IsPDBRefusal(err error) bool {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Type == policyv1.DisruptionBudgetCause
+	})
 }
 
 // ErrActTimeout is the cause of an Actuator context cancelled by Options.ActTimeout, and

@@ -54,3 +54,38 @@ func TestIsOverload(t *testing.T) {
 		})
 	}
 }
+
+// TestIsPDBRefusal: the Eviction API's refusals for a PodDisruptionBudget, as the API
+// server makes them (a 429 or a 403 with the DisruptionBudget cause), against the 429 of
+// its flow control, which client-go makes from a plain-text answer with Retry-After.
+func TestIsPDBRefusal(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	withCause := func(err *apierrors.StatusError) error {
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: "web"})
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"429: disruptions allowed 0", withCause(apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)), true},
+		{"429: the budget not processed yet, wrapped", fmt.Errorf("clientgo: %w", withCause(apierrors.NewTooManyRequests("", 10))), true},
+		{"403: disruptions allowed negative", withCause(apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, "web", errors.New("pdb disruptions allowed is negative"))), true},
+		{"429 from priority and fairness", apierrors.NewGenericServerResponse(429, "POST", pods, "web-1", "Too many requests, please try again later.", 1, true), false},
+		{"429 with no details", &apierrors.StatusError{ErrStatus: metav1.Status{Code: 429}}, false},
+		{"403 from RBAC", apierrors.NewForbidden(pods, "web-1", errors.New("rbac")), false},
+		{"500: two PodDisruptionBudgets cover the pod", apierrors.NewInternalError(errors.New("this pod has more than one PodDisruptionBudget")), false},
+		{"a plain error", errors.New("connection refused"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := engine.IsPDBRefusal(tc.err); got != tc.want {
+				t.Errorf("IsPDBRefusal(%v): got %v, want %v", tc.err, got, tc.want)
+			}
+			if tc.want && engine.IsOverload(tc.err) {
+				t.Errorf("IsOverload(%v): got true, want false for a budget's refusal", tc.err)
+			}
+		})
+	}
+}

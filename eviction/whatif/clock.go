@@ -8,10 +8,8 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 )
 
-// stepClock is the simulation's clock: a fake clock that also knows when each of its armed
-// timers fires, so that the simulation can step it straight to the next thing the engine
-// waits for (a deadline, a rate limit's slot) instead of ticking through empty time. It is
-// safe for concurrent use.
+// stepClock is the simulation's clock: a fake clock that knows when each of its armed
+// timers fires, for the simulation to step straight to it. It is safe for concurrent use.
 type stepClock struct {
 	*testclock.FakeClock
 
@@ -33,20 +31,19 @@ type stepTimer struct {
 
 // NewTimer returns a timer that fires d from now on the fake clock.
 func (c *stepClock) NewTimer(d time.Duration) clock.Timer {
-	t := &stepTimer{c: c}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t.Timer = c.FakeClock.NewTimer(d)
-	c.armed[t] = c.FakeClock.Now().Add(d)
-	return t
+	return c.arm(d, func() clock.Timer { return c.FakeClock.NewTimer(d) })
 }
 
 // AfterFunc runs f in its own goroutine d from now on the fake clock.
 func (c *stepClock) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &stepTimer{c: c}
+	return c.arm(d, func() clock.Timer { return c.FakeClock.AfterFunc(d, f) })
+}
+
+// arm makes the fake clock's timer and records when it fires, under mu.
+func (c *stepClock) arm(d time.Duration, make func() clock.Timer) clock.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t.Timer = c.FakeClock.AfterFunc(d, f)
+	t := &stepTimer{Timer: make(), c: c}
 	c.armed[t] = c.FakeClock.Now().Add(d)
 	return t
 }

@@ -83,3 +83,31 @@ func ExampleNodes_brake() {
 	// web-on-a-2 Held Paused
 	// evicts no pod; the brake would hold 2 pods in zone zone-a
 }
+
+// At most one eviction in flight, on a node that is unreachable: no kubelet confirms a
+// deletion, so each pod counts until the end of its grace period, and the next goes then.
+func ExampleNodes_inFlight() {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	nodes := []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}}
+	var pods []*v1.Pod
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		pods = append(pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: v1.PodSpec{NodeName: "node-1", TerminationGracePeriodSeconds: ptr.To[int64](30)}})
+	}
+	res, err := whatif.Nodes(context.Background(),
+		whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)},
+		whatif.Change{"node-1": {{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}},
+		whatif.Options{Start: now, Engine: engine.Options{InFlight: engine.InFlight{Max: 1}}})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range res.Pods {
+		fmt.Printf("a pod goes at +%s\n", p.After.At.Sub(now))
+	}
+	fmt.Println(res.Summary())
+	// Output:
+	// a pod goes at +0s
+	// a pod goes at +30s
+	// a pod goes at +1m0s
+	// evicts 1 pod now (1 namespace), 2 more within 1m0s
+}

@@ -15,10 +15,9 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// Holders is a what-if of holders of any kind (DRA devices, for one): the same question as
-// [Nodes], asked of an engine over two Sources, one of the holders as they are and one as
-// a change makes them, such as the device Source of package clientgo/device over the
-// cluster's lists, with and without a DeviceTaintRule.
+// Holders is a what-if of holders of any kind (DRA devices, for one), as [Nodes] is of
+// nodes, over two Sources: the holders as they are and as a change makes them (the device
+// Source of clientgo/device over the cluster's lists, without and with a DeviceTaintRule).
 type Holders[T any] struct {
 	// Before and After read the targets and holders as they are, and as the change makes
 	// them. The targets are the same in both; only the holders' taints differ.
@@ -32,87 +31,62 @@ type Holders[T any] struct {
 	Options Options
 }
 
-// TargetFate is the what-if of one target bound to a changed holder.
+// TargetFate is the what-if of one target bound to a changed holder: its fates with the
+// holders as they are and changed, and its bindings to holders with NoExecute taints after
+// the change.
 type TargetFate[T any] struct {
-	Target T
-	Key    types.NamespacedName
-	// Before and After are its fates with the holders as they are, and changed.
+	Target        T
+	Key           types.NamespacedName
 	Before, After Fate
-	// Bound are its bindings to holders that carry NoExecute taints after the change, each
-	// with the why of its tolerations.
-	Bound []Bound
+	Bound         []Bound
 }
 
-// Bound is one binding of a target to a holder with NoExecute taints, and what the
-// binding's tolerations make of them.
+// Bound is a binding to a holder with NoExecute taints, and the why of its tolerations.
 type Bound struct {
 	Holder string
 	Why    []Match
 }
 
 // Changed reports whether the change changes the target's verdict or time.
-func (t TargetFate[T]) Changed() bool {
-	return t.Before.Verdict != t.After.Verdict || !t.Before.At.Equal(t.After.At)
-}
+func (t TargetFate[T]) Changed() bool { return changed(t.Before, t.After) }
 
-// HoldersResult is a what-if of holders: the changed holders, and the fate of every target
-// bound to one of them (after the change or before it), earliest eviction first.
+// HoldersResult is a what-if of holders: the changed holders, the fate of every target
+// bound to one of them (before or after), earliest eviction first, and the engine's
+// timelines (Before nil when no holder carried a NoExecute taint before the change).
 type HoldersResult[T any] struct {
-	Start   time.Time
-	Changed []engine.Holder
-	Targets []TargetFate[T]
-	// Before and After are the engine's timelines; Before is nil when no holder carried a
-	// NoExecute taint before the change.
+	Start         time.Time
+	Changed       []engine.Holder
+	Targets       []TargetFate[T]
 	Before, After *Timeline
 }
 
-// Simulate runs the what-if h: an engine in dry run over h.After, told the holders of
-// h.IDs as After gives them (and, when a holder already carried NoExecute taints, the same
-// over h.Before), as [Nodes] does for nodes. It fails on a zero Options.Start, a
-// nil Source, invalid engine options, and a failing Source lookup.
+// Simulate runs the what-if h: an engine over h.After, told the holders of h.IDs as After
+// gives them (and, when a holder already carried NoExecute taints, the same over
+// h.Before), as [Nodes] does for nodes. It fails on a zero Options.Start, a nil Source,
+// invalid engine options, and a failing Source lookup.
 func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
-	if h.Options.Start.IsZero() {
-		return nil, errors.New("whatif: Options.Start is zero")
+	if err := h.Options.check(); err != nil {
+		return nil, err
 	}
 	if h.Before == nil || h.After == nil {
 		return nil, errors.New("whatif: Holders.Before or After is nil")
 	}
-	ids := slices.Clone(h.IDs)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	var before, after []engine.Holder
-	var changed []engine.Holder
-	wasTainted := false
-	for _, id := range ids {
-		b, _, err := h.Before.Holder(id)
-		if err != nil {
-			return nil, fmt.Errorf("whatif: holder %s: %w", id, err)
-		}
-		a, _, err := h.After.Holder(id)
-		if err != nil {
-			return nil, fmt.Errorf("whatif: holder %s: %w", id, err)
-		}
-		b.Name, a.Name = id, id
-		before, after = append(before, b), append(after, a)
-		if engine.TaintsChanged(b.Taints, a.Taints) {
-			changed = append(changed, a)
-		}
-		// A target may be bound to several holders: one that is tainted already gives the
-		// targets of a changed holder a fate before the change.
-		wasTainted = wasTainted || len(tolerations.NoExecuteTaints(b.Taints)) > 0
+	before, after, changed, wasTainted, err := h.read()
+	if err != nil {
+		return nil, err
 	}
 	res := &HoldersResult[T]{Start: h.Options.Start, Changed: changed}
 	if len(changed) == 0 {
 		return res, nil
 	}
-	var err error
-	if res.After, err = SimulateHolders(ctx, h.After, after, h.Options); err != nil {
-		return nil, err
-	}
-	if wasTainted {
-		if res.Before, err = SimulateHolders(ctx, h.Before, before, h.Options); err != nil {
-			return nil, err
+	res.Before, res.After, err = beforeAfter(true, wasTainted, func(changed bool) (*Timeline, error) {
+		if !changed {
+			return SimulateHolders(ctx, h.Before, before, h.Options)
 		}
+		return SimulateHolders(ctx, h.After, after, h.Options)
+	})
+	if err != nil {
+		return nil, err
 	}
 	seen := map[types.NamespacedName]bool{}
 	for _, c := range changed {
@@ -123,12 +97,11 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 			}
 			for _, t := range targets {
 				var d engine.Target
-				src.Describe(t, &d)
-				if seen[d.Key] {
+				if src.Describe(t, &d); seen[d.Key] {
 					continue
 				}
 				seen[d.Key] = true
-				tf := TargetFate[T]{Target: t, Key: d.Key, Before: fateIn(res.Before, d), After: fateIn(res.After, d)}
+				tf := TargetFate[T]{Target: t, Key: d.Key, Before: fateIn(res.Before, d.Key, d.Leaving), After: fateIn(res.After, d.Key, d.Leaving)}
 				if tf.Bound, err = WhyBound(h.After, t, h.Options.Start, h.Options.Engine); err != nil {
 					return nil, err
 				}
@@ -142,12 +115,39 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 	return res, nil
 }
 
-// SimulateHolders runs an engine in dry run over src, told holders (those with NoExecute
+// read returns the holders of h.IDs as Before and After give them, those whose NoExecute
+// taints differ, and whether any carried one before: a target may be bound to several
+// holders, and one that is tainted already gives the targets of a changed holder a fate
+// before the change.
+func (h Holders[T]) read() (before, after, changed []engine.Holder, wasTainted bool, err error) {
+	ids := slices.Clone(h.IDs)
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		b, _, err := h.Before.Holder(id)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("whatif: holder %s: %w", id, err)
+		}
+		a, _, err := h.After.Holder(id)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("whatif: holder %s: %w", id, err)
+		}
+		b.Name, a.Name = id, id
+		before, after = append(before, b), append(after, a)
+		if engine.TaintsChanged(b.Taints, a.Taints) {
+			changed = append(changed, a)
+		}
+		wasTainted = wasTainted || len(tolerations.NoExecuteTaints(b.Taints)) > 0
+	}
+	return before, after, changed, wasTainted, nil
+}
+
+// SimulateHolders runs an engine over src, told holders (those with NoExecute
 // taints, or all of them with a Brake, which counts them), from opts.Start to opts.Until:
 // the cluster as src has it, for the fate of the targets on those holders (see [Simulate]).
 func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders []engine.Holder, opts Options) (*Timeline, error) {
-	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options) (Engine, error) {
-		e, err := engine.New[T](nil, src, eo)
+	gs := goneSource[T]{Source: src, gone: &goneSet{}}
+	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options, act engine.Actuator) (Engine, error) {
+		e, err := engine.New[T](act, gs, eo)
 		if err != nil {
 			return nil, err
 		}
@@ -157,23 +157,8 @@ func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders [
 			}
 		}
 		e.Synced() // it was told every holder that counts
-		return e, nil
+		return holderSim[T]{Engine: e, src: gs}, nil
 	})
-}
-
-// fateIn returns the fate of the target d in tl, as fateOf does for pods: Stays when the
-// engine never reported about it, Leaving with its reason when it is leaving on its own.
-func fateIn(tl *Timeline, d engine.Target) Fate {
-	f := Fate{Verdict: Stays}
-	if tl != nil {
-		if got, ok := tl.Fates[d.Key]; ok {
-			f = got
-		}
-	}
-	if d.Leaving != "" && f.Verdict == Stays {
-		f = Fate{Verdict: Leaving, Reason: d.Leaving}
-	}
-	return f
 }
 
 // WhyBound returns the why of each binding of t to a holder with NoExecute taints, as src

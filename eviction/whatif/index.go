@@ -5,10 +5,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Index is a read-only index of a list of pods, by namespace and name and by node: the
-// [Pods] of a what-if made from a list (a kubectl plugin's), where a controller has its
-// informers' cache. It keeps the pods it is given and never changes them. It is safe for
-// concurrent use once made; the zero Index is empty.
+// Index is the [Pods] of a list of pods (a kubectl plugin's), by key and by node. It keeps
+// the pods and never changes them; it is safe for concurrent use; the zero Index is empty.
 type Index struct {
 	byKey  map[types.NamespacedName]*v1.Pod
 	byNode map[string][]*v1.Pod
@@ -55,6 +53,3 @@ func (x *Index) PodsOnNode(node string) ([]*v1.Pod, error) { return x.byNode[nod
 func (x *Index) Pod(namespace, name string) (*v1.Pod, error) {
 	return x.byKey[types.NamespacedName{Namespace: namespace, Name: name}], nil
 }
-
-// Len returns the number of pods indexed.
-func (x *Index) Len() int { return len(x.byKey) }

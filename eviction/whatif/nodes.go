@@ -12,7 +12,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -20,9 +19,8 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// Pods looks up pods, as an [eviction.Cache] does (which satisfies it): the informers'
-// cache of a controller, or an [Index] of a pod list. A lookup of a pod that does not
-// exist returns nil and a nil error, or a NotFound error.
+// Pods looks up pods, as an [eviction.Cache] does (the informers' cache of a controller),
+// or an [Index] of a pod list. A pod that does not exist is nil, or a NotFound error.
 type Pods interface {
 	PodsOnNode(node string) ([]*v1.Pod, error)
 	Pod(namespace, name string) (*v1.Pod, error)
@@ -38,21 +36,17 @@ type Cluster struct {
 	Pods Pods
 }
 
-// Change is a hypothetical change of the cluster: for each node named, the taints it would
-// carry (all of them, as they would be in its spec). A taint without TimeAdded counts from
-// the simulation's start, as the controller counts one it sees for the first time. A node
-// that is not in the cluster is an error.
+// Change is a hypothetical change: for each node named (of the cluster), all the taints it
+// would carry. A taint without TimeAdded counts from the start, the engine's first sight.
 type Change map[string][]v1.Taint
 
 // Options configures a what-if about nodes.
 type Options struct {
-	// Start is the simulation's "now": when the change is made. It must be set: the
-	// package never reads a clock.
+	// Start is the simulation's "now", when the change is made; it must be set.
 	Start time.Time
-	// Engine is the options of the controller whose behaviour is simulated: its budgets
-	// (RateLimit, TaintRateLimits, Brake), Tolerations and DeadlineSource. Clock, DryRun and
-	// Observer are the simulation's; the rest (workers, backoff, Actuator timeouts) change
-	// no verdict. Pauser, if set, is asked as the controller would ask it.
+	// Engine is the options of the controller simulated: every budget, Tolerations and
+	// DeadlineSource (Clock, ActTimeout and Observer are the simulation's; workers and
+	// backoff change no verdict). No target is re-created, so LoopDamping damps none.
 	Engine engine.Options
 	// Until is the simulation's horizon: evictions due later are reported Pending at their
 	// deadline, not stepped to. Zero means [End]. A rate limit over many evictions costs a
@@ -60,20 +54,14 @@ type Options struct {
 	Until time.Time
 }
 
-// PodFate is the what-if of one pod on a changed node: what the engine does with it with
-// the nodes as they are (Before) and as the change makes them (After), and why.
+// PodFate is the what-if of one pod on a changed node: its fates with the nodes as they
+// are and as the change makes them; why, the NoExecute taints of its node after the
+// change and what its tolerations make of them ([Why]); its node's zone label.
 type PodFate struct {
-	Pod *v1.Pod
-	// Before is the pod's fate with its node as it is; After with the change.
+	Pod           *v1.Pod
 	Before, After Fate
-	// Why is the NoExecute taints of its node after the change, each with the toleration
-	// that decides it (see [Why]).
-	Why []Match
-	// Zone is its node's topology.kubernetes.io/zone label, "" when it has none.
-	Zone string
-	// RefusedBy names the PodDisruptionBudget that would refuse its eviction through the
-	// Eviction API at that moment, when [Result.RefusePDBs] found one; "" otherwise.
-	RefusedBy string
+	Why           []Match
+	Zone          string
 }
 
 // Key returns the pod's namespace and name.
@@ -83,111 +71,129 @@ func (p PodFate) Key() types.NamespacedName {
 
 // Changed reports whether the change changes what happens to the pod: its verdict, or
 // when it is evicted.
-func (p PodFate) Changed() bool {
-	return p.Before.Verdict != p.After.Verdict || !p.Before.At.Equal(p.After.At)
-}
+func (p PodFate) Changed() bool { return changed(p.Before, p.After) }
 
-// Result is a what-if about nodes: the fate of every pod on a changed node, earliest
-// eviction first (pods that stay last), ties by namespace and name.
+// changed reports whether two fates differ in verdict or time.
+func changed(a, b Fate) bool { return a.Verdict != b.Verdict || !a.At.Equal(b.At) }
+
+// Result is a what-if about nodes: the changed nodes, by name; the fate of every pod on
+// one, earliest eviction first (those that stay last), ties by key; the engine's timelines
+// of the pods of every tainted node (Before nil when no changed node carried a NoExecute
+// taint before the change: every pod of one stayed).
 type Result struct {
-	Start time.Time
-	// Nodes are the changed nodes, as the change makes them, by name.
-	Nodes []*v1.Node
-	Pods  []PodFate
-	// Before and After are the engine's timelines, of the pods on every tainted node. Before
-	// is nil when no changed node carried a NoExecute taint before the change: then every
-	// pod of a changed node stayed.
+	Start         time.Time
+	Nodes         []*v1.Node
+	Pods          []PodFate
 	Before, After *Timeline
 }
 
-// Nodes simulates change on cluster with the engine itself: an [eviction.Manager] in dry
-// run, fed the nodes as the change makes them, on a fake clock stepped from opts.Start to
-// each deadline (see [Simulate]). When a changed node already carries NoExecute taints, it
-// also simulates the cluster as it is, so that each pod's fate before the change is known
-// (what the change cancels, or brings forward). Every pod on a changed node is in the
-// result, with its fate before and after and the why of the after. A change that changes
-// no NoExecute taint simulates the cluster as it is, once: the fates of the pods of the
-// named nodes, to explain them.
+// Nodes simulates change on cluster with an [eviction.Manager] (see [Simulate]); when a
+// changed node already carries NoExecute taints, also the cluster as it is, so that each
+// pod's fate before the change is known (what the change cancels, or brings forward). Every
+// pod on a changed node is in the result, with its fates and the why of the after. A
+// change of no NoExecute taint simulates the cluster as it is, once: an explanation.
 //
-// It fails on a zero opts.Start, a node of change that is not in cluster.Nodes, invalid
-// engine options, and a failing pod lookup; the error starts with "whatif:". It blocks
-// until the simulation ends or ctx is done.
+// It fails on a zero opts.Start, a node of change not in cluster.Nodes, invalid engine
+// options, and a failing pod lookup. It blocks until the simulation ends or ctx is done.
 func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*Result, error) {
-	if opts.Start.IsZero() {
-		return nil, errors.New("whatif: Options.Start is zero")
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	if cluster.Pods == nil {
 		return nil, errors.New("whatif: Cluster.Pods is nil")
 	}
-	now := make(map[string]*v1.Node, len(cluster.Nodes))
-	for _, n := range cluster.Nodes {
-		if n != nil {
-			now[n.Name] = n
-		}
-	}
-	after := make(map[string]*v1.Node, len(change))
-	var changed []*v1.Node
-	wasTainted, anyChanged := false, false
-	for _, name := range slices.Sorted(maps.Keys(change)) {
-		n := now[name]
-		if n == nil {
-			return nil, fmt.Errorf("whatif: node %q not found", name)
-		}
-		c := n.DeepCopy()
-		c.Spec.Taints = stamped(change[name], opts.Start)
-		after[name] = c
-		changed = append(changed, c)
-		if engine.TaintsChanged(n.Spec.Taints, c.Spec.Taints) {
-			anyChanged = true
-			wasTainted = wasTainted || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0
-		}
-	}
-	res := &Result{Start: opts.Start, Nodes: changed}
-	var err error
-	if res.After, err = simulateNodes(ctx, cluster, after, opts); err != nil {
+	after, changed, anyChanged, wasTainted, err := applyChange(cluster.Nodes, change)
+	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !anyChanged:
-		res.Before = res.After // no change: the cluster as it is (an explanation)
-	case wasTainted:
-		if res.Before, err = simulateNodes(ctx, cluster, nil, opts); err != nil {
-			return nil, err
+	res := &Result{Start: opts.Start, Nodes: changed}
+	res.Before, res.After, err = beforeAfter(anyChanged, wasTainted, func(changed bool) (*Timeline, error) {
+		if !changed {
+			return simulateNodes(ctx, cluster, nil, opts)
 		}
+		return simulateNodes(ctx, cluster, after, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
-	podsOn := make([][]*v1.Pod, len(changed))
-	total := 0
-	for i, n := range changed {
+	for _, n := range changed {
 		pods, err := cluster.Pods.PodsOnNode(n.Name)
 		if err != nil {
 			return nil, fmt.Errorf("whatif: pods on node %s: %w", n.Name, err)
-		}
-		podsOn[i], total = pods, total+len(pods)
-	}
-	res.Pods = make([]PodFate, 0, total)
-	for i, n := range changed {
-		pods := podsOn[i]
-		why := func(p *v1.Pod) []Match {
-			return Why(n.Spec.Taints, p.Spec.Tolerations, opts.Start, opts.Engine.DeadlineSource, opts.Engine.Tolerations)
 		}
 		for _, p := range pods {
 			if p == nil || p.Spec.NodeName != n.Name {
 				continue
 			}
-			pf := PodFate{Pod: p, Why: why(p), Zone: zoneOf(n)}
-			pf.Before, pf.After = fateOf(res.Before, p), fateOf(res.After, p)
-			res.Pods = append(res.Pods, pf)
+			key, leaving := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, eviction.LeavingReason(p)
+			res.Pods = append(res.Pods, PodFate{Pod: p, Zone: zoneOf(n), Before: fateIn(res.Before, key, leaving), After: fateIn(res.After, key, leaving),
+				Why: Why(n.Spec.Taints, p.Spec.Tolerations, opts.Start, opts.Engine.DeadlineSource, opts.Engine.Tolerations)})
 		}
 	}
 	sortPods(res.Pods)
 	return res, nil
 }
 
-// simulateNodes runs the Manager in dry run over cluster with the nodes of after in place of
-// theirs.
+// applyChange returns the nodes of change as it makes them, by name and in name order,
+// whether it changes any NoExecute taint, and whether a node it changes carried one.
+func applyChange(nodes []*v1.Node, change Change) (map[string]*v1.Node, []*v1.Node, bool, bool, error) {
+	now := make(map[string]*v1.Node, len(nodes))
+	for _, n := range nodes {
+		if n != nil {
+			now[n.Name] = n
+		}
+	}
+	after := make(map[string]*v1.Node, len(change))
+	var changed []*v1.Node
+	anyChanged, wasTainted := false, false
+	for _, name := range slices.Sorted(maps.Keys(change)) {
+		n := now[name]
+		if n == nil {
+			return nil, nil, false, false, fmt.Errorf("whatif: node %q not found", name)
+		}
+		c := n.DeepCopy()
+		c.Spec.Taints = slices.Clone(change[name])
+		after[name], changed = c, append(changed, c)
+		if engine.TaintsChanged(n.Spec.Taints, c.Spec.Taints) {
+			anyChanged = true
+			wasTainted = wasTainted || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0
+		}
+	}
+	return after, changed, anyChanged, wasTainted, nil
+}
+
+// beforeAfter returns the timelines of a what-if, sim(false) before the change and
+// sim(true) after: after alone when nothing was tainted before (every target stayed), and
+// one simulation for both when nothing changes (an explanation of the cluster as it is).
+func beforeAfter(changed, wasTainted bool, sim func(changed bool) (*Timeline, error)) (before, after *Timeline, err error) {
+	if after, err = sim(true); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case !changed:
+		return after, after, nil
+	case wasTainted:
+		if before, err = sim(false); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
+}
+
+// check checks what every what-if needs.
+func (o Options) check() error {
+	if o.Start.IsZero() {
+		return errors.New("whatif: Options.Start is zero")
+	}
+	return nil
+}
+
+// simulateNodes runs the Manager over cluster with the nodes of after in place of theirs.
+// Confirm's census counts every pod bound to a node: it is told them all.
 func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.Node, opts Options) (*Timeline, error) {
 	nodes := make([]*v1.Node, 0, len(cluster.Nodes))
 	byName := make(map[string]*v1.Node, len(cluster.Nodes))
+	counts := opts.Engine.Brake != (engine.Brake{}) || opts.Engine.Confirm.Fraction > 0 // every node
 	for _, n := range cluster.Nodes {
 		if n == nil {
 			continue
@@ -196,62 +202,67 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 			n = a
 		}
 		byName[n.Name] = n
-		// Without a brake, an untainted node changes nothing: the engine would look at it
-		// and pass on.
-		if opts.Engine.Brake != (engine.Brake{}) || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0 {
+		// Without a brake or Confirm, an untainted node changes nothing: the engine would
+		// look at it and pass on.
+		if counts || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0 {
 			nodes = append(nodes, n)
 		}
 	}
-	cache := nodeCache{Pods: cluster.Pods, nodes: byName}
-	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options) (Engine, error) {
-		m, err := eviction.New(nil, cache, eo)
+	cache := &nodeCache{Pods: cluster.Pods, nodes: byName, gone: &goneSet{}}
+	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options, act engine.Actuator) (Engine, error) {
+		m, err := eviction.New(eviction.DeleterFunc(act.Act), cache, eo)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range nodes {
 			m.NodeUpdated(nil, n)
+			if opts.Engine.Confirm.Fraction == 0 {
+				continue
+			}
+			pods, err := cache.PodsOnNode(n.Name)
+			if err != nil {
+				return nil, fmt.Errorf("pods on node %s: %w", n.Name, err)
+			}
+			for _, p := range pods {
+				m.PodUpdated(nil, p)
+			}
 		}
 		m.Synced() // it was told every node that counts
-		return m, nil
+		return nodeSim{Manager: m, cache: cache}, nil
 	})
 }
 
-// nodeCache is the simulation's [eviction.Cache]: the cluster's pods, and its nodes as the
-// change makes them.
+// nodeCache is the simulation's [eviction.Cache]: the cluster's pods but those gone (its
+// lists, read when a node's taints change, before the simulation starts, still hold them),
+// and its nodes as the change makes them.
 type nodeCache struct {
 	Pods
 	nodes map[string]*v1.Node
+	gone  *goneSet
 }
 
-func (c nodeCache) Node(name string) (*v1.Node, error) { return c.nodes[name], nil }
+func (c *nodeCache) Node(name string) (*v1.Node, error) { return c.nodes[name], nil }
 
-// fateOf returns the pod's fate in tl: Stays if the engine never reported about it (or tl
-// is nil), and Leaving, with the pod's reason, for a pod that is leaving on its own and
-// that the engine therefore never reports about.
-func fateOf(tl *Timeline, p *v1.Pod) Fate {
+func (c *nodeCache) Pod(namespace, name string) (*v1.Pod, error) {
+	if c.gone.has(types.NamespacedName{Namespace: namespace, Name: name}) {
+		return nil, nil
+	}
+	return c.Pods.Pod(namespace, name)
+}
+
+// fateIn returns the fate of key in tl: Stays if the engine never reported about it (or tl
+// is nil), Leaving with leaving as reason for a target leaving on its own.
+func fateIn(tl *Timeline, key types.NamespacedName, leaving engine.Reason) Fate {
 	f := Fate{Verdict: Stays}
 	if tl != nil {
-		if got, ok := tl.Fates[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; ok {
+		if got, ok := tl.Fates[key]; ok {
 			f = got
 		}
 	}
-	if r := eviction.LeavingReason(p); r != "" && f.Verdict == Stays {
-		f = Fate{Verdict: Leaving, Reason: r}
+	if leaving != "" && f.Verdict == Stays {
+		f = Fate{Verdict: Leaving, Reason: leaving}
 	}
 	return f
-}
-
-// stamped returns taints with the NoExecute ones that lack a TimeAdded given start as
-// theirs, as the controller counts a taint it first sees then. It copies; taints is not
-// changed.
-func stamped(taints []v1.Taint, start time.Time) []v1.Taint {
-	out := slices.Clone(taints)
-	for i := range out {
-		if out[i].Effect == v1.TaintEffectNoExecute && (out[i].TimeAdded == nil || out[i].TimeAdded.IsZero()) {
-			out[i].TimeAdded = &metav1.Time{Time: start}
-		}
-	}
-	return out
 }
 
 // sortPods orders pods by their fate after the change, earliest eviction first, those

@@ -48,6 +48,18 @@ func noExecute(key string, added *time.Time) v1.Taint {
 	return t
 }
 
+// withGrace gives p a terminationGracePeriodSeconds of seconds.
+func withGrace(p *v1.Pod, seconds int64) *v1.Pod {
+	p.Spec.TerminationGracePeriodSeconds = &seconds
+	return p
+}
+
+// owned makes p a pod of the StatefulSet web.
+func owned(p *v1.Pod) *v1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "web", Controller: ptr.To(true)}}
+	return p
+}
+
 // fates returns the verdict and the time from start of each pod after the change, by
 // name, as "Evicted+5s", "Stays", "Held", "Leaving".
 func fates(res *whatif.Result) map[string]string {
@@ -116,6 +128,40 @@ func TestNodes(t *testing.T) {
 			change:   whatif.Change{"n1": {noExecute(down, nil)}},
 			want:     map[string]string{"p1": "Evicted+0s", "p2": "Evicted+500ms", "p3": "Evicted+1s", "p4": "Evicted+1.5s"},
 			anyOrder: true,
+		},
+		{
+			// The node is unreachable: no kubelet confirms a deletion, and each pod counts in
+			// flight until the end of its grace period, its deletionTimestamp.
+			name:  "InFlight lets the next go when the last is gone",
+			nodes: []*v1.Node{node("n1", "")},
+			pods: []*v1.Pod{
+				withGrace(pod("a", "first", "n1"), 10),
+				withGrace(pod("a", "second", "n1", tol(down, ptr.To[int64](1))), 20),
+				withGrace(pod("a", "third", "n1", tol(down, ptr.To[int64](2))), 5),
+			},
+			opts:   engine.Options{InFlight: engine.InFlight{Max: 1}},
+			change: whatif.Change{"n1": {noExecute(down, nil)}},
+			want:   map[string]string{"first": "Evicted+0s", "second": "Evicted+10s", "third": "Evicted+30s"},
+		},
+		{
+			name:  "NamespaceLimit and OwnerLimit space a namespace's and a workload's evictions",
+			nodes: []*v1.Node{node("n1", "")},
+			pods: []*v1.Pod{
+				pod("a", "a1", "n1"), pod("a", "a2", "n1", tol(down, ptr.To[int64](1))), pod("a", "a3", "n1", tol(down, ptr.To[int64](2))),
+				owned(pod("b", "web-1", "n1")), owned(pod("b", "web-2", "n1", tol(down, ptr.To[int64](1)))),
+			},
+			opts:   engine.Options{NamespaceLimit: engine.Window{Max: 2, Per: time.Minute}, OwnerLimit: engine.Window{Max: 1, Per: 30 * time.Second}},
+			change: whatif.Change{"n1": {noExecute(down, nil)}},
+			want: map[string]string{"a1": "Evicted+0s", "a2": "Evicted+1s", "a3": "Evicted+1m0s",
+				"web-1": "Evicted+0s", "web-2": "Evicted+30s"},
+		},
+		{
+			name:   "Confirm holds a taint that would evict too many",
+			nodes:  []*v1.Node{node("n1", ""), node("n2", "")},
+			pods:   []*v1.Pod{pod("a", "p1", "n1"), pod("a", "p2", "n1"), pod("a", "p3", "n2")},
+			opts:   engine.Options{Confirm: engine.Confirm{Fraction: 0.5}},
+			change: whatif.Change{"n1": {noExecute(down, nil)}},
+			want:   map[string]string{"p1": "Held", "p2": "Held"},
 		},
 		{
 			name:   "the zone brake holds a zone going down",
@@ -190,4 +236,19 @@ func TestNodesBadInput(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// The summary says what Confirm holds apart from what the brake holds.
+func TestNodesSummaryUnconfirmed(t *testing.T) {
+	pods := []*v1.Pod{pod("a", "p1", "n1"), pod("a", "p2", "n1"), pod("a", "p3", "n2")}
+	res, err := whatif.Nodes(context.Background(), whatif.Cluster{Nodes: []*v1.Node{node("n1", ""), node("n2", "")}, Pods: whatif.NewIndex(pods)},
+		whatif.Change{"n1": {noExecute(down, nil)}}, whatif.Options{Start: start, Engine: engine.Options{Confirm: engine.Confirm{Fraction: 0.5}}})
+	require.NoError(t, err)
+	for _, p := range res.Pods {
+		assert.Equal(t, engine.ReasonUnconfirmed, p.After.Delayed, p.Pod.Name)
+	}
+	s := res.Summary()
+	assert.Equal(t, 2, s.Unconfirmed)
+	assert.Equal(t, 0, s.Held)
+	assert.Equal(t, "evicts no pod; 2 pods held until an operator confirms the taint", s.String())
 }

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,14 +13,22 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// Engine is what a simulation runs: an [eviction.Manager]
-// or an [engine.Engine], made by the caller's build function with the options
-// [Simulate] gives it, and already told the state to simulate (updates given before Run
-// are kept until it runs).
+// Engine is what a simulation runs: an [eviction.Manager] or an [engine.Engine], made by
+// the caller's build function and told the state to simulate before Run.
 type Engine interface {
 	Run(ctx context.Context) error
 	WaitIdle(ctx context.Context) error
 	Pending() []engine.Pending
+}
+
+// Departing is what an [Engine] also implements so that, under [engine.InFlight], the
+// targets it acts on leave: Grace is how long after the call the target is gone (a pod's
+// terminationGracePeriodSeconds: its deletionTimestamp, when an unreachable node's pod
+// counts as gone, and the latest a kubelet confirms it), and Gone takes the target out of
+// the engine's Source and tells the engine. Otherwise a target acted on stays.
+type Departing interface {
+	Grace(target engine.Ref) time.Duration
+	Gone(target engine.Ref)
 }
 
 // Verdict is what the engine did with one target in a simulation.
@@ -34,19 +41,17 @@ const (
 	Stays Verdict = "Stays"
 	// Evicted: the engine acted on the target at [Fate.At].
 	Evicted Verdict = "Evicted"
-	// Held: the target fell due at [Fate.At] but a budget holds it with no end in sight:
-	// the brake, while so many holders carry the taint, or the caller's Pauser.
+	// Held: the target fell due at [Fate.At], but the brake or Confirm holds it until the
+	// cluster changes ([Fate.Delayed] says which).
 	Held Verdict = "Held"
-	// Pending: the engine still had the eviction pending when the simulation ended, at its
-	// horizon: [Fate.At] is when it is due, or when it fell due if a budget delays it.
+	// Pending: still pending at the horizon: [Fate.At] is when it is due (or fell due).
 	Pending Verdict = "Pending"
-	// Leaving: the target is leaving on its own (a pod finished or being deleted); the
-	// engine never acts on it. [Fate.Reason] says why.
+	// Leaving: the target is leaving on its own ([Fate.Reason] says why): never acted on.
 	Leaving Verdict = "Leaving"
 )
 
-// Fate is what the engine did with one target in a simulation, from its Observer's reports
-// and, for a target still waiting at the end, its Pending list.
+// Fate is what the engine did with one target in a simulation, as its Observer and, at
+// the end, its Pending list said.
 type Fate struct {
 	Verdict Verdict
 	// Holder is the holder whose taint made the target due (the Ref's holder); "" for a
@@ -58,39 +63,21 @@ type Fate struct {
 	// At is when the engine acted on the target (Evicted), or when it fell due and started
 	// to wait (Held). Later than Deadline when a budget delayed it.
 	At time.Time
-	// Delayed is the budget the target waited at, if any: [engine.ReasonRateLimited] or
-	// [engine.ReasonPaused].
+	// Delayed is the budget the target waited at last, if any: [engine.ReasonRateLimited],
+	// [engine.ReasonPaused], [engine.ReasonInFlight], [engine.ReasonUnconfirmed]...
 	Delayed engine.Reason
 	// Reason is the engine's reason for a target whose eviction was cancelled (Stays) or
 	// skipped (Leaving); "" otherwise.
 	Reason engine.Reason
 }
 
-// Timeline is the outcome of a simulation: the fate of every target the engine decided
-// to evict at some point. Targets it never scheduled (they stay) are not in it.
+// Timeline is the outcome of a simulation: the fate of every target the engine reported
+// about, by key (one it never scheduled stays, and is not in it), from Start, "now" for
+// the taints and the deadlines, to End, when nothing was left to step to, in Steps steps.
 type Timeline struct {
-	// Start is the simulation's start: "now" for the taints and the deadlines.
-	Start time.Time
-	// End is the time of the simulation's clock when nothing was left to step to.
-	End time.Time
-	// Fates holds the fate of each target the engine reported about, by key.
-	Fates map[types.NamespacedName]Fate
-	// Steps is how many times the clock was stepped.
-	Steps int
-}
-
-// Keys returns the keys of t.Fates, earliest At first (a target that stays last), ties
-// by key.
-func (t *Timeline) Keys() []types.NamespacedName {
-	keys := make([]types.NamespacedName, 0, len(t.Fates))
-	for k := range t.Fates {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
-		fa, fb := t.Fates[a], t.Fates[b]
-		return cmp.Or(compareAt(fa, fb), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return keys
+	Start, End time.Time
+	Fates      map[types.NamespacedName]Fate
+	Steps      int
 }
 
 // compareAt orders fates by At, those without one (they stay) last.
@@ -106,9 +93,8 @@ func compareAt(a, b Fate) int {
 	return a.At.Compare(b.At)
 }
 
-// ErrUnsettled is returned by [Simulate] when the engine still had timers armed after more
-// steps than it could possibly need (an engine that re-arms a timer without end), or armed
-// a timer the simulation cannot step to.
+// ErrUnsettled is returned by [Simulate] when the engine re-arms timers without end, arms
+// one the simulation cannot step to, or waits with nothing armed.
 var ErrUnsettled = errors.New("whatif: the engine did not settle")
 
 // End is the end of the engine's schedule, early in 2262 (the end of int64 nanoseconds,
@@ -116,31 +102,33 @@ var ErrUnsettled = errors.New("whatif: the engine did not settle")
 // a simulation steps to no time at or after it.
 var End = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Simulate runs an engine in dry run on a fake clock that starts at start, and returns
-// what it did until the horizon until (zero, or later than [End], means End): build makes the engine with opts (the caller's, with Clock, DryRun and
-// Observer set by Simulate: the caller's Observer, if any, is told every decision after
-// the simulation's own) and tells it the state to simulate. Simulate then runs it, waits
-// until it is idle, and steps the clock straight to the next timer the engine armed (a
-// deadline, a rate limit's slot), again and again, until no timer is armed before until:
-// every eviction has then been acted on (in dry run), waits at a budget that only a change
-// would release (the brake, a Pauser: Held), or is due after until (Pending). The verdicts and times are the engine's own; none
-// is computed here.
+// Simulate runs an engine on a fake clock from start to the horizon until (zero, or later
+// than [End], means End), and returns what it did. build makes the engine with opts (the
+// caller's, with Clock, ActTimeout and Observer set: the caller's Observer is told every
+// decision after the simulation's) and act, an Actuator that acts on nothing and answers
+// at once, and tells it the state to simulate. Simulate runs it, waits until it is idle,
+// and steps the clock straight to the next timer the engine armed (a deadline, a budget's
+// slot or window) or the next departure ([Departing]), again and again, until none is
+// before until: every eviction has then been acted on, waits at a budget that only a
+// change would release (the brake, Confirm: Held), or is due after until (Pending).
 //
 // It blocks until the simulation ends or ctx is done (then it returns ctx's error), and
 // stops the engine before it returns. It is safe to run several simulations at once.
-func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, build func(engine.Options) (Engine, error)) (*Timeline, error) {
+func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, build func(opts engine.Options, act engine.Actuator) (Engine, error)) (*Timeline, error) {
 	clk := newStepClock(start)
 	rec := &recorder{clock: clk, fates: map[types.NamespacedName]*Fate{}}
-	opts.Clock, opts.DryRun = clk, true
+	act := &actuator{clock: clk, inFlight: opts.InFlight != engine.InFlight{}}
+	opts.Clock, opts.DryRun, opts.ActTimeout = clk, false, -1 // no call times out: each returns at once
 	if opts.Observer != nil {
 		opts.Observer = engine.Observers{rec, opts.Observer}
 	} else {
 		opts.Observer = rec
 	}
-	e, err := build(opts)
+	e, err := build(opts, act)
 	if err != nil {
 		return nil, fmt.Errorf("whatif: %w", err)
 	}
+	act.departing, _ = e.(Departing)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
@@ -155,7 +143,7 @@ func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, 
 	if until.IsZero() || until.After(End) {
 		until = End
 	}
-	tl, err := step(ctx, clk, e, rec, until)
+	tl, err := step(ctx, clk, e, rec, act, until)
 	if serr := stopped(); serr != nil {
 		return nil, serr
 	}
@@ -166,9 +154,8 @@ func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, 
 	return tl, nil
 }
 
-// step waits for the engine and steps the clock until no timer is armed, then collects the
-// timeline.
-func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until time.Time) (*Timeline, error) {
+// step waits for the engine and steps the clock until nothing is armed before until.
+func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, act *actuator, until time.Time) (*Timeline, error) {
 	steps := 0
 	for {
 		if err := e.WaitIdle(ctx); err != nil {
@@ -178,13 +165,16 @@ func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until ti
 			return nil, fmt.Errorf("%w: it waits on a timer the simulation cannot see", ErrUnsettled)
 		}
 		next, ok := clk.next()
+		if at, due := act.next(); due && (!ok || at.Before(next)) {
+			next, ok = at, true
+		}
 		if !ok || !next.Before(until) {
 			pending := e.Pending()
-			if unarmed(pending, clk, until) {
+			if unarmed(pending, next, ok, until) {
 				return nil, fmt.Errorf("%w: evictions are pending before the horizon with no timer armed", ErrUnsettled)
 			}
 			// What waits now is due after the horizon, or waits for a change that will not
-			// come: the brake or a Pauser holds it.
+			// come: the brake or Confirm holds it.
 			for _, p := range pending {
 				rec.held(p)
 			}
@@ -195,33 +185,92 @@ func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, until ti
 		if limit := 4*rec.len() + 1024; steps > limit {
 			return nil, fmt.Errorf("%w after %d steps (simulated time %s)", ErrUnsettled, steps, clk.Now())
 		}
-		clk.set(later(next, clk.Now()))
+		if now := clk.Now(); next.Before(now) {
+			next = now // a timer armed for the past fires now: the clock never goes back
+		}
+		clk.set(next)
+		act.depart(clk.Now())
 		steps++
 	}
 	return &Timeline{End: clk.Now(), Fates: rec.result(), Steps: steps}, nil
 }
 
 // unarmed reports whether an eviction of pending waits for a time before until (its
-// deadline, or a rate limit's slot) while no timer is armed for it.
-func unarmed(pending []engine.Pending, clk *stepClock, until time.Time) bool {
-	next, ok := clk.next()
+// deadline, or a budget's slot) while nothing is armed for it: next, if ok, is the next
+// timer or departure.
+func unarmed(pending []engine.Pending, next time.Time, ok bool, until time.Time) bool {
 	for _, p := range pending {
-		if p.Delayed != engine.ReasonPaused && p.At.Before(until) && (!ok || next.After(p.At) && p.Delayed == "") {
+		if !held(p.Delayed) && p.At.Before(until) && (!ok || next.After(p.At) && p.Delayed == "") {
 			return true
 		}
 	}
 	return false
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+// held reports whether reason waits for a change no simulation makes: the brake's, or an
+// operator's confirmation.
+func held(reason engine.Reason) bool {
+	return reason == engine.ReasonPaused || reason == engine.ReasonUnconfirmed
 }
 
-// recorder is the simulation's Observer: it keeps the fate of each target the engine
-// reports about. It is safe for concurrent use.
+// actuator is the simulation's Actuator: it acts on nothing, and, for InFlight, keeps when
+// each target departs, the earliest first. It is safe for concurrent use.
+type actuator struct {
+	clock     *stepClock
+	inFlight  bool
+	departing Departing // nil: targets stay
+
+	mu  sync.Mutex
+	due []departure
+}
+
+type departure struct {
+	at     time.Time
+	target engine.Ref
+}
+
+// Act records when the target departs.
+func (a *actuator) Act(_ context.Context, target engine.Ref) error {
+	if !a.inFlight || a.departing == nil {
+		return nil
+	}
+	d := departure{at: a.clock.Now().Add(a.departing.Grace(target)), target: target}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(a.due, d.at, func(x departure, at time.Time) int { return x.at.Compare(at) })
+	for i < len(a.due) && a.due[i].at.Equal(d.at) {
+		i++ // after those at the same time: in the order they went
+	}
+	a.due = slices.Insert(a.due, i, d)
+	return nil
+}
+
+// next returns when the first departure is due, if any.
+func (a *actuator) next() (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.due) == 0 {
+		return time.Time{}, false
+	}
+	return a.due[0].at, true
+}
+
+// depart takes out of the Source the targets due to depart by now, in order.
+func (a *actuator) depart(now time.Time) {
+	a.mu.Lock()
+	n := 0
+	for n < len(a.due) && !a.due[n].at.After(now) {
+		n++
+	}
+	gone := slices.Clone(a.due[:n])
+	a.due = a.due[n:]
+	a.mu.Unlock()
+	for _, d := range gone {
+		a.departing.Gone(d.target)
+	}
+}
+
+// recorder is the simulation's Observer: the fates. It is safe for concurrent use.
 type recorder struct {
 	engine.NopObserver
 	clock *stepClock
@@ -231,15 +280,16 @@ type recorder struct {
 
 var _ engine.Observer = (*recorder)(nil)
 
-// fate returns the fate of ref's target, made on first use. The caller holds mu.
-func (r *recorder) fate(ref engine.Ref) *Fate {
-	k := ref.Key()
-	f := r.fates[k]
+// update changes the fate of ref's target, made on first use.
+func (r *recorder) update(ref engine.Ref, change func(f *Fate)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.fates[ref.Key()]
 	if f == nil {
 		f = &Fate{Verdict: Stays}
-		r.fates[k] = f
+		r.fates[ref.Key()] = f
 	}
-	return f
+	change(f)
 }
 
 func (r *recorder) len() int {
@@ -250,57 +300,54 @@ func (r *recorder) len() int {
 
 // Scheduled records the deadline and the holder.
 func (r *recorder) Scheduled(ref engine.Ref, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.fate(ref)
-	f.Holder, f.Deadline = ref.Holder, at
+	r.update(ref, func(f *Fate) { f.Holder, f.Deadline = ref.Holder, at })
 }
 
 // Delayed records the budget the eviction waits at.
 func (r *recorder) Delayed(ref engine.Ref, reason engine.Reason) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fate(ref).Delayed = reason
+	r.update(ref, func(f *Fate) { f.Delayed = reason })
 }
 
 // Succeeded records the eviction, at the simulated time.
 func (r *recorder) Succeeded(ref engine.Ref, a engine.Attempt, _ bool) {
 	now := r.clock.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.fate(ref)
-	f.Verdict, f.Holder, f.At = Evicted, ref.Holder, now
-	if f.Deadline.IsZero() {
-		f.Deadline = a.Due
-	}
+	r.update(ref, func(f *Fate) {
+		f.Verdict, f.Holder, f.At = Evicted, ref.Holder, now
+		if f.Deadline.IsZero() {
+			f.Deadline = a.Due
+		}
+	})
 }
 
-// Cancelled records that the target stays after all.
+// Cancelled records that the target stays after all, unless it was evicted (and left).
 func (r *recorder) Cancelled(ref engine.Ref, reason engine.Reason) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	*r.fate(ref) = Fate{Verdict: Stays, Reason: reason}
+	r.update(ref, func(f *Fate) {
+		if f.Verdict != Evicted {
+			*f = Fate{Verdict: Stays, Reason: reason}
+		}
+	})
 }
 
-// Skipped records that the target is leaving on its own.
+// Skipped records that the target is leaving on its own, unless it was evicted.
 func (r *recorder) Skipped(ref engine.Ref, reason engine.Reason) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	*r.fate(ref) = Fate{Verdict: Leaving, Reason: reason}
+	r.update(ref, func(f *Fate) {
+		if f.Verdict != Evicted {
+			*f = Fate{Verdict: Leaving, Reason: reason}
+		}
+	})
 }
 
 // held records an eviction still pending when the simulation ends.
 func (r *recorder) held(p engine.Pending) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.fate(p.Target)
-	f.Verdict, f.Holder, f.At = Pending, p.Target.Holder, p.At
-	if p.Delayed != "" {
-		f.Delayed = p.Delayed
-	}
-	if p.Delayed == engine.ReasonPaused {
-		f.Verdict = Held
-	}
+	r.update(p.Target, func(f *Fate) {
+		f.Verdict, f.Holder, f.At = Pending, p.Target.Holder, p.At
+		if p.Delayed != "" {
+			f.Delayed = p.Delayed
+		}
+		if held(p.Delayed) {
+			f.Verdict = Held
+		}
+	})
 }
 
 // result returns the fates recorded.

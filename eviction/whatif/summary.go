@@ -7,34 +7,30 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
 // Summary counts the pods of a what-if by what the change does to them.
 type Summary struct {
 	// Pods is the number of pods on the changed nodes (or targets on the changed holders).
 	Pods int
-	// Now is the number of pods the change evicts at once (that were not going at once
-	// before), in Namespaces namespaces.
-	Now, Namespaces int
-	// Later is the number of pods the change evicts later than the start (or sooner than
-	// they were going before); Last is when the last of them goes, from the start.
-	Later int
-	Last  time.Duration
-	// Forever is the number of pods that tolerate every NoExecute taint of their node
-	// forever after the change, on a node that carries one.
+	// Now: the change evicts them at once (they were not going at once), in Namespaces
+	// namespaces. Later: later than the start (or sooner than before), the last at Last.
+	Now, Namespaces, Later int
+	Last                   time.Duration
+	// Forever: they tolerate every NoExecute taint of their node forever.
 	Forever int
-	// Held is the number of pods that fall due but that a budget holds (the brake, a
-	// Pauser) because of the change; HeldZones are the zones of their nodes, sorted.
-	Held      int
-	HeldZones []string
-	// Cancelled is the number of pods that were going (or held) before the change and
-	// stay after it.
+	// Held: they fall due, but the brake holds them, in zones HeldZones (sorted).
+	// Unconfirmed: Confirm holds them until an operator confirms the taint.
+	Held        int
+	HeldZones   []string
+	Unconfirmed int
+	// Cancelled: they were going (or held) before the change, and stay.
 	Cancelled int
-	// Leaving is the number of pods that are leaving on their own (finished, or being
-	// deleted), which the controller never evicts.
+	// Leaving: they are leaving on their own (finished, or being deleted).
 	Leaving int
-	// Unchanged is the number of other pods whose fate the change does not change (those
-	// already going at the same time for another taint).
+	// Unchanged: the others, whose fate the change does not change.
 	Unchanged int
 }
 
@@ -81,11 +77,10 @@ func newTally(start time.Time) *tally {
 // namespace and its zone (or pool).
 func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
 	s := &t.s
-	changed := before.Verdict != after.Verdict || !before.At.Equal(after.At)
 	switch {
 	case after.Verdict == Leaving:
 		s.Leaving++
-	case !changed:
+	case !changed(before, after):
 		if after.Verdict == Stays && forever {
 			s.Forever++
 		} else {
@@ -97,6 +92,8 @@ func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
 	case after.Verdict == Evicted || after.Verdict == Pending:
 		s.Later++
 		s.Last = max(s.Last, after.At.Sub(t.start))
+	case after.Verdict == Held && after.Delayed == engine.ReasonUnconfirmed:
+		s.Unconfirmed++
 	case after.Verdict == Held:
 		s.Held++
 		t.zones[zone] = true
@@ -131,10 +128,8 @@ func tolerated(why []Match) bool {
 
 // String says what the change does in one line, e.g. "evicts 37 pods now (4 namespaces),
 // 12 more within 5m0s; the brake would hold 5 pods in zone zone-a; 3 tolerate it forever";
-// it starts "evicts no pod" when nothing is evicted.
+// it starts "evicts no pod" when nothing is evicted. "Within" rounds up to the second.
 func (s Summary) String() string {
-	// Deadlines count from TimeAdded, which the API keeps to the second: the last may fall
-	// at a fraction of a second, which no one reads. "Within" rounds it up.
 	last := s.Last
 	if last >= time.Second && last%time.Second != 0 {
 		last = last.Truncate(time.Second) + time.Second
@@ -156,6 +151,9 @@ func (s Summary) String() string {
 			where = " in zone " + strings.Join(zones, ", ")
 		}
 		parts = append(parts, fmt.Sprintf("the brake would hold %s%s", plural(s.Held, "pod"), where))
+	}
+	if s.Unconfirmed > 0 {
+		parts = append(parts, fmt.Sprintf("%s held until an operator confirms the taint", plural(s.Unconfirmed, "pod")))
 	}
 	if s.Forever > 0 {
 		verb := "tolerate"

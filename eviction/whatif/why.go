@@ -15,23 +15,18 @@ import (
 type Match struct {
 	// Taint is the holder's NoExecute taint.
 	Taint v1.Taint
-	// Toleration is the toleration that decides how long Taint is tolerated (see
-	// [tolerations.Match]: under kube's node rules the first that tolerates it), nil when
-	// none tolerates it.
+	// Toleration decides how long Taint is tolerated ([tolerations.Match]); nil when none
+	// tolerates it. Index is its index in the target's tolerations, else -1.
 	Toleration *v1.Toleration
-	// Index is Toleration's index in the target's tolerations, -1 when Toleration is nil.
-	Index int
-	// Since is where the countdown starts: the taint's TimeAdded, or the simulation's start
-	// when the taint has none, has one in the future, or the deadline source counts from
-	// first sight ([engine.FromObservation]).
-	Since time.Time
-	// FromTimeAdded says whether Since is the taint's TimeAdded.
+	Index      int
+	// Since is where the countdown starts: the taint's TimeAdded (FromTimeAdded), or the
+	// start when it has none, one in the future, or the source is [engine.FromObservation].
+	Since         time.Time
 	FromTimeAdded bool
 	// Forever says that Toleration tolerates Taint with no tolerationSeconds.
 	Forever bool
 	// Deadline is when Toleration runs out: Since plus its tolerationSeconds (Since for 0
-	// or less). It is the start for a taint no toleration tolerates (no countdown: at once),
-	// and zero when Forever.
+	// or less); the start when none tolerates it; zero when Forever.
 	Deadline time.Time
 }
 

@@ -293,10 +293,14 @@ func listenAdmission(ctx context.Context, cfg config, set *controllerSet, certs 
 }
 
 // admissionOptions are the engine options the webhook simulates each side with: the
-// controller's own.
+// controller's own, but Confirm on the device side.
 func admissionOptions(cfg config) (node, dev engine.Options) {
 	node = cfg.controllerOptions().Manager
 	dev = deviceOptions(cfg, nil).Engine
 	dev.Tolerations.Rules = tolerations.DeviceRules
+	// The device side's census for Confirm counts from its informers, which a what-if of one
+	// rule does not have: its what-if leaves Confirm out, and the rule's status says what
+	// the controller holds.
+	dev.Confirm = engine.Confirm{}
 	return node, dev
 }

@@ -215,4 +215,13 @@ func TestAdmitDeviceTaintRules(t *testing.T) {
 	r = admit(t, a, admitRulesPath, review(t, "devicetaintrules", "maintenance", nil, rule(resourcev1.DeviceTaintEffectNoExecute, &resourcev1.DeviceTaintSelector{})))
 	assert.False(t, r.Allowed)
 	assert.Contains(t, r.Result.Message, "would evict 2 of the cluster's 2 pods at once")
+
+	// With -confirm-fraction the what-if still answers: the device side's census counts
+	// from its informers, which no what-if of a rule has, so it leaves Confirm out (the
+	// rule's status says what the controller holds).
+	a.deny = 0
+	_, a.devOpts = admissionOptions(flagsOf(t, "-kubeconfig", "/tmp/kc", "-controllers=node,device", "-confirm-fraction=0.5"))
+	r = admit(t, a, admitRulesPath, review(t, "devicetaintrules", "maintenance", nil, rule(resourcev1.DeviceTaintEffectNoExecute, &resourcev1.DeviceTaintSelector{})))
+	assert.True(t, r.Allowed)
+	assert.Equal(t, []string{"taintevict: DeviceTaintRule maintenance (taint example.com/down:NoExecute, on 2 devices) evicts 2 pods now (1 namespace)"}, r.Warnings)
 }

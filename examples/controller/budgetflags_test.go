@@ -87,6 +87,11 @@ func TestBadBudgetFlags(t *testing.T) {
 		{[]string{"-loop-backoff-base=1m", "-loop-backoff-cap=1s"}, "-loop-backoff-cap (1s) not less"},
 		{[]string{"-confirm-fraction=1.5"}, "-confirm-fraction must be in (0, 1]"},
 		{[]string{"-confirm-min-pods=5"}, "-confirm-min-pods needs -confirm-fraction"},
+		// Values the flags parse and the engine refuses: the flag is named, exit code 2.
+		{[]string{"-eviction-rate=0.0001"}, "-eviction-rate and -eviction-burst: eviction: engine: RateLimit.PerSecond must be 0 (no limit) or at least 0.001"},
+		{[]string{"-eviction-rate=0.001", "-eviction-burst=5000"}, "-eviction-rate and -eviction-burst: eviction: engine: RateLimit.Burst 5000 refills in 5000000 s"},
+		{[]string{"-taint-rate=k=0.0001"}, `-taint-rate k: eviction: engine: TaintRateLimits["k"].PerSecond must be 0 (no limit) or at least 0.001`},
+		{[]string{"-full-disruption=0.0001"}, "-full-disruption: eviction: engine: Brake.FullDisruption.Rate.PerSecond"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -2,17 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -197,58 +193,4 @@ func (s pendingSide) of(key types.NamespacedName) []pendingEviction {
 		out = append(out, pendingEviction{Controller: s.name, Holder: tried.holder, Running: true, Attempts: tried.calls, LastError: tried.lastError})
 	}
 	return out
-}
-
-// budgetText names the budget an eviction waits at, as the command line set it: the same
-// flags budget every controller that runs, each counting its own holders.
-func (b budgetFlags) budgetText(reason engine.Reason) string {
-	var parts []string
-	add := func(on bool, format string, args ...any) {
-		if on {
-			parts = append(parts, fmt.Sprintf(format, args...))
-		}
-	}
-	name := string(reason)
-	switch reason {
-	case engine.ReasonRateLimited:
-		name = "the rate limit"
-		burst := b.burst
-		if burst == 0 {
-			burst = defaultBurst(b.rate)
-		}
-		add(b.rate > 0, "-eviction-rate %g/s (burst %d)", b.rate, burst)
-		for _, key := range slices.Sorted(maps.Keys(b.taintRates)) {
-			l := b.taintRates[key]
-			add(true, "-taint-rate %s=%g/%d", key, l.PerSecond, l.Burst)
-		}
-		add(b.fullDisruption.Rate.PerSecond > 0, "-full-disruption %g/%d", b.fullDisruption.Rate.PerSecond, b.fullDisruption.Rate.Burst)
-	case engine.ReasonPaused:
-		name = "the brake"
-		add(b.brake > 0, "-brake-fraction %g", b.brake)
-		add(b.zoneBrake > 0, "-brake-zone-fraction %g", b.zoneBrake)
-		add(b.brakeHolders > 0, "-brake-holders %d", b.brakeHolders)
-		add(b.zoneHolders > 0, "-brake-zone-holders %d", b.zoneHolders)
-		add(b.fullDisruption.Pause, "-full-disruption pause")
-	case engine.ReasonInFlight:
-		name = "evictions in flight"
-		add(b.inFlight > 0, "-in-flight %d", b.inFlight)
-		add(b.inFlightShare > 0, "-in-flight-fraction %g", b.inFlightShare)
-	case engine.ReasonNamespaceLimit:
-		name = "the namespace limit"
-		add(true, "-namespace-limit %d/%s", b.namespaceLimit.Max, b.namespaceLimit.Per)
-	case engine.ReasonOwnerLimit:
-		name = "the workload limit"
-		add(true, "-owner-limit %d/%s", b.ownerLimit.Max, b.ownerLimit.Per)
-	case engine.ReasonRecreated:
-		name = "loop damping"
-		add(true, "-loop-window %s, -loop-backoff-base %s, -loop-backoff-cap %s", b.loopWindow, b.loopBase, b.loopCap)
-	case engine.ReasonUnconfirmed:
-		name = "a hold until confirmed with the annotation " + eviction.ConfirmAnnotation
-		add(true, "-confirm-fraction %g", b.confirm)
-		add(b.confirmMin > 0, "-confirm-min-pods %d", b.confirmMin)
-	}
-	if len(parts) == 0 {
-		return name
-	}
-	return name + ": " + strings.Join(parts, ", ")
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
@@ -46,7 +45,7 @@ func TestDebugPending(t *testing.T) {
 			}
 			return engine.Pending{}, false
 		},
-		budget: budgetFlags{rate: 2}.budgetText}
+		budget: flagsOf(t, "-eviction-rate=2").budgets.Text}
 	h := debugHandler([]pendingSide{side})
 	ask := func(query string) (int, pendingAnswer) {
 		rec := httptest.NewRecorder()
@@ -127,36 +126,4 @@ func TestServeDebugPending(t *testing.T) {
 	require.NoError(t, err)
 	resp2.Body.Close()
 	assert.Equal(t, http.StatusOK, resp2.StatusCode, "the token through the service proxy's header")
-}
-
-// TestBudgetText: /debug/pending names each budget an eviction waits at with the flags that
-// set it.
-func TestBudgetText(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		flags  budgetFlags
-		reason engine.Reason
-		want   string
-	}{
-		{"rate with its default burst", budgetFlags{rate: 2.5}, engine.ReasonRateLimited, "the rate limit: -eviction-rate 2.5/s (burst 3)"},
-		{"rate and taint rates, keys in order", budgetFlags{rate: 1, burst: 4, taintRates: map[string]eviction.Limit{"b": {PerSecond: 2, Burst: 2}, "a": {PerSecond: 1, Burst: 1}}},
-			engine.ReasonRateLimited, "the rate limit: -eviction-rate 1/s (burst 4), -taint-rate a=1/1, -taint-rate b=2/2"},
-		{"a fully disrupted zone's rate", budgetFlags{fullDisruption: eviction.FullDisruption{Rate: eviction.Limit{PerSecond: 0.5, Burst: 1}}}, engine.ReasonRateLimited, "the rate limit: -full-disruption 0.5/1"},
-		{"the brake", budgetFlags{zoneBrake: 0.5, zoneHolders: 3, fullDisruption: eviction.FullDisruption{Pause: true}}, engine.ReasonPaused,
-			"the brake: -brake-zone-fraction 0.5, -brake-zone-holders 3, -full-disruption pause"},
-		{"in flight", budgetFlags{inFlight: 10}, engine.ReasonInFlight, "evictions in flight: -in-flight 10"},
-		{"namespace", budgetFlags{namespaceLimit: eviction.Window{Max: 5, Per: time.Minute}}, engine.ReasonNamespaceLimit, "the namespace limit: -namespace-limit 5/1m0s"},
-		{"owner", budgetFlags{ownerLimit: eviction.Window{Max: 1, Per: time.Hour}}, engine.ReasonOwnerLimit, "the workload limit: -owner-limit 1/1h0m0s"},
-		{"loop damping", budgetFlags{loopWindow: time.Minute, loopBase: time.Second, loopCap: time.Minute}, engine.ReasonRecreated,
-			"loop damping: -loop-window 1m0s, -loop-backoff-base 1s, -loop-backoff-cap 1m0s"},
-		{"confirm", budgetFlags{confirm: 0.2, confirmMin: 10}, engine.ReasonUnconfirmed,
-			"a hold until confirmed with the annotation " + eviction.ConfirmAnnotation + ": -confirm-fraction 0.2, -confirm-min-pods 10"},
-		{"a reason of no budget", budgetFlags{}, engine.Reason("other"), "other"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.flags.budgetText(tc.reason); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
 }

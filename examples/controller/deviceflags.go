@@ -17,7 +17,7 @@ const (
 )
 
 // deviceFlags are the device side's flags: which controllers run, and whether PodGroups'
-// claims bind their pods. The zero value runs none. The budgets are budgetFlags', for
+// claims bind their pods. The zero value runs none. The budgets are budgetflags.Flags', for
 // every controller.
 type deviceFlags struct {
 	controllers []string // of controllerNode and controllerDevice, each once

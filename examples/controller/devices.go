@@ -54,7 +54,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 			return nil, err
 		}
 		set.controllers = set.dev
-		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.budgets.budgetText})
+		set.sides = append(set.sides, pendingSide{name: sideDevice, pendingOf: set.dev.Engine().PendingOf, attempts: tried, budget: cfg.budgets.Text})
 		if !cfg.device.runs(controllerNode) {
 			return set, nil
 		}
@@ -74,7 +74,7 @@ func newControllers(ctx context.Context, client, events kubernetes.Interface, cf
 		return nil, err
 	}
 	set.node, set.controllers = c, c
-	set.sides = append([]pendingSide{{name: sideNode, pendingOf: c.Manager().PendingOf, attempts: tried, budget: cfg.budgets.budgetText}}, set.sides...)
+	set.sides = append([]pendingSide{{name: sideNode, pendingOf: c.Manager().PendingOf, attempts: tried, budget: cfg.budgets.Text}}, set.sides...)
 	return set, nil
 }
 
@@ -87,7 +87,7 @@ func deviceOptions(cfg config, obs *lineObserver) device.Options {
 		ActTimeout: m.ActTimeout, Backoff: m.Backoff, DeadlineSource: m.DeadlineSource}
 	// The same act workers as the node side: -delete-workers pins them, 0 follows the
 	// client's budget, up to -max-delete-workers.
-	cfg.budgets.apply(&eo)
+	cfg.budgets.Apply(&eo)
 	return device.Options{
 		Mode: node.Mode, PDBTimeout: node.PDBTimeout, PodGroups: cfg.device.podGroups,
 		Engine: eo, Observers: []engine.Observer{deviceObserver{Observer: obs, DeleteObserver: obs}},

@@ -17,6 +17,7 @@ import (
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/clientgo/lease"
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/examples/internal/budgetflags"
 )
 
 // AutoKubeconfig is the -kubeconfig value that means "where kubectl would look":
@@ -43,7 +44,7 @@ type config struct {
 	metricsAddr      string
 	serving          servingFlags
 	admission        admissionFlags
-	budgets          budgetFlags
+	budgets          budgetflags.Flags
 	manager          managerFlags
 	device           deviceFlags
 	clients          clientFlags
@@ -115,7 +116,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :8080 (default: none); over HTTPS with -kubeconfig, see -metrics-secure")
 	cfg.serving.define(fs)
 	cfg.admission.define(fs)
-	cfg.budgets.define(fs)
+	cfg.budgets.Define(fs)
 	cfg.manager.define(fs)
 	cfg.device.define(fs)
 	cfg.clients.define(fs)
@@ -152,7 +153,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // validate checks the values the flag package cannot.
 func (cfg config) validate() error {
-	if err := cfg.budgets.validate(); err != nil {
+	if err := cfg.budgets.Validate(); err != nil {
 		return err
 	}
 	if err := cfg.manager.validate(); err != nil {
@@ -224,7 +225,7 @@ func (cfg config) controllerOptions() clientgo.Options {
 		Mode: cfg.mode, PDBTimeout: cfg.pdbTimeout,
 		Manager: eviction.Options{Workers: cfg.workers, ActWorkers: cfg.deleteWorkers, MaxActWorkers: cfg.maxDeleteWorkers},
 	}
-	cfg.budgets.apply(&opts.Manager)
+	cfg.budgets.Apply(&opts.Manager)
 	cfg.manager.apply(&opts.Manager)
 	return opts
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/clientgo/device"
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/examples/internal/budgetflags"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the informers, the
@@ -273,7 +275,7 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, config{mode: clientgo.ModeDelete, workers: 8, maxDeleteWorkers: 128, qps: 50, burst: 100,
 		leNamespace: cfg.leNamespace, leLease: 15 * time.Second, leRenew: 10 * time.Second, leRetry: 2 * time.Second, seconds: 3,
 		manager:   managerFlags{backoffBase: 100 * time.Millisecond, backoffCap: 2 * time.Minute, backoffJitter: 0.2, deleteTimeout: 30 * time.Second},
-		budgets:   budgetFlags{loopBase: 10 * time.Second, loopCap: 10 * time.Minute},
+		budgets:   defaultBudgets(),
 		device:    deviceFlags{controllers: []string{controllerNode}},
 		clients:   clientFlags{eventsQPS: 50, eventsBurst: 100, contentType: contentProtobuf},
 		serving:   servingFlags{secure: true},
@@ -371,4 +373,11 @@ func TestBadFlags(t *testing.T) {
 			assert.Contains(t, stderr.String(), tc.want)
 		})
 	}
+}
+
+// defaultBudgets are the budget flags' defaults.
+func defaultBudgets() budgetflags.Flags {
+	var b budgetflags.Flags
+	b.Define(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	return b
 }

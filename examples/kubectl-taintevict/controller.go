@@ -79,9 +79,9 @@ type pendingAnswer struct {
 	Evictions []PendingEviction `json:"evictions"`
 }
 
-// ask asks the controller what it holds for pod; it never fails: what went wrong is in
-// the state's Error and Text. It returns nil when asked not to ask.
-func (c controllerFlags) ask(ctx context.Context, cl *clients, pod *v1.Pod) *ControllerState {
+// ask asks the controller what it holds for pod, and says it as of now; it never fails:
+// what went wrong is in the state's Error and Text. It returns nil when asked not to ask.
+func (c controllerFlags) ask(ctx context.Context, cl *clients, pod *v1.Pod, now time.Time) *ControllerState {
 	if c.url == "none" {
 		return nil
 	}
@@ -109,8 +109,22 @@ func (c controllerFlags) ask(ctx context.Context, cl *clients, pod *v1.Pod) *Con
 	if err != nil {
 		st.Error = err.Error()
 	}
-	st.Text = st.text(time.Now())
+	st.Text = st.text(now)
 	return &st
+}
+
+// nodeDeadline returns when the controller's node side has the pod due because of node,
+// or nil when it holds no such eviction (or was not asked, or did not answer).
+func (st *ControllerState) nodeDeadline(node string) *time.Time {
+	if st == nil {
+		return nil
+	}
+	for _, e := range st.Evictions {
+		if e.Controller == "node" && e.Holder == node && e.At != nil {
+			return e.At
+		}
+	}
+	return nil
 }
 
 // text says what the controller answered, or why it could not be asked.

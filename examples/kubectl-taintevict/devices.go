@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/taintevict/taintevict/clientgo/device"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
 	"github.com/taintevict/taintevict/tolerations"
 )
@@ -45,6 +46,8 @@ func (w *whatIf) runDevices(ctx context.Context, q question) error {
 		return err
 	}
 	engineOpts.Tolerations.Rules = tolerations.DeviceRules
+	notes := caveats(engineOpts, true)
+	engineOpts.Confirm = engine.Confirm{} // the device side's census counts from its informers
 	cl, err := w.newClient()
 	if err != nil {
 		return err
@@ -64,6 +67,7 @@ func (w *whatIf) runDevices(ctx context.Context, q question) error {
 		return simulationError(err)
 	}
 	rep := deviceReport(res, rule, ns)
+	rep.Notes = notes
 	if w.budgets.mode == "evict" {
 		pdbs, err := listPDBs(ctx, cl.kube, ns)
 		if err != nil {
@@ -250,7 +254,13 @@ func refuseDevicePDBs(res *whatif.HoldersResult[*v1.Pod], rep *Report, pdbs []*p
 			evicted, at = append(evicted, tf.Target), append(at, i)
 		}
 	}
-	for j, by := range whatif.Refusals(evicted, pdbs) {
+	refuse(rep, evicted, at, pdbs)
+}
+
+// refuse marks in rep, whose pods at[j] are evicted[j], those of the evictions that
+// PodDisruptionBudgets would refuse.
+func refuse(rep *Report, evicted []*v1.Pod, at []int, pdbs []*policyv1.PodDisruptionBudget) {
+	for j, by := range refusals(evicted, pdbs) {
 		if by != "" {
 			rep.Pods[at[j]].RefusedBy = by
 			rep.Pods[at[j]].Reason += "; PodDisruptionBudget " + by + " would refuse the eviction"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +36,10 @@ const explainLong = `Explain what the taintevict controller will do with one pod
 apply to it (those of its node, and those of the DRA devices of its ResourceClaims), which
 of its tolerations matches each, the deadline and where it counts from (the taint's
 TimeAdded, or first sight), and so whether it is evicted now, at a time, or never. A pod
-already terminating or finished is never evicted: the explanation says so.
+already terminating or finished is never evicted: the explanation says so. A taint without
+TimeAdded (as kubectl taint writes it) counts from when the controller first saw it: the
+controller's own deadline says when that was; without it, explain gives the latest the
+deadline can be.
 
 The verdict and the time come from the controller's engine, run in dry run over the pod's
 node and devices as they are now; the explanation of each taint from the same rules.
@@ -145,10 +149,50 @@ func (e *explainer) run(ctx context.Context, args []string) error {
 		return err
 	}
 	devFate := e.deviceSide(ctx, cl, pod, x, opts)
-	x.Verdict = outcome(earliest(nodeFate, devFate), x.Start)
-	x.Text = explainText(pod, x, nodeFate, devFate)
-	x.Controller = e.controller.ask(ctx, cl, pod)
+	x.Controller = e.controller.ask(ctx, cl, pod, x.Start)
+	latest := firstSight(x, &nodeFate)
+	v := earliest(nodeFate, devFate)
+	x.Verdict = outcome(v, x.Start)
+	x.Verdict.AtTheLatest = latest && v == nodeFate
+	x.Text = explainText(pod, x, v)
 	return e.write(x)
+}
+
+// firstSight marks the node taints whose countdown starts when the controller first saw
+// them, which explain cannot see (the simulation counts them from now). When the
+// controller answered with its deadline for the pod, that is the node side's fate, and the
+// first sight of the one such taint that makes it due follows from it. Otherwise the fate
+// is the latest the eviction can be, and firstSight reports whether such a taint decides
+// it.
+func firstSight(x *Explanation, fate *whatif.Fate) bool {
+	var untimed []int
+	due := fate.Verdict == whatif.Evicted || fate.Verdict == whatif.Pending || fate.Verdict == whatif.Held
+	for i, w := range x.NodeTaints {
+		if w.untimed != "" {
+			x.NodeTaints[i].FirstSight, x.NodeTaints[i].Since = true, time.Time{}
+			untimed = append(untimed, i)
+		}
+	}
+	if len(untimed) == 0 || !due {
+		return false
+	}
+	at := x.Controller.nodeDeadline(x.Node)
+	if at == nil {
+		return slices.ContainsFunc(untimed, func(i int) bool { return x.NodeTaints[i].Deadline.Equal(fate.Deadline) })
+	}
+	fate.At, fate.Deadline = *at, *at
+	if fate.Verdict == whatif.Held && at.After(x.Start) {
+		fate.Verdict = whatif.Pending
+	}
+	if len(untimed) == 1 {
+		w := &x.NodeTaints[untimed[0]]
+		if earlier := slices.ContainsFunc(x.NodeTaints, func(o WhyReport) bool {
+			return !o.FirstSight && !o.Forever && !o.Deadline.After(*at)
+		}); !earlier {
+			w.Since, w.Deadline = at.Add(-time.Duration(*w.Seconds)*time.Second), *at
+		}
+	}
+	return false
 }
 
 // podName returns the name of pod/NAME (or pods/NAME, po/NAME, or NAME alone).
@@ -200,22 +244,18 @@ func (e *explainer) nodeSide(ctx context.Context, cl *clients, pod *v1.Pod, x *E
 	}
 	x.Zone = node.Labels[v1.LabelTopologyZone]
 	nodes, pods := []*v1.Node{node}, []*v1.Pod{pod}
-	// Budgets count the other evictions: the brake counts every node, a rate limit is
-	// shared with the node's other pods.
-	if opts.Brake != (engine.Brake{}) {
+	// Budgets count the other evictions, of every node: the brake and Confirm count the
+	// nodes and the pods, the rates, InFlight and the windows are shared with them.
+	if opts.Brake != (engine.Brake{}) || budgeted(opts) {
 		if nodes, err = listNodes(ctx, cl.kube); err != nil {
 			return stays, err
 		}
 	}
-	if opts.RateLimit != (engine.Limit{}) || len(opts.TaintRateLimits) > 0 {
-		others, err := cl.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node.Name})
-		if err != nil {
-			return stays, access{resource: "pods"}.explain(err)
+	if budgeted(opts) {
+		if pods, err = listPods(ctx, cl.kube, ""); err != nil {
+			return stays, err
 		}
-		pods = pods[:0]
-		for i := range others.Items {
-			pods = append(pods, &others.Items[i])
-		}
+		x.Notes = append(x.Notes, caveats(opts, false)...)
 	}
 	res, err := whatif.Nodes(ctx, whatif.Cluster{Nodes: nodes, Pods: whatif.NewIndex(pods)},
 		whatif.Change{node.Name: node.Spec.Taints}, whatif.Options{Start: x.Start, Engine: opts})
@@ -225,7 +265,9 @@ func (e *explainer) nodeSide(ctx context.Context, cl *clients, pod *v1.Pod, x *E
 	for _, pf := range res.Pods {
 		if pf.Pod.Namespace == pod.Namespace && pf.Pod.Name == pod.Name {
 			for _, m := range pf.Why {
-				x.NodeTaints = append(x.NodeTaints, whyReport(m, ""))
+				w := whyReport(m, "")
+				w.untimed = untimedWhy(m, x.Start, opts.DeadlineSource)
+				x.NodeTaints = append(x.NodeTaints, w)
 			}
 			return pf.After, nil
 		}
@@ -254,7 +296,7 @@ func (e *explainer) deviceSide(ctx context.Context, cl *clients, pod *v1.Pod, x 
 		return stays
 	}
 	src, _, _ := l.sources(cl.kube, nil)
-	opts.Tolerations.Rules = tolerations.DeviceRules
+	opts.Tolerations.Rules, opts.Confirm = tolerations.DeviceRules, engine.Confirm{} // the device side's census is its own
 	bound, err := whatif.WhyBound(src, pod, x.Start, opts)
 	if err != nil {
 		x.Notes = append(x.Notes, "devices not looked at: "+err.Error())
@@ -282,6 +324,13 @@ func (e *explainer) deviceSide(ctx context.Context, cl *clients, pod *v1.Pod, x 
 	return stays
 }
 
+// budgeted reports whether opts sets a budget other than the brake, which counts other
+// evictions than the pod's.
+func budgeted(opts engine.Options) bool {
+	return opts.RateLimit != (engine.Limit{}) || len(opts.TaintRateLimits) > 0 || opts.InFlight != (engine.InFlight{}) ||
+		opts.NamespaceLimit != (engine.Window{}) || opts.OwnerLimit != (engine.Window{}) || opts.LoopDamping.Window > 0 || opts.Confirm.Fraction > 0
+}
+
 // earliest returns the fate that evicts first: the node side and the device side are two
 // controllers, and the pod goes at the first of them.
 func earliest(a, b whatif.Fate) whatif.Fate {
@@ -307,8 +356,22 @@ func earliest(a, b whatif.Fate) whatif.Fate {
 	return a
 }
 
-// explainText writes the explanation as a short paragraph.
-func explainText(pod *v1.Pod, x *Explanation, nodeFate, devFate whatif.Fate) string {
+// untimedWhy says why m's countdown starts when the controller first saw its taint, "" when
+// it does not, or when that changes nothing (tolerated forever, or for no time).
+func untimedWhy(m whatif.Match, start time.Time, source engine.DeadlineSource) string {
+	switch {
+	case m.FromTimeAdded || m.Toleration == nil || m.Forever || !m.Deadline.After(start):
+		return ""
+	case source == engine.FromObservation:
+		return "it counts every taint from first sight, -deadline-source=observation"
+	case m.Taint.TimeAdded == nil || m.Taint.TimeAdded.IsZero():
+		return "it has no TimeAdded, as kubectl taint writes it"
+	}
+	return "its TimeAdded is in the future"
+}
+
+// explainText writes the explanation, whose verdict is v, as a short paragraph.
+func explainText(pod *v1.Pod, x *Explanation, v whatif.Fate) string {
 	var b strings.Builder
 	start := x.Start
 	fmt.Fprintf(&b, "Pod %s/%s", pod.Namespace, pod.Name)
@@ -343,26 +406,37 @@ func explainText(pod *v1.Pod, x *Explanation, nodeFate, devFate whatif.Fate) str
 		b.WriteString(" The devices of its ResourceClaims carry NoExecute taints: ")
 		writeTaints(&b, x.DeviceTaints, pod, start)
 	}
-	v := earliest(nodeFate, devFate)
-	switch v.Verdict {
-	case whatif.Evicted, whatif.Pending:
-		if !v.At.After(start) {
-			fmt.Fprintf(&b, " So the controller evicts it now (it was due %s).", relativeAgo(v.Deadline, start))
-		} else {
-			fmt.Fprintf(&b, " So the controller evicts it at %s, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
-		}
-		if v.Delayed == engine.ReasonRateLimited {
-			fmt.Fprintf(&b, " (It is due at %s; the rate limit delays it.)", v.Deadline.UTC().Format(time.RFC3339))
-		}
-	case whatif.Held:
-		fmt.Fprintf(&b, " It has been due since %s, but the brake holds its eviction while so many nodes carry the taint.", v.At.UTC().Format(time.RFC3339))
-	default:
-		b.WriteString(" So the controller never evicts it, unless its taints or tolerations change.")
-	}
+	writeVerdict(&b, x, v, start)
 	for _, n := range x.Notes {
 		b.WriteString(" (Note: " + n + ".)")
 	}
 	return b.String()
+}
+
+// writeVerdict writes what the controller does with the pod, whose fate is v.
+func writeVerdict(b *strings.Builder, x *Explanation, v whatif.Fate, start time.Time) {
+	switch v.Verdict {
+	case whatif.Evicted, whatif.Pending:
+		switch {
+		case !v.At.After(start):
+			fmt.Fprintf(b, " So the controller evicts it now (it was due %s).", relativeAgo(v.Deadline, start))
+		case x.Verdict.AtTheLatest:
+			fmt.Fprintf(b, " So the controller evicts it by %s at the latest, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
+		default:
+			fmt.Fprintf(b, " So the controller evicts it at %s, in %s.", v.At.UTC().Format(time.RFC3339), v.At.Sub(start).Round(time.Second))
+		}
+		if name := budgetName[v.Delayed]; name != "" {
+			fmt.Fprintf(b, " (It is due at %s; it waits for %s.)", v.Deadline.UTC().Format(time.RFC3339), name)
+		}
+	case whatif.Held:
+		holds := "the brake holds its eviction while so many nodes carry the taint"
+		if v.Delayed == engine.ReasonUnconfirmed {
+			holds = "the controller holds its eviction until an operator confirms the taint (annotation " + eviction.ConfirmAnnotation + "=KEY on the node): it would evict too many pods at once"
+		}
+		fmt.Fprintf(b, " It has been due since %s, but %s.", v.At.UTC().Format(time.RFC3339), holds)
+	default:
+		b.WriteString(" So the controller never evicts it, unless its taints or tolerations change.")
+	}
 }
 
 // writeTaints writes each taint and what the pod's tolerations make of it.
@@ -375,9 +449,15 @@ func writeTaints(b *strings.Builder, taints []WhyReport, pod *v1.Pod, start time
 		if w.Device != "" {
 			b.WriteString(" on device " + w.Device)
 		}
-		since := "counted from now (first sight)"
-		if w.FromTimeAdded {
+		since, due := "counted from now (first sight)", relativeAgo(w.Deadline, start)
+		switch {
+		case w.FromTimeAdded:
 			since = fmt.Sprintf("counted from its TimeAdded %s", w.Since.UTC().Format(time.RFC3339))
+		case w.FirstSight && !w.Since.IsZero():
+			since = fmt.Sprintf("counted from when the controller first saw it (%s), at %s as its deadline says", w.untimed, w.Since.UTC().Format(time.RFC3339))
+		case w.FirstSight:
+			since = fmt.Sprintf("counted from when the controller first saw it (%s), which explain cannot know", w.untimed)
+			due = fmt.Sprintf("by %s at the latest (in %s), unless the controller restarts first (it then counts from its restart)", w.Deadline.UTC().Format(time.RFC3339), w.Deadline.Sub(start).Round(time.Second))
 		}
 		switch {
 		case w.Toleration == nil:
@@ -385,7 +465,7 @@ func writeTaints(b *strings.Builder, taints []WhyReport, pod *v1.Pod, start time
 		case w.Forever:
 			fmt.Fprintf(b, ", tolerated forever by %s", tolerationText(pod, w))
 		default:
-			fmt.Fprintf(b, ", tolerated for %ds by %s, %s: due %s", *w.Seconds, tolerationText(pod, w), since, relativeAgo(w.Deadline, start))
+			fmt.Fprintf(b, ", tolerated for %ds by %s, %s: due %s", *w.Seconds, tolerationText(pod, w), since, due)
 		}
 	}
 	b.WriteString(".")

@@ -142,3 +142,37 @@ func TestExplainAsksController(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "the kubeconfig has no bearer token")
 }
+
+// TestExplainTaintWithoutTimeAdded: a taint without TimeAdded, as kubectl taint writes it,
+// counts from when the controller first saw it. Explain cannot see that, and says so: it
+// gives the latest the deadline can be (the controller saw it now at the latest). When
+// the controller answers, its own deadline is the verdict.
+func TestExplainTaintWithoutTimeAdded(t *testing.T) {
+	objs := smallCluster()
+	objs[0] = testNode("a-1", "a", v1.Taint{Key: down, Effect: v1.TaintEffectNoExecute})
+
+	x := explainJSON(t, objs, "pod/db-a-1", "-n", "db")
+	assert.NotContains(t, x.Text, "TimeAdded 2030", "no TimeAdded to count from")
+	assert.Contains(t, x.Text, "counted from when the controller first saw it (it has no TimeAdded, as kubectl taint writes it), which explain cannot know: due by 2030-01-01T12:05:00Z at the latest (in 5m0s), unless the controller restarts first (it then counts from its restart).")
+	assert.Contains(t, x.Text, "So the controller evicts it by 2030-01-01T12:05:00Z at the latest, in 5m0s.")
+	assert.True(t, x.Verdict.AtTheLatest, "the verdict's time is a bound")
+	require.Len(t, x.NodeTaints, 1)
+	assert.True(t, x.NodeTaints[0].FirstSight)
+
+	// The controller first saw the taint 3 minutes ago: its deadline is in 2 minutes.
+	due := start.Add(2 * time.Minute)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(pendingAnswer{Pod: "db/db-a-1", Evictions: []PendingEviction{{Controller: "node", Holder: "a-1", At: &due}}})
+	}))
+	defer srv.Close()
+	rc := &rest.Config{Host: "https://api.example", BearerToken: "secret-token"}
+	code, out, errOut := runOn(t, fake.NewClientset(objs...), rc, "explain", "pod/db-a-1", "-n", "db", "--controller", srv.URL, "--controller-insecure", "-o", "json")
+	require.Equal(t, exitOK, code, errOut)
+	x = Explanation{}
+	require.NoError(t, json.Unmarshal([]byte(out), &x), out)
+	assert.Contains(t, x.Text, "counted from when the controller first saw it (it has no TimeAdded, as kubectl taint writes it), at 2030-01-01T11:57:00Z as its deadline says: due at 2030-01-01T12:02:00Z (in 2m0s)")
+	assert.Contains(t, x.Text, "So the controller evicts it at 2030-01-01T12:02:00Z, in 2m0s.")
+	require.NotNil(t, x.Verdict.At)
+	assert.True(t, x.Verdict.At.Equal(due), "the controller's deadline: got %s, want %s", x.Verdict.At, due)
+	assert.False(t, x.Verdict.AtTheLatest)
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,7 +152,7 @@ func TestWhatIf(t *testing.T) {
 		{
 			name:     "a rate limit",
 			objs:     smallCluster(),
-			args:     []string{"node/a-1", "node/b-1", down + ":NoExecute", "--rate=1", "--group-by=node,zone"},
+			args:     []string{"node/a-1", "node/b-1", down + ":NoExecute", "--eviction-rate=1", "--group-by=node,zone"},
 			want:     map[string]string{"web/web-a-1": "now", "web/web-b-1": "+1s", "db/db-a-1": "+5m0s", "db/db-b-1": "+5m1s", "kube-system/agent-a-1": "never", "kube-system/agent-b-1": "never"},
 			summary:  "evicts 1 pod now (1 namespace), 3 more within 5m1s; 2 tolerate it forever",
 			anyOrder: true,
@@ -241,7 +243,8 @@ func TestWhatIfBadInput(t *testing.T) {
 		{"a removal of nothing", nil, []string{"what-if", "node/a-1", down + "-"}, exitCluster, "no taint example.com/down to remove"},
 		{"an unknown flag", nil, []string{"what-if", "--nope"}, exitUsage, "unknown flag: --nope"},
 		{"an unknown output", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "-o", "xml"}, exitUsage, `-o "xml"`},
-		{"a bad brake", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "--brake-fraction=2"}, exitUsage, "Brake.Fraction must be"},
+		{"a bad brake", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "--brake-fraction=2"}, exitUsage, "-brake-fraction must be in (0, 1], or 0 for off, got 2"},
+		{"a rate under the least", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "--eviction-rate=0.0001"}, exitUsage, "-eviction-rate and -eviction-burst: eviction: engine: RateLimit.PerSecond must be 0 (no limit) or at least 0.001"},
 		{"a bad taint rate", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "--taint-rate=k=x"}, exitUsage, "the rate must be a number"},
 		{"no access to pods", forbidden, []string{"what-if", "node/a-1", down + ":NoExecute"}, exitCluster,
 			"forbidden: the command needs RBAC to allow list pods in all namespaces: pods is forbidden"},
@@ -259,4 +262,76 @@ func TestWhatIfBadInput(t *testing.T) {
 			assert.NotContains(t, errOut, "panic")
 		})
 	}
+}
+
+// TestWhatIfMalformedTaintOneLine: a malformed taint is one line of standard error, about
+// the taint: every problem of it on that line, and nothing that names tolerations.
+func TestWhatIfMalformedTaintOneLine(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"=:", `taint "=:": key: invalid value "": must not be empty; effect: invalid value "": effect is required`},
+		{"a/b/c=v v:NoExecute", `taint "a/b/c=v v:NoExecute": key: invalid value "a/b/c": `},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			code, _, errOut := runWith(t, smallCluster(), "what-if", "node/a-1", tc.arg)
+			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.NotContains(t, errOut, "toleration")
+		})
+	}
+}
+
+// TestWhatIfBudgets: the what-if simulates every budget of the controller, with its flags,
+// and says where its timeline cannot be exact.
+func TestWhatIfBudgets(t *testing.T) {
+	var objs []runtime.Object
+	objs = append(objs, testNode("n1", "a"), testNode("n2", "a"))
+	for i := range 3 {
+		p := testPod("shop", fmt.Sprint("web-", i), "n1", tolerate(down, ptr.To(int64(i))))
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](20)
+		objs = append(objs, p)
+	}
+	objs = append(objs, testPod("shop", "other", "n2"))
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    map[string]string
+		reason  string // of web-2
+		summary string
+		note    string
+	}{
+		{"in flight: the next goes when the last is gone, at the end of its grace", []string{"--in-flight=1"},
+			map[string]string{"shop/web-0": "now", "shop/web-1": "+20s", "shop/web-2": "+40s"},
+			"it waits for evictions in flight to end (--in-flight)", "evicts 1 pod now (1 namespace), 2 more within 40s",
+			"--in-flight: an evicted pod counts in flight until the end of its grace period"},
+		{"a namespace's window", []string{"--namespace-limit=2/1m"},
+			map[string]string{"shop/web-0": "now", "shop/web-1": "+1s", "shop/web-2": "+1m0s"},
+			"it waits for its namespace's window (--namespace-limit)", "evicts 1 pod now (1 namespace), 2 more within 1m0s", ""},
+		{"confirm holds a taint that would evict too many", []string{"--confirm-fraction=0.5"},
+			map[string]string{"shop/web-0": "held", "shop/web-1": "held", "shop/web-2": "held"},
+			"held until an operator confirms the taint", "evicts no pod; 3 pods held until an operator confirms the taint", ""},
+		{"loop damping damps no pod of a what-if", []string{"--loop-window=10m"},
+			map[string]string{"shop/web-0": "now", "shop/web-1": "+1s", "shop/web-2": "+2s"},
+			"tolerates", "evicts 1 pod now (1 namespace), 2 more within 2s", "--loop-window: the what-if re-creates no evicted pod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := jsonReport(t, objs, append([]string{"what-if", "node/n1", down + ":NoExecute"}, tc.args...)...)
+			assert.Equal(t, tc.want, whens(rep))
+			assert.Equal(t, tc.summary, rep.Summary.Text)
+			for _, p := range rep.Pods {
+				if p.Name == "web-2" {
+					assert.Contains(t, p.Reason, tc.reason)
+				}
+			}
+			if tc.note == "" {
+				assert.Empty(t, rep.Notes)
+			} else {
+				require.Len(t, rep.Notes, 1)
+				assert.Contains(t, rep.Notes[0], tc.note)
+			}
+		})
+	}
+	code, out, errOut := runWith(t, objs, "what-if", "node/n1", down+":NoExecute", "--in-flight=1")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "(Note: --in-flight: an evicted pod counts in flight until the end of its grace period", "the table says it too")
 }

@@ -44,6 +44,9 @@ func (w *whatIf) write(rep *Report) error {
 func writeTable(out io.Writer, rep *Report, listPods, quiet bool) error {
 	fmt.Fprintf(out, "What if %s, at %s?\n", rep.Question, rep.Start.UTC().Format("2006-01-02T15:04:05Z"))
 	fmt.Fprintf(out, "It %s.\n", rep.Summary.Text)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(out, "(Note: %s.)\n", n)
+	}
 	if rep.Namespace != "" {
 		fmt.Fprintf(out, "(Only the pods of namespace %s were listed; budgets count only them.)\n", rep.Namespace)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
 )
 
@@ -31,9 +32,12 @@ type Report struct {
 	Namespace string    `json:"namespace,omitempty"`
 	Changes   []Changed `json:"changes"`
 	Summary   Summary   `json:"summary"`
+	// Notes say where the timeline cannot be exact, and which way the controller differs.
+	Notes []string `json:"notes,omitempty"`
 	// Groups are the totals by each --group-by, then the grand total (by "all").
-	Groups []Group      `json:"groups"`
-	Pods   []PodOutcome `json:"pods"`
+	Groups []Group `json:"groups"`
+	// Pods is the last field: writeJSON writes it apart.
+	Pods []PodOutcome `json:"pods"`
 }
 
 // Changed is a node or a device as the change leaves it.
@@ -55,9 +59,11 @@ type Summary struct {
 	LastSeconds float64 `json:"lastSeconds,omitempty"`
 	Forever     int     `json:"forever"`
 	Held        int     `json:"held"`
-	Cancelled   int     `json:"cancelled"`
-	Leaving     int     `json:"leaving"`
-	Unchanged   int     `json:"unchanged"`
+	// Unconfirmed are held by --confirm-fraction until an operator confirms the taint.
+	Unconfirmed int `json:"unconfirmed,omitempty"`
+	Cancelled   int `json:"cancelled"`
+	Leaving     int `json:"leaving"`
+	Unchanged   int `json:"unchanged"`
 	// Refused is the number of evictions a PodDisruptionBudget would refuse (--mode=evict).
 	Refused int `json:"refused"`
 }
@@ -112,6 +118,9 @@ type Outcome struct {
 	Delayed string `json:"delayed,omitempty"`
 	// Reason is the engine's reason for a cancelled or skipped eviction.
 	Reason string `json:"reason,omitempty"`
+	// AtTheLatest says that At is the latest the eviction can be (explain): a taint that
+	// decides it counts from when the controller first saw it, which explain cannot know.
+	AtTheLatest bool `json:"atTheLatest,omitempty"`
 }
 
 // WhyReport is one NoExecute taint of the node (or device) and the toleration that decides
@@ -127,9 +136,17 @@ type WhyReport struct {
 	Forever bool   `json:"forever,omitempty"`
 	// Since is where the countdown starts; FromTimeAdded says whether it is the taint's
 	// TimeAdded (else: first sight, now).
-	Since         time.Time `json:"since"`
+	Since         time.Time `json:"since,omitzero"`
 	FromTimeAdded bool      `json:"fromTimeAdded"`
-	Deadline      time.Time `json:"deadline,omitzero"`
+	// FirstSight (explain) says that the countdown starts when the controller first saw
+	// the taint: it has no TimeAdded (as kubectl taint writes it), one in the future, or
+	// the controller counts from first sight. Since is then that moment as the controller's
+	// own deadline gives it, or zero when explain cannot know it; Deadline is then the
+	// latest it can be (the controller saw it now at the latest).
+	FirstSight bool      `json:"firstSight,omitempty"`
+	Deadline   time.Time `json:"deadline,omitzero"`
+
+	untimed string // explain: why the countdown starts at the controller's first sight
 }
 
 // DeepCopyObject returns r, for the printers (which only read it).
@@ -150,7 +167,7 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 	rep.Pods = make([]PodOutcome, 0, len(res.Pods))
 	for _, pf := range res.Pods {
 		po := PodOutcome{Namespace: pf.Pod.Namespace, Name: pf.Pod.Name, Node: pf.Pod.Spec.NodeName, Zone: pf.Zone,
-			Owner: owner(pf.Pod), After: outcome(pf.After, res.Start), RefusedBy: pf.RefusedBy}
+			Owner: owner(pf.Pod), After: outcome(pf.After, res.Start)}
 		if hadBefore && pf.Changed() {
 			b := outcome(pf.Before, res.Start)
 			po.Before = &b
@@ -159,9 +176,6 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 			po.Why = append(po.Why, whyReport(m, ""))
 		}
 		po.When, po.Reason = describe(pf.Pod, pf.Before, pf.After, pf.Why, res.Start)
-		if pf.RefusedBy != "" {
-			po.Reason += "; PodDisruptionBudget " + pf.RefusedBy + " would refuse the eviction"
-		}
 		rep.Pods = append(rep.Pods, po)
 	}
 	rep.Summary = summaryOf(res.Summary(), rep.Pods)
@@ -171,7 +185,7 @@ func nodeReport(res *whatif.Result, q question, selector, namespace string) *Rep
 // summaryOf is the report's summary of s, with the refusals of pods.
 func summaryOf(s whatif.Summary, pods []PodOutcome) Summary {
 	out := Summary{Text: s.String(), Pods: s.Pods, Now: s.Now, Later: s.Later, LastSeconds: s.Last.Seconds(),
-		Forever: s.Forever, Held: s.Held, Cancelled: s.Cancelled, Leaving: s.Leaving, Unchanged: s.Unchanged}
+		Forever: s.Forever, Held: s.Held, Unconfirmed: s.Unconfirmed, Cancelled: s.Cancelled, Leaving: s.Leaving, Unchanged: s.Unchanged}
 	for _, p := range pods {
 		if p.RefusedBy != "" {
 			out.Refused++
@@ -265,20 +279,30 @@ func describe(p *v1.Pod, before, after whatif.Fate, why []whatif.Match, start ti
 		}
 		return "never", foreverText(why)
 	case whatif.Held:
-		return "held", "due " + relative(after.At, start) + ", " + whyText(m, decisive, start) + "; the brake holds it while so many nodes carry the taint"
+		holds := "; the brake holds it while so many nodes carry the taint"
+		if after.Delayed == engine.ReasonUnconfirmed {
+			holds = "; held until an operator confirms the taint (annotation " + eviction.ConfirmAnnotation + "=KEY on the node): it would evict too many pods"
+		}
+		return "held", "due " + relative(after.At, start) + ", " + whyText(m, decisive, start) + holds
 	}
 	when = relative(after.At, start)
 	reason = whyText(m, decisive, start)
-	switch after.Delayed {
-	case "RateLimited":
-		reason += fmt.Sprintf("; due %s, it waits for the rate limit", relative(after.Deadline, start))
-	case "Paused":
+	if name := budgetName[after.Delayed]; name != "" {
+		reason += fmt.Sprintf("; due %s, it waits for %s", relative(after.Deadline, start), name)
+	} else if after.Delayed == engine.ReasonPaused {
 		reason += "; the brake held it"
 	}
 	if after.Verdict == whatif.Pending {
 		reason += " (not simulated that far)"
 	}
 	return when, reason
+}
+
+// budgetName names the budgets that delay an eviction, by the engine's reason.
+var budgetName = map[engine.Reason]string{
+	engine.ReasonRateLimited: "the rate limit", engine.ReasonInFlight: "evictions in flight to end (--in-flight)",
+	engine.ReasonNamespaceLimit: "its namespace's window (--namespace-limit)", engine.ReasonOwnerLimit: "its workload's window (--owner-limit)",
+	engine.ReasonRecreated: "loop damping (--loop-window)",
 }
 
 // relative writes t from start: "now", "+5m0s", or "-10s" for the past; to the second from

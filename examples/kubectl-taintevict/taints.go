@@ -44,12 +44,31 @@ func parseTaintSpec(s string) (taintSpec, error) {
 		check.Effect = v1.TaintEffectNoExecute // any effect: only the key is checked
 	}
 	if err := tolerations.ValidateTaints([]v1.Taint{check}); err != nil {
-		return taintSpec{}, fmt.Errorf("taint %q: %s", s, strings.TrimPrefix(strings.ReplaceAll(err.Error(), "taints[0].", ""), "tolerations: "))
+		return taintSpec{}, fmt.Errorf("taint %q: %s", s, problems(err))
 	}
 	if !remove && t.Effect != v1.TaintEffectNoExecute {
 		return taintSpec{}, fmt.Errorf("taint %q: a %s taint evicts nothing (%w); give KEY[=VALUE]:NoExecute", s, t.Effect, errNotNoExecute)
 	}
 	return taintSpec{taint: t, remove: remove}, nil
+}
+
+// problems writes the problems ValidateTaints found with one taint on one line, each
+// named by its field: `key: invalid value "": must not be empty; effect: ...`.
+func problems(err error) string {
+	list := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		list = joined.Unwrap()
+	}
+	parts := make([]string, 0, len(list))
+	for _, e := range list {
+		var fe *tolerations.FieldError
+		if !errors.As(e, &fe) {
+			parts = append(parts, e.Error())
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: invalid value %s: %s", strings.TrimPrefix(fe.Field, "taints[0]."), fe.Value, fe.Detail))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // apply returns taints with specs applied in order, as kubectl taint applies them: an added

@@ -16,6 +16,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/eviction/whatif"
+	"github.com/taintevict/taintevict/tolerations"
 )
 
 // whatIf is the what-if command's state: its flags and what it needs to run.
@@ -59,10 +60,11 @@ On DRA devices, through the pods' ResourceClaims (as the device side of the cont
 
 Only NoExecute taints evict: another effect is an error, since there is nothing to simulate.
 
-Budgets: by default the controller is simulated without any (its defaults). Give its budget
-flags (--rate, --burst, --taint-rate, --brake-fraction, --brake-zone-fraction) to see what
-they would delay or hold; --mode=evict adds which evictions a PodDisruptionBudget would
-refuse at that moment.
+Budgets: by default the controller is simulated without any (its defaults). Give it the
+controller's budget flags, with two dashes (--eviction-rate, --taint-rate, --brake-fraction,
+--in-flight, --namespace-limit, --owner-limit, --confirm-fraction, ...), to see what they
+would delay or hold; where the timeline then cannot be exact, its notes say so. --mode=evict
+adds which evictions a PodDisruptionBudget would refuse at that moment.
 
 Namespaces: a taint evicts in every namespace, so the pods of all namespaces are listed
 unless -n is given (then only that namespace's pods are listed and shown, and budgets count
@@ -179,10 +181,19 @@ func (w *whatIf) answer(ctx context.Context, q question, nodes []*v1.Node, pods 
 	if err != nil {
 		return simulationError(err)
 	}
+	rep := nodeReport(res, q, w.selector, w.namespace())
+	rep.Notes = append(caveats(engineOpts, false), untimedNotes(nodes, change, engineOpts.DeadlineSource)...)
 	if pdbs != nil {
-		res.RefusePDBs(pdbs)
+		var evicted []*v1.Pod
+		var at []int
+		for i, pf := range res.Pods {
+			if pf.After.Verdict == whatif.Evicted {
+				evicted, at = append(evicted, pf.Pod), append(at, i)
+			}
+		}
+		refuse(rep, evicted, at, pdbs)
 	}
-	return w.write(nodeReport(res, q, w.selector, w.namespace()))
+	return w.write(rep)
 }
 
 // logTimings writes, with --timings, how long the lists took (from began until listed) and
@@ -304,6 +315,25 @@ func (w *whatIf) change(nodes []*v1.Node, q question) (whatif.Change, error) {
 		return nil, &exitError{code: exitCluster, err: fmt.Errorf("no node selected by -l %s has it: %w", w.selector, lastErr)}
 	}
 	return change, nil
+}
+
+// untimedNotes says of each taint already on a changed node without TimeAdded (or with
+// one in the future) that the controller counts it from when it first saw it, before now:
+// the what-if, from now, gives the latest it can be.
+func untimedNotes(nodes []*v1.Node, change whatif.Change, source engine.DeadlineSource) []string {
+	var out []string
+	for _, n := range nodes {
+		taints, changed := change[n.Name]
+		if !changed || source == engine.FromObservation {
+			continue
+		}
+		for _, t := range tolerations.NoExecuteTaints(n.Spec.Taints) {
+			if (t.TimeAdded == nil || t.TimeAdded.IsZero()) && slices.ContainsFunc(taints, func(x v1.Taint) bool { return x.MatchTaint(&t) }) {
+				out = append(out, fmt.Sprintf("node %s's taint %s has no TimeAdded: the controller counts it from when it first saw it, and this what-if from now, so its evictions are due at the latest as shown", n.Name, taintString(t)))
+			}
+		}
+	}
+	return out
 }
 
 // simulationError classifies an error of the simulation: invalid budgets are the command

@@ -60,9 +60,18 @@ type auditEvent struct {
 		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int `json:"code"`
+		Details *struct {
+			Causes []auditCause `json:"causes"`
+		} `json:"details"`
 	} `json:"responseStatus"`
 	Received time.Time `json:"requestReceivedTimestamp"`
+}
+
+// auditCause is a cause of a refusal, as metav1.StatusCause records it: its type (JSON
+// "reason"), e.g. DisruptionBudget.
+type auditCause struct {
+	Reason string `json:"reason"`
 }
 
 // what is the request as "verb resource/subresource", e.g. "create pods/eviction".

@@ -55,8 +55,20 @@
 // allow) and TestDeviceConfirm (a DeviceTaintRule that selects every device, held by
 // -confirm-fraction until its annotation is set, then every pod evicted once).
 //
-// README.md here tabulates the faults: what the controller promises, what the last run
-// measured.
+// Issue 36, the budgets where they are needed, each tallied from the audit log (lost,
+// wrong, doubled, and no write while a budget holds), in safety_test.go:
+// TestBrakeHoldsAcrossRestart and TestBrakeHoldsAcrossFailover (a zone outage the brake
+// holds; once the taints are older than the tolerations, the controller is SIGKILLed and a
+// new one started, or the Lease fails over: no write to a pod until the brake lets go),
+// TestInFlightUnreachable (-in-flight with pods that stay Terminating on unreachable
+// nodes: every pod goes, a grace period apart, as the what-if predicted),
+// TestEvictModeUnderAPF (-mode=evict -pdb-timeout under a FlowSchema and a priority
+// level that reject the controller's evictions: no DELETE before -pdb-timeout of the
+// PodDisruptionBudget's own refusals) and TestExplainUntimedTaint (explain of a taint
+// without TimeAdded gives the controller's deadline, which the controller keeps).
+//
+// README.md here tabulates the faults and the budgets: what the controller promises, what
+// the last run measured.
 //
 // The device side's (issue 19), with -controllers=device, in device_test.go: at once
 // (with kube's device condition and Event, in two requests, no GET), at TimeAdded + N and

@@ -241,8 +241,9 @@ func TestWhatIfPredicts(t *testing.T) {
 type explanation struct {
 	Leaving string `json:"leaving"`
 	Verdict struct {
-		Verdict string     `json:"verdict"`
-		At      *time.Time `json:"at"`
+		Verdict     string     `json:"verdict"`
+		At          *time.Time `json:"at"`
+		AtTheLatest bool       `json:"atTheLatest"`
 	} `json:"verdict"`
 	NodeTaints []struct {
 		Taint         string `json:"taint"`

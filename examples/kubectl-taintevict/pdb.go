@@ -1,4 +1,4 @@
-package whatif
+package main
 
 import (
 	"slices"
@@ -10,37 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// RefusePDBs marks the evictions that the Eviction API would refuse, as a controller in
-// evict mode makes them, given pdbs as they are now: in the order of the evictions, each
-// that a PodDisruptionBudget covers takes one of its status.disruptionsAllowed, and one
-// that finds none left is refused (PodFate.RefusedBy names the budget). As the API server
-// does: a pod that is Pending passes; a pod that is not Ready passes under the policy
-// AlwaysAllow, and under IfHealthyBudget (the default) only while the budget has
+// refusals says which of the evictions of --mode=evict the Eviction API would refuse, given
+// pdbs as they are now: for each pod of evicted, in the order of the evictions, the name of
+// the PodDisruptionBudget that would refuse it (names joined by commas for a pod that
+// several cover), or "". In that order, each eviction that a PodDisruptionBudget covers
+// takes one of its status.disruptionsAllowed, and one that finds none left is refused. As
+// the API server does: a pod that is Pending passes; a pod that is not Ready passes under
+// the policy AlwaysAllow, and under IfHealthyBudget (the default) only while the budget has
 // currentHealthy >= desiredHealthy, taking none; a pod covered by several budgets is
-// refused (RefusedBy names them all). Budgets are not replenished: the pods that replace
-// the evicted ones are not known.
-//
-// It is a what-if of the budgets' arithmetic on top of the engine's timeline; an eviction
-// it refuses is retried by the controller with backoff, or deleted once the controller's
-// PDB timeout has passed.
-func (r *Result) RefusePDBs(pdbs []*policyv1.PodDisruptionBudget) {
-	var evicted []*v1.Pod
-	var at []int
-	for i := range r.Pods {
-		r.Pods[i].RefusedBy = ""
-		if r.Pods[i].After.Verdict == Evicted {
-			evicted, at = append(evicted, r.Pods[i].Pod), append(at, i)
-		}
-	}
-	for j, by := range Refusals(evicted, pdbs) {
-		r.Pods[at[j]].RefusedBy = by
-	}
-}
-
-// Refusals is [Result.RefusePDBs] for any list of evictions: for each pod of evicted, in the
-// order of the evictions, the name of the PodDisruptionBudget that would refuse its eviction
-// (names joined by commas for a pod that several cover), or "".
-func Refusals(evicted []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget) []string {
+// refused. Budgets are not replenished: the pods that replace the evicted ones are not
+// known. It is arithmetic on top of the engine's timeline; an eviction it refuses is
+// retried by the controller with backoff, or deleted once its PDB timeout has passed.
+func refusals(evicted []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget) []string {
 	type budget struct {
 		pdb     *policyv1.PodDisruptionBudget
 		sel     labels.Selector

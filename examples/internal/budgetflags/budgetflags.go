@@ -1,22 +1,28 @@
-package main
+package budgetflags
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// budgetFlags are the command line's budgets against mass eviction: the engine's
+// Flags are the command line's budgets against mass eviction: the engine's
 // Options.RateLimit, TaintRateLimits, Brake, InFlight, NamespaceLimit, OwnerLimit,
 // LoopDamping and Confirm. Each controller that runs gets them, and counts its own: nodes
-// and zones, or devices and pools. The zero value sets none.
-type budgetFlags struct {
+// and zones, or devices and pools. The zero value sets none; [Flags.Define] sets the
+// flags' defaults.
+type Flags struct {
 	rate           float64
 	burst          int
 	taintRates     map[string]eviction.Limit
@@ -36,8 +42,8 @@ type budgetFlags struct {
 	confirmMin     int
 }
 
-// define defines the budget flags on fs.
-func (b *budgetFlags) define(fs *flag.FlagSet) {
+// Define defines the budget flags on fs, with their defaults.
+func (b *Flags) Define(fs *flag.FlagSet) {
 	fs.Float64Var(&b.rate, "eviction-rate", 0, "evict at most this many pods a second, in all (0: no limit)")
 	fs.IntVar(&b.burst, "eviction-burst", 0, "with -eviction-rate: how many pods may be evicted at once (default: the rate, rounded up)")
 	fs.Func("taint-rate", "KEY=RATE[/BURST]: evict at most RATE pods a second because of NoExecute taints with KEY, BURST at once (default: RATE rounded up); repeat for more keys", b.addTaintRate)
@@ -58,7 +64,7 @@ func (b *budgetFlags) define(fs *flag.FlagSet) {
 }
 
 // addTaintRate parses one -taint-rate value, KEY=RATE or KEY=RATE/BURST.
-func (b *budgetFlags) addTaintRate(s string) error {
+func (b *Flags) addTaintRate(s string) error {
 	key, value, ok := strings.Cut(s, "=")
 	if !ok || key == "" {
 		return errors.New("want KEY=RATE or KEY=RATE/BURST")
@@ -94,7 +100,7 @@ func parseRate(s string) (eviction.Limit, error) {
 }
 
 // setFullDisruption parses -full-disruption: pause, or RATE[/BURST].
-func (b *budgetFlags) setFullDisruption(s string) error {
+func (b *Flags) setFullDisruption(s string) error {
 	if s == "pause" {
 		b.fullDisruption = eviction.FullDisruption{Pause: true}
 		return nil
@@ -129,8 +135,9 @@ func defaultBurst(rate float64) int {
 	return int(max(1, math.Ceil(min(rate, math.MaxInt32))))
 }
 
-// validate checks the values the flag package cannot.
-func (b budgetFlags) validate() error {
+// Validate checks the values the flag package cannot, and those the engine would refuse:
+// each error names its flag.
+func (b Flags) Validate() error {
 	fraction := func(name string, v float64) error {
 		if v != 0 && !(v > 0 && v <= 1) {
 			return fmt.Errorf("%s must be in (0, 1], or 0 for off, got %g", name, v)
@@ -158,11 +165,48 @@ func (b budgetFlags) validate() error {
 		return errors.New("-confirm-min-pods needs -confirm-fraction")
 	}
 	return errors.Join(fraction("-brake-fraction", b.brake), fraction("-brake-zone-fraction", b.zoneBrake),
-		fraction("-in-flight-fraction", b.inFlightShare), fraction("-confirm-fraction", b.confirm))
+		fraction("-in-flight-fraction", b.inFlightShare), fraction("-confirm-fraction", b.confirm), b.checkRates())
 }
 
-// apply sets the budgets of o.
-func (b budgetFlags) apply(o *eviction.Options) {
+// checkRates has the engine check what the rate flags and the loop backoff set, each
+// alone, and names the flag that set what it refuses (a rate under its least, a burst that
+// takes too long to refill): one copy of the engine's bounds.
+func (b Flags) checkRates() error {
+	var o eviction.Options
+	b.Apply(&o)
+	checks := []struct {
+		flag string
+		opts eviction.Options
+	}{
+		{"-eviction-rate and -eviction-burst", eviction.Options{RateLimit: o.RateLimit}},
+		{"-full-disruption", eviction.Options{Brake: eviction.Brake{FullDisruption: o.Brake.FullDisruption}}},
+		{"-loop-backoff-base and -loop-backoff-cap", eviction.Options{LoopDamping: o.LoopDamping}},
+	}
+	for _, key := range slices.Sorted(maps.Keys(o.TaintRateLimits)) {
+		checks = append(checks, struct {
+			flag string
+			opts eviction.Options
+		}{"-taint-rate " + key, eviction.Options{TaintRateLimits: map[string]eviction.Limit{key: o.TaintRateLimits[key]}}})
+	}
+	var errs []error
+	for _, c := range checks {
+		c.opts.DryRun = true
+		if _, err := eviction.New(nil, noCache{}, c.opts); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.flag, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// noCache is the empty Cache of the Managers checkRates makes, which never run.
+type noCache struct{}
+
+func (noCache) PodsOnNode(string) ([]*v1.Pod, error) { return nil, nil }
+func (noCache) Pod(string, string) (*v1.Pod, error)  { return nil, nil }
+func (noCache) Node(string) (*v1.Node, error)        { return nil, nil }
+
+// Apply sets the budgets of o.
+func (b Flags) Apply(o *eviction.Options) {
 	if b.rate > 0 {
 		o.RateLimit = eviction.Limit{PerSecond: b.rate, Burst: b.burst}
 		if o.RateLimit.Burst == 0 {
@@ -177,4 +221,58 @@ func (b budgetFlags) apply(o *eviction.Options) {
 		o.LoopDamping = eviction.LoopDamping{Window: b.loopWindow, Backoff: eviction.Backoff{Base: b.loopBase, Cap: b.loopCap}}
 	}
 	o.Confirm = eviction.Confirm{Fraction: b.confirm, MinTargets: b.confirmMin}
+}
+
+// Text names the budget an eviction waits at for reason, as the command line set it: the
+// same flags budget every controller that runs, each counting its own holders.
+func (b Flags) Text(reason engine.Reason) string {
+	var parts []string
+	add := func(on bool, format string, args ...any) {
+		if on {
+			parts = append(parts, fmt.Sprintf(format, args...))
+		}
+	}
+	name := string(reason)
+	switch reason {
+	case engine.ReasonRateLimited:
+		name = "the rate limit"
+		burst := b.burst
+		if burst == 0 {
+			burst = defaultBurst(b.rate)
+		}
+		add(b.rate > 0, "-eviction-rate %g/s (burst %d)", b.rate, burst)
+		for _, key := range slices.Sorted(maps.Keys(b.taintRates)) {
+			l := b.taintRates[key]
+			add(true, "-taint-rate %s=%g/%d", key, l.PerSecond, l.Burst)
+		}
+		add(b.fullDisruption.Rate.PerSecond > 0, "-full-disruption %g/%d", b.fullDisruption.Rate.PerSecond, b.fullDisruption.Rate.Burst)
+	case engine.ReasonPaused:
+		name = "the brake"
+		add(b.brake > 0, "-brake-fraction %g", b.brake)
+		add(b.zoneBrake > 0, "-brake-zone-fraction %g", b.zoneBrake)
+		add(b.brakeHolders > 0, "-brake-holders %d", b.brakeHolders)
+		add(b.zoneHolders > 0, "-brake-zone-holders %d", b.zoneHolders)
+		add(b.fullDisruption.Pause, "-full-disruption pause")
+	case engine.ReasonInFlight:
+		name = "evictions in flight"
+		add(b.inFlight > 0, "-in-flight %d", b.inFlight)
+		add(b.inFlightShare > 0, "-in-flight-fraction %g", b.inFlightShare)
+	case engine.ReasonNamespaceLimit:
+		name = "the namespace limit"
+		add(true, "-namespace-limit %d/%s", b.namespaceLimit.Max, b.namespaceLimit.Per)
+	case engine.ReasonOwnerLimit:
+		name = "the workload limit"
+		add(true, "-owner-limit %d/%s", b.ownerLimit.Max, b.ownerLimit.Per)
+	case engine.ReasonRecreated:
+		name = "loop damping"
+		add(true, "-loop-window %s, -loop-backoff-base %s, -loop-backoff-cap %s", b.loopWindow, b.loopBase, b.loopCap)
+	case engine.ReasonUnconfirmed:
+		name = "a hold until confirmed with the annotation " + eviction.ConfirmAnnotation
+		add(true, "-confirm-fraction %g", b.confirm)
+		add(b.confirmMin > 0, "-confirm-min-pods %d", b.confirmMin)
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + ": " + strings.Join(parts, ", ")
 }
