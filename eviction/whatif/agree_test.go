@@ -34,6 +34,7 @@ func TestNodesAgreeWithManager(t *testing.T) {
 		"rate limit":      {RateLimit: engine.Limit{PerSecond: 5, Burst: 3}},
 		"taint rate":      {TaintRateLimits: map[string]engine.Limit{down: {PerSecond: 2, Burst: 1}}},
 		"in flight":       {InFlight: engine.InFlight{Max: 2}},
+		"in flight share": {InFlight: engine.InFlight{Fraction: 0.2}},
 		"namespace limit": {NamespaceLimit: engine.Window{Max: 2, Per: 10 * time.Second}},
 		"owner limit":     {OwnerLimit: engine.Window{Max: 1, Per: 20 * time.Second}},
 		"confirm":         {Confirm: engine.Confirm{Fraction: 0.2}},
@@ -84,7 +85,7 @@ func TestNodesAgreeWithManager(t *testing.T) {
 
 // budgetReason is the reason each budget of TestNodesAgreeWithManager delays pods with.
 var budgetReason = map[string]engine.Reason{"rate limit": engine.ReasonRateLimited, "taint rate": engine.ReasonRateLimited,
-	"in flight": engine.ReasonInFlight, "namespace limit": engine.ReasonNamespaceLimit, "owner limit": engine.ReasonOwnerLimit,
+	"in flight": engine.ReasonInFlight, "in flight share": engine.ReasonInFlight, "namespace limit": engine.ReasonNamespaceLimit, "owner limit": engine.ReasonOwnerLimit,
 	"confirm": engine.ReasonUnconfirmed}
 
 func sortedValues(m map[string]time.Duration) []time.Duration {
