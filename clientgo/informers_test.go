@@ -29,10 +29,10 @@ func TestInformerCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	factory.StartWithContext(ctx)
+	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	defer cancel()
-	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+	if err := synced(ctx, factory.WaitForCacheSync(ctx.Done())); err != nil {
 		t.Fatal(err)
 	}
 	c := NewInformerCache(inf)
