@@ -118,6 +118,9 @@ type Options struct {
 // replica keeps its caches synced, so a new leader starts at once, and since deadlines
 // count from each taint's TimeAdded, it evicts at the same times as the old one.
 //
+// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// (--controllers=*,-taint-eviction-controller), or both controllers evict.
+//
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
 // with [NewController].
 type Controller struct {
