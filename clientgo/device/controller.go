@@ -92,6 +92,9 @@ type Options struct {
 // evicts, as kube writes it; the engine's budgets may hold evictions back, among them
 // Confirm, which holds a rule that would evict too many pods until an operator confirms it.
 //
+// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// (--controllers=*,-device-taint-eviction-controller), or both controllers evict.
+//
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
 // methods are safe for concurrent use. The zero Controller is not usable: create one with
