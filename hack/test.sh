@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository (the core, clientgo, examples/controller, bench, and
-# the tools under hack/; the root go.work resolves the published modules from the checkout,
-# and bench and the tools have a go.work of their own) it checks formatting, runs go vet,
+# For every Go module in the repository (the core, clientgo, clientgo/device,
+# examples/controller, examples/kubectl-taintevict, bench, and the tools under hack/, among
+# them hack/chart, the Helm chart's tests; the root go.work resolves the published modules
+# from the checkout, and bench and the tools have a go.work of their own) it checks formatting, runs go vet,
 # runs every test with the race detector (fuzz targets run their seed corpus only), and runs
 # every benchmark once (-benchtime 1x) so that none of them rots; the figures in
 # BENCHMARKS.md come from longer runs; that loop runs in the workspace, at the newest
