@@ -130,7 +130,7 @@ type Controller struct {
 	manager   *eviction.Manager
 	events    *EventWriter // nil in ModeDryRun
 	opts      Options
-	handled   []cache.InformerSynced // the event handlers have been handed the initial listing
+	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
 	elect     Elector  // nil without leader election
@@ -334,12 +334,11 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		})
 	}
-	c.factory.Start(ctx.Done())
-	// Every informer of the factory (another controller's too), then this one's handlers.
-	// client-go v0.35, the oldest supported, has no channel to wait on for either: both
-	// check every 100 ms until synced or ctx is done.
-	err := synced(ctx, c.factory.WaitForCacheSync(ctx.Done()))
-	if err == nil && !cache.WaitForCacheSync(ctx.Done(), c.handled...) {
+	c.factory.StartWithContext(ctx)
+	// Both wait on the informers' channels, without polling: every informer of the
+	// factory (another controller's too), then this one's handlers.
+	err := c.factory.WaitForCacheSyncWithContext(ctx).AsError()
+	if err == nil && !cache.WaitFor(ctx, "", c.handled...) {
 		err = context.Cause(ctx)
 	}
 	if err != nil {

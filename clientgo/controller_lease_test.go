@@ -226,8 +226,7 @@ func TestLeadFailureUnderLease(t *testing.T) {
 }
 
 // TestControllerStartsAtOnceUnderLease is TestControllerStartsAtOnce with an Elector: the
-// Lease is taken once the caches synced, at WaitForCacheSync's first look (+100ms), and the
-// pod due at once goes then.
+// Lease is taken at once, and the pod due at once goes at +0.
 func TestControllerStartsAtOnceUnderLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		client := fake.NewClientset()

@@ -1,10 +1,7 @@
 package clientgo
 
 import (
-	"context"
 	"fmt"
-	"reflect"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -110,7 +107,7 @@ func (inf Informers) AddHandlers(m Updater, logger klog.Logger) error {
 
 // addHandlers is AddHandlers, and returns what is done once each handler has been handed
 // its informer's initial listing.
-func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.InformerSynced, error) {
+func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
 	nodes, err := inf.Nodes.AddEventHandlerWithOptions(nodeHandler(m, logger), opts)
 	if err != nil {
@@ -120,7 +117,7 @@ func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.Informe
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: adding the pod event handler: %w", err)
 	}
-	return []cache.InformerSynced{nodes.HasSynced, pods.HasSynced}, nil
+	return []cache.DoneChecker{nodes.HasSyncedChecker(), pods.HasSyncedChecker()}, nil
 }
 
 // nodeHandler turns the node informer's callbacks into Manager.NodeUpdated calls with kube's
@@ -188,21 +185,4 @@ func unwrapDeleted[T any](obj any) (T, bool) {
 	}
 	t, ok := obj.(T)
 	return t, ok
-}
-
-// synced reads a SharedInformerFactory's WaitForCacheSync: nil when every informer has
-// synced, else an error naming those that have not, with ctx's cause (WaitForCacheSync
-// returns before they sync only when ctx is done).
-func synced(ctx context.Context, informers map[reflect.Type]bool) error {
-	var not []string
-	for t, ok := range informers {
-		if !ok {
-			not = append(not, t.String())
-		}
-	}
-	if len(not) == 0 {
-		return nil
-	}
-	slices.Sort(not)
-	return fmt.Errorf("informers of %v not synced: %w", not, context.Cause(ctx))
 }

@@ -29,10 +29,10 @@ func TestInformerCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	factory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
 	defer factory.Shutdown()
 	defer cancel()
-	if err := synced(ctx, factory.WaitForCacheSync(ctx.Done())); err != nil {
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		t.Fatal(err)
 	}
 	c := NewInformerCache(inf)
