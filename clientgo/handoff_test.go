@@ -157,9 +157,9 @@ func TestHandoffAfterTheInformers(t *testing.T) {
 				if !tc.late {
 					h = NewHandoff(client, m)
 				}
-				factory.Start(ctx.Done())
+				factory.StartWithContext(ctx)
 				defer factory.Shutdown()
-				if err := synced(ctx, factory.WaitForCacheSync(ctx.Done())); err != nil {
+				if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 					t.Fatal(err)
 				}
 				if tc.late {
