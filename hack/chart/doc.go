@@ -4,7 +4,7 @@
 //
 // It is a module of its own, never published and never imported: Helm (helm.sh/helm/v4)
 // requires the k8s.io modules at v0.37 and brings a large build list, which must stay out
-// of the published modules' build lists (they support Kubernetes 1.35 to 1.37) and of
+// of the published modules' build lists (their floors are Kubernetes 1.35 and 1.36) and of
 // the command's. Its go.work keeps it out of the repository's workspace too; it names Helm
 // as a tool (go tool helm), which the end-to-end suite builds to install the chart on a
 // real API server.
