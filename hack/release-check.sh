@@ -61,7 +61,7 @@ while IFS= read -r line; do
   *"@$version"|*"@$version "*) ;;
   *) echo "release-check: a go get line names another version than $version: $line" >&2; bad=1 ;;
   esac
-done < <(git grep -h -o -E "go (get|run|install) [^\`]*$core[^\` ]*" -- '*README.md' || true)
+done < <(git grep -h -o -E "go (get|run) [^\`]*$core[^\` ]*" -- '*README.md' || true)
 [ "$bad" = 0 ] || exit 1
 
 tmp=$(mktemp -d)
