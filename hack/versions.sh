@@ -4,7 +4,7 @@
 #
 # The oldest: each published module's go.mod requires its k8s.io modules at its floor, the
 # oldest release that has what it uses and passes its tests (the core v0.35.0, clientgo
-# v0.36.0, clientgo/device v0.37.0), because Go's minimal version selection lifts every
+# v0.36.0, clientgo/device v0.37.2), because Go's minimal version selection lifts every
 # importer to what a go.mod requires. For each of them, in a temporary copy of the tree
 # with GOWORK=off (the repository's go.work would lift everything to the newest), whose
 # go.mod is lowered to the floor (its requirements of the library's own modules replaced by
