@@ -122,6 +122,9 @@ type Options struct {
 // annotation or the taints change: a mistyped key confirms nothing, and the operator who
 // wrote it learns why the evictions stay held.
 //
+// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// (--controllers=*,-taint-eviction-controller), or both controllers evict.
+//
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
 // with [NewController].
 type Controller struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -36,7 +37,9 @@ import (
 // NewHandoff therefore opens the node and pod watches itself, as the fake's own reactor
 // does, and WaitIdle first waits until both are open: create the Handoff (the Controller)
 // before the informers start, and prepend any watch reactor of your own for nodes or pods
-// after it, or it is not called.
+// after it, or it is not called. A Handoff created after the informers opened a node or
+// pod watch on the fake clientset cannot see that watch: its WaitIdle returns an error
+// that says so at once, rather than wait for a watch that never comes.
 //
 // Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
 // [NewHandoff].
@@ -50,6 +53,8 @@ type Handoff struct {
 	pods  map[types.NamespacedName]*v1.Pod
 	// unopened are the watches of a fake clientset not open yet; nil for a real client.
 	unopened map[string]bool
+	// late names the watches of a fake clientset opened before NewHandoff, sorted.
+	late []string
 }
 
 var _ Updater = (*Handoff)(nil)
@@ -60,6 +65,7 @@ func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 	h := &Handoff{client: client, m: m, wake: make(chan struct{}, 1),
 		nodes: map[string]*v1.Node{}, pods: map[types.NamespacedName]*v1.Pod{}}
 	if f, ok := client.(fakeClientset); ok {
+		h.late = watchedBefore(f)
 		h.openWatches(f)
 	}
 	return h
@@ -70,6 +76,22 @@ func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 type fakeClientset interface {
 	PrependWatchReactor(resource string, reaction k8stesting.WatchReactionFunc)
 	Tracker() k8stesting.ObjectTracker
+	Actions() []k8stesting.Action
+}
+
+// watchedBefore returns the node and pod watches, of "nodes" and "pods", that f has opened
+// so far, sorted: those a reactor prepended now will not see.
+func watchedBefore(f fakeClientset) []string {
+	var late []string
+	for _, resource := range []string{"nodes", "pods"} {
+		for _, a := range f.Actions() {
+			if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
+				late = append(late, resource)
+				break
+			}
+		}
+	}
+	return late
 }
 
 // openWatches makes the fake clientset's node and pod watches open through a reactor of
@@ -140,8 +162,12 @@ func (h *Handoff) poke() {
 // informers deliver an update), and compares them to what it handed on, but for their
 // managedFields (which NewFactory's informers drop) and type meta. It waits forever on a
 // cluster that never stops changing; give it a ctx with a deadline. It returns an error if
-// a listing fails.
+// a listing fails, and at once if the Handoff was made on a fake clientset whose informers
+// had already opened their watches (NewHandoff).
 func (h *Handoff) WaitIdle(ctx context.Context) error {
+	if len(h.late) > 0 {
+		return fmt.Errorf("clientgo: WaitIdle: the Handoff was created after the informers opened their watch of %s on the fake clientset, so it cannot wait for that watch: create the Handoff (or the Controller) before the informers start", strings.Join(h.late, " and "))
+	}
 	for !h.open() {
 		select {
 		case <-ctx.Done():

@@ -3,6 +3,7 @@ package clientgo
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,5 +123,64 @@ func TestHandoffWaits(t *testing.T) {
 	}
 	if err := c.WaitIdle(t.Context()); !errors.Is(err, errNoHandoff) {
 		t.Errorf("WaitIdle without Options.WaitIdle: got %v, want %v", err, errNoHandoff)
+	}
+}
+
+// TestHandoffAfterTheInformers: a Handoff made on a fake clientset after the informers
+// opened their watches cannot see them open; its WaitIdle says so at once, naming the
+// mistake, where it used to wait until ctx ended. Made before, it waits and returns nil.
+func TestHandoffAfterTheInformers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		late    bool
+		wantErr string
+	}{
+		{name: "made before the informers start"},
+		{name: "made after they opened their watches", late: true,
+			wantErr: "clientgo: WaitIdle: the Handoff was created after the informers opened their watch of nodes and pods on the fake clientset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				client := fake.NewClientset(podOn("shop", "web-1", "node-1"))
+				m, err := eviction.New(nil, &evictiontest.Cache{}, eviction.Options{DryRun: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				factory := NewFactory(client)
+				inf, err := NewInformers(factory)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				var h *Handoff
+				if !tc.late {
+					h = NewHandoff(client, m)
+				}
+				factory.StartWithContext(ctx)
+				defer factory.Shutdown()
+				if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+					t.Fatal(err)
+				}
+				if tc.late {
+					h = NewHandoff(client, m)
+				}
+				if err := inf.AddHandlers(h, klog.Background()); err != nil {
+					t.Fatal(err)
+				}
+				go func() { _ = m.Run(ctx) }()
+				start := time.Now()
+				err = h.WaitIdle(ctx)
+				switch {
+				case tc.wantErr == "" && err != nil:
+					t.Errorf("WaitIdle: got %v, want nil", err)
+				case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
+					t.Errorf("WaitIdle: got %v, want an error starting %q", err, tc.wantErr)
+				case tc.wantErr != "" && time.Since(start) != 0:
+					t.Errorf("WaitIdle returned its error after %v, want at once", time.Since(start))
+				}
+				cancel()
+			})
+		})
 	}
 }

@@ -37,8 +37,10 @@ type Instrumented struct {
 
 // KubeMetrics names the two metrics of one of kube's controllers that delete pods for
 // taints: Subsystem + "_pod_deletions_total", the pods deleted, and Subsystem +
-// "_pod_deletion_duration_seconds", from each pod's deadline to its deletion, with kube's
-// help texts. The zero KubeMetrics names none.
+// "_pod_deletion_duration_seconds", from each pod's deadline to its deletion. The help
+// texts are the whole text of the HELP lines kube-controller-manager serves, with the
+// stability level in front that kube's metrics framework adds ("[ALPHA] Total number..."),
+// so that a scrape reads as kube's. The zero KubeMetrics names none.
 type KubeMetrics struct {
 	Subsystem     string
 	DeletionsHelp string
@@ -49,6 +51,6 @@ type KubeMetrics struct {
 // (pkg/controller/tainteviction/metrics): those a [Controller] keeps under kube's names.
 var NodeKubeMetrics = KubeMetrics{
 	Subsystem:     "taint_eviction_controller",
-	DeletionsHelp: "Total number of Pods deleted by TaintEvictionController since its start.",
-	DurationHelp:  "Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.",
+	DeletionsHelp: "[ALPHA] Total number of Pods deleted by TaintEvictionController since its start.",
+	DurationHelp:  "[ALPHA] Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.",
 }

@@ -2,10 +2,41 @@ package eviction
 
 import "github.com/taintevict/taintevict/eviction/engine"
 
-// Options configures a [Manager]; it is the engine's [engine.Options], whose zero value gives
-// the documented defaults. For pods on nodes, the act workers are the Deleter's workers,
-// ActTimeout bounds each Deleter call, and Tolerations takes kube's node rules (its zero
-// value; set Tolerations.ComparisonOperators for Lt and Gt).
+// Options configures a [Manager]. It is the engine's [engine.Options] (an alias: go doc
+// shows the fields there, in the engine's words of holders, targets and actuators), whose
+// zero value gives the documented defaults. For a Manager, a holder is a node, a target a
+// pod, and the actuator the [Deleter]; the fields, in those words:
+//
+//   - Clock: the Manager's clock, for the deadlines and every timer (nil: the real clock).
+//     On a fake clock, give the nodes' taints TimeAdded values of its time line.
+//   - Workers: the goroutines that process node and pod updates, a node's before its pods'
+//     (0: 8).
+//   - ActWorkers, MaxActWorkers: how many Deleter calls run at once; 0 follows the API
+//     server's throughput, up to MaxActWorkers (0: [engine.DefaultMaxActWorkers]); a
+//     positive value pins it.
+//   - ActTimeout: the bound of each Deleter call (0: [engine.DefaultActTimeout]; negative:
+//     none).
+//   - Backoff: the pace of the retries of a failed delete; an eviction is never dropped.
+//   - Unreachable: says whether a Deleter's error means the API server could not be
+//     reached, so that [Manager.RetryUnreachable] retries such evictions at once when it
+//     answers again.
+//   - Observer: told every decision about each pod's eviction (Events, metrics).
+//   - Tolerations: how a pod's tolerations match its node's taints: kube's node rules (the
+//     zero value); set Tolerations.ComparisonOperators for Lt and Gt.
+//   - DeadlineSource: where a pod's countdown starts: [FromTimeAdded], the taint's
+//     TimeAdded (the default), or [FromObservation], when the Manager first sees it (kube's).
+//   - DryRun: delete nothing, report everything.
+//   - RateLimit, TaintRateLimits: pods deleted a second, in all and per taint key.
+//   - Brake: pause a taint key's evictions while more than a fraction (or a number) of the
+//     nodes carry it, of the cluster or of a zone (topology.kubernetes.io/zone).
+//   - Pauser: holds due evictions by budgets of the caller's, until [Manager.Resume].
+//   - InFlight: pods deleted and not gone yet, at most.
+//   - NamespaceLimit, OwnerLimit: pods of one namespace, or of one workload ([PodOwner]),
+//     deleted within a span of time, at most.
+//   - LoopDamping: a workload whose re-created pods are evicted again and again waits a
+//     growing backoff.
+//   - Confirm: a taint that would evict too large a share of the pods at once waits until
+//     an operator confirms it on the node ([ConfirmAnnotation]).
 type Options = engine.Options
 
 // DeadlineSource says where an eviction's countdown starts; see [engine.DeadlineSource].

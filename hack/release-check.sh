@@ -3,22 +3,28 @@
 # repository, before it is tagged. hack/test.sh runs it, so CI does.
 #
 #  1. The version is the one clientgo/go.mod requires of the core (the modules are released
-#     together: core vX, clientgo/vX, controllerruntime/vX, examples/controller/vX, examples/kubectl-taintevict/vX). Every go.mod in the
+#     together: core vX, clientgo/vX, clientgo/device/vX, controllerruntime/vX,
+#     examples/controller/vX, examples/kubectl-taintevict/vX). Every go.mod in the
 #     repository that requires one of the library's modules must require that version, and
 #     so must every `go get` line of ours in a README.md (CHANGELOG.md keeps old ones).
 #  2. hack/release (a module of its own) writes a Go module proxy folder from the working
-#     tree at that version: the core, clientgo, controllerruntime, examples/controller and
+#     tree at that version: the core, clientgo, clientgo/device, controllerruntime,
+#     examples/controller and
 #     examples/kubectl-taintevict, as a tag of it would publish them.
 #  3. In a fresh module in a temporary folder outside the repository, with GOWORK=off,
 #     GOFLAGS=-mod=mod, that folder first in GOPROXY, and GONOSUMDB for the library's
 #     modules only (the checksum database is still asked about every other module), it runs
 #     the `go get` lines of README.md's block marked `<!-- release-check: go-get -->`,
 #     exactly as they are, and writes each Go block marked `<!-- release-check: file NAME
-#     -->` to NAME. It builds and vets them, and runs hack/release/testdata/consumer's test
-#     with -race: the README's RunTaintEviction on a fake clientset evicts the pod that does
-#     not tolerate a taint.
+#     -->` to NAME, and runs the `go run` lines of the block marked `<!-- release-check:
+#     go-run -->` (the demo, from anywhere). It builds and vets the snippets, and runs
+#     hack/release/testdata/consumer's test with -race: the README's RunTaintEviction on a
+#     fake clientset evicts the pod that does not tolerate a taint.
 #  4. `go mod graph` of the adapters module, resolved as a consumer resolves it, must name
 #     neither controller-runtime nor envtest.
+#  4b. A module outside the repository that imports only the core (then only clientgo)
+#     has no k8s.io or sigs.k8s.io module above the stated floor (README.md, "Versions"):
+#     the one an empty module requiring the floor has.
 #  5. In another fresh module, hack/release/testdata/operator's main.go, a controller-runtime
 #     operator of under 60 lines, requires only the controllerruntime module at that
 #     version, builds and vets, and its test runs it on a real kube-apiserver and etcd
@@ -60,7 +66,7 @@ while IFS= read -r line; do
   *"@$version"|*"@$version "*) ;;
   *) echo "release-check: a go get line names another version than $version: $line" >&2; bad=1 ;;
   esac
-done < <(git grep -h -o -E "go get [^\`]*$core[^\` ]*" -- '*README.md' || true)
+done < <(git grep -h -o -E "go (get|run) [^\`]*$core[^\` ]*" -- '*README.md' || true)
 [ "$bad" = 0 ] || exit 1
 
 tmp=$(mktemp -d)
@@ -76,7 +82,7 @@ cleanup() {
 trap cleanup EXIT
 
 # 2. The proxy folder.
-(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/controllerruntime" "$root/examples/controller" "$root/examples/kubectl-taintevict")
+(cd hack/release && go run . -version "$version" -out "$tmp/proxy" "$root" "$root/clientgo" "$root/clientgo/device" "$root/controllerruntime" "$root/examples/controller" "$root/examples/kubectl-taintevict")
 
 # 3. A consumer.
 cache_proxy="file://$(go env GOMODCACHE)/cache/download"
@@ -94,6 +100,7 @@ awk -v dir="$consumer" '
   mark != "" && /^```/ && !inblock { inblock = 1; n++; next }
   inblock && /^```/ { inblock = 0; mark = ""; next }
   inblock && mark == "go-get" { print > (dir "/go-get.txt"); next }
+  inblock && mark == "go-run" { print > (dir "/go-run.txt"); next }
   inblock && mark == "file" { print > (dir "/" name); next }
 ' "$root/README.md"
 if [ ! -s go-get.txt ]; then
@@ -112,6 +119,26 @@ while IFS= read -r line; do
   "${words[@]}"
 done < go-get.txt
 rm go-get.txt
+# The demo's go run line, from anywhere: its words before a comment.
+if [ ! -s go-run.txt ]; then
+  echo "release-check: README.md has no block marked <!-- release-check: go-run -->" >&2
+  exit 1
+fi
+while IFS= read -r line; do
+  line=${line%%#*}
+  case "$line" in
+  "" | " "*) continue ;;
+  "go run $core/"*"@$version"*) ;;
+  *) echo "release-check: README.md's go-run block has a line that is not a go run of ours at $version: $line" >&2; exit 1 ;;
+  esac
+  echo "release-check: $line"
+  read -r -a words <<<"$line"
+  if ! out=$("${words[@]}" 2>&1); then
+    echo "release-check: $line failed: $out" >&2
+    exit 1
+  fi
+done < go-run.txt
+rm go-run.txt
 snippets=$(ls ./*.go 2>/dev/null || true)
 if [ -z "$snippets" ]; then
   echo "release-check: README.md has no Go block marked <!-- release-check: file NAME -->" >&2
@@ -133,6 +160,45 @@ if (cd "$tmp/adapters" && go mod graph) | grep -E 'controller-runtime|envtest'; 
   exit 1
 fi
 echo "release-check: the adapters module's graph has no controller-runtime and no envtest"
+
+# 4b. A program on the oldest Kubernetes modules supported. For the core and for clientgo
+# (the node side), a module outside the repository that imports only that module: its
+# build list must hold no k8s.io or sigs.k8s.io module above the floor world, what an empty
+# module that requires the floor (the k8s.io modules the library's go.mod requires directly,
+# at their versions) has. Adding the library lifts nothing of a program on that release.
+floor_check() {
+  local dir=$1 mod=$2 pkg=$3
+  local direct
+  direct=$(GOWORK=off go mod edit -json "$root/$dir/go.mod" | awk '
+    $1 == "\"Path\":" { p = $2; gsub(/[",]/, "", p); v = ""; ind = 0 }
+    $1 == "\"Version\":" { v = $2; gsub(/[",]/, "", v) }
+    $1 == "\"Indirect\":" { ind = 1 }
+    $1 ~ /^}/ { if (p ~ /^k8s\.io\// && v ~ /^v0\.[0-9]+\.[0-9]+$/ && !ind) print p "@" v; p = "" }
+  ' | sort -u)
+  local world="$tmp/floor-${dir//\//-}" user="$tmp/user-${dir//\//-}"
+  mkdir -p "$world" "$user"
+  (cd "$world" && go mod init example.com/floor >/dev/null 2>&1 && go get $direct >/dev/null 2>&1 && go list -m all | awk 'NR > 1') >"$tmp/world.txt"
+  (
+    cd "$user"
+    go mod init example.com/user >/dev/null 2>&1
+    go get "$mod@$version" >/dev/null 2>&1
+    printf 'package main\n\nimport _ "%s"\n\nfunc main() {}\n' "$pkg" >main.go
+    go build -o /dev/null . && go mod tidy >/dev/null 2>&1
+    go list -m all | awk 'NR > 1 && ($1 ~ /^k8s\.io\// || $1 ~ /^sigs\.k8s\.io\//) && NF == 2'
+  ) >"$tmp/user.txt"
+  local bad=0 p v w
+  while read -r p v; do
+    w=$(awk -v p="$p" '$1 == p { print $2 }' "$tmp/world.txt")
+    if [ -z "$w" ] || [ "$v" != "$w" ]; then
+      echo "release-check: a program that imports only $pkg has $p $v, where the floor ($(echo $direct)) has ${w:-none}" >&2
+      bad=1
+    fi
+  done <"$tmp/user.txt"
+  [ "$bad" = 0 ] || exit 1
+  echo "release-check: a program that imports only $pkg: its k8s.io modules are the floor's ($(echo $direct))"
+}
+floor_check . "$core" "$core/eviction"
+floor_check clientgo "$core/clientgo" "$core/clientgo"
 
 # 5. A controller-runtime operator, hack/release/testdata/operator, written as a user outside
 # the repository writes one: it requires the adapter module alone, has under 60 lines, and

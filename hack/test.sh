@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # hack/test.sh is the project's one test command: the README names it and .ci/run calls it.
-# For every Go module in the repository (the core, clientgo, controllerruntime,
-# examples/controller, bench, and the tools under hack/; the root go.work resolves the
+# For every Go module in the repository (the core, clientgo, clientgo/device,
+# controllerruntime, examples/controller, examples/kubectl-taintevict, bench, and the tools
+# under hack/, among them hack/chart, the Helm chart's tests; the root go.work resolves the
 # published modules from the checkout, and bench and the tools have a go.work of their own)
 # it checks formatting, runs go vet,
 # runs every test with the race detector (fuzz targets run their seed corpus only), and runs
 # every benchmark once (-benchtime 1x) so that none of them rots; the figures in
-# BENCHMARKS.md come from longer runs. Then it runs hack/release-check.sh (a module outside
+# BENCHMARKS.md come from longer runs; that loop runs in the workspace, at the newest
+# Kubernetes modules supported. Then hack/versions.sh tests the published modules at their
+# oldest (README.md, "Versions"), and it runs hack/release-check.sh (a module outside
 # the repository builds against the modules as the next tag would publish them, with the
 # README's go get lines and snippet), and the end-to-end suite,
 # examples/controller/e2e, on a real kube-apiserver and etcd, which it makes first with
@@ -53,6 +56,9 @@ for m in $modules; do
   rm -f "$log"
   echo "benchmarks of $m: each ran once"
 done
+
+echo "== versions: the published modules at their oldest supported Kubernetes modules"
+bash hack/versions.sh
 
 echo "== release check: the modules as a tag would publish them, used from outside"
 bash hack/release-check.sh

@@ -73,6 +73,9 @@ type Options struct {
 // [clientgo.EvictionDeleter] with kube's device condition, with kube's [Events]; each
 // DeviceTaintRule's status says what it evicts, as kube writes it.
 //
+// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// (--controllers=*,-device-taint-eviction-controller), or both controllers evict.
+//
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
 // methods are safe for concurrent use. The zero Controller is not usable: create one with

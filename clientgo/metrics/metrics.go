@@ -37,10 +37,10 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 //
 //   - kube's two metrics under kube's names, when [clientgo.Instrumented].Kube names them:
 //     <subsystem>_pod_deletions_total and <subsystem>_pod_deletion_duration_seconds, with
-//     kube's help texts and buckets, no label: pods deleted, and the time from each pod's
-//     deadline to the end of its deletion, in seconds (kube's node side multiplies a
-//     duration by a second there, kubernetes#141311; its device side does not). The node
-//     side's subsystem is taint_eviction_controller ([clientgo.NodeKubeMetrics]), the
+//     kube's HELP lines ([ALPHA] in front, as kube serves them) and buckets, no label:
+//     pods deleted, and the time from each pod's deadline to the end of its deletion, in
+//     seconds (kube's node side multiplies a duration by a second there,
+//     kubernetes#141311; its device side does not). The node side's subsystem is taint_eviction_controller ([clientgo.NodeKubeMetrics]), the
 //     device side's device_taint_eviction_controller;
 //   - taintevict_evictions_total{controller, outcome, reason}: see the Outcome constants;
 //   - taintevict_evictions_delayed_total{controller, reason}: evictions that were due and

@@ -113,7 +113,7 @@ taintevict_pending_evictions{controller="node"} 5
 # TYPE taintevict_delayed_evictions gauge
 taintevict_delayed_evictions{controller="node",reason="Paused"} 2
 taintevict_delayed_evictions{controller="node",reason="RateLimited"} 1
-# HELP taint_eviction_controller_pod_deletions_total Total number of Pods deleted by TaintEvictionController since its start.
+# HELP taint_eviction_controller_pod_deletions_total [ALPHA] Total number of Pods deleted by TaintEvictionController since its start.
 # TYPE taint_eviction_controller_pod_deletions_total counter
 taint_eviction_controller_pod_deletions_total 2
 `
@@ -390,7 +390,7 @@ func TestMetricsShareARegistry(t *testing.T) {
 		m.Succeeded(pod, eviction.Attempt{Call: 1, Due: testNow}, false)
 	}
 	want := `
-# HELP taint_eviction_controller_pod_deletions_total Total number of Pods deleted by TaintEvictionController since its start.
+# HELP taint_eviction_controller_pod_deletions_total [ALPHA] Total number of Pods deleted by TaintEvictionController since its start.
 # TYPE taint_eviction_controller_pod_deletions_total counter
 taint_eviction_controller_pod_deletions_total 1
 # HELP device_taint_eviction_controller_pod_deletions_total d

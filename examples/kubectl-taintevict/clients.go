@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // clients are what a command talks to the cluster with.
@@ -24,12 +26,18 @@ type clientFunc func() (*clients, error)
 // clientsOf returns the clientFunc of the cluster flags: kubectl's rules for the
 // kubeconfig, the context and the namespace. Listing a large cluster takes hundreds of
 // pages: the rate limit is kubectl's (50 a second, bursts of 300), not client-go's default
-// of 5.
-func clientsOf(config *genericclioptions.ConfigFlags) clientFunc {
+// of 5. When no kubeconfig is found and no --server given, client-go talks to the pod's
+// API server in a pod, else to http://localhost:8080, without a word: clientsOf says so
+// on errOut first, with the address.
+func clientsOf(config *genericclioptions.ConfigFlags, errOut io.Writer) clientFunc {
 	return func() (*clients, error) {
 		rc, err := config.ToRESTConfig()
 		if err != nil {
 			return nil, &exitError{code: exitCluster, err: fmt.Errorf("kubeconfig: %w", err)}
+		}
+		if !configured(config) {
+			fmt.Fprintf(errOut, "kubectl-taintevict: no kubeconfig found (--kubeconfig, $KUBECONFIG, %s) and no --server: talking to %s\n",
+				clientcmd.RecommendedHomeFile, rc.Host)
 		}
 		rc.QPS, rc.Burst = 50, 300
 		rc.UserAgent = "kubectl-taintevict"
@@ -43,4 +51,14 @@ func clientsOf(config *genericclioptions.ConfigFlags) clientFunc {
 		}
 		return &clients{kube: kube, rest: rc, namespace: ns}, nil
 	}
+}
+
+// configured reports whether the cluster flags name a cluster: a kubeconfig with a cluster
+// in it, or --server.
+func configured(config *genericclioptions.ConfigFlags) bool {
+	if config.APIServer != nil && *config.APIServer != "" {
+		return true
+	}
+	raw, err := config.ToRawKubeConfigLoader().RawConfig()
+	return err != nil || len(raw.Clusters) > 0 // a kubeconfig that does not load says so itself
 }

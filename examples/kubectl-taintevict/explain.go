@@ -50,6 +50,13 @@ server's service proxy (the Service of deploy/, by default) or at --controller U
 kubeconfig's bearer token, which the controller reviews as it reviews its /metrics scrapers
 (RBAC: get on the non-resource URL /debug/pending). When it cannot, it says why.
 
+Deadlines: the countdowns start as the taintevict controller starts them, at each taint's
+TimeAdded (--deadline-source=time-added, the default). On a cluster where
+kube-controller-manager's own taint-eviction-controller still evicts (it was not turned off
+with --controllers=*,-taint-eviction-controller), that controller counts from when it
+first sees the taint, again after each of its restarts: the times shown are taintevict's,
+not its, unless --deadline-source=observation is given (counted from now).
+
 Exit codes: 0 when the pod was explained; 1 when the cluster could not answer (the pod not
 found, RBAC forbids reading it); 2 for a wrong command line.`
 

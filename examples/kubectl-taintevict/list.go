@@ -20,9 +20,11 @@ import (
 const pageSize = 500
 
 // access names what a list needs RBAC to allow: the verb list on a resource of a group, in
-// a namespace or in all of them.
+// a namespace or in all of them, or on a cluster-scoped resource (nodes, ResourceSlices,
+// DeviceTaintRules), which has no namespace at all.
 type access struct {
 	group, resource, namespace string
+	clusterScoped              bool
 }
 
 func (a access) String() string {
@@ -30,11 +32,13 @@ func (a access) String() string {
 	if a.group != "" {
 		r += "." + a.group
 	}
-	where := "in all namespaces"
-	if a.namespace != "" {
-		where = "in namespace " + a.namespace
+	switch {
+	case a.clusterScoped:
+		return fmt.Sprintf("list %s (cluster-scoped: a ClusterRole grants it)", r)
+	case a.namespace != "":
+		return fmt.Sprintf("list %s in namespace %s", r, a.namespace)
 	}
-	return fmt.Sprintf("list %s %s", r, where)
+	return fmt.Sprintf("list %s in all namespaces", r)
 }
 
 // explain turns an error of the API server about a list into one line that says what the
@@ -84,7 +88,7 @@ func list[T any, PT interface {
 }
 
 func listNodes(ctx context.Context, c kubernetes.Interface) ([]*v1.Node, error) {
-	return list[v1.Node](ctx, access{resource: "nodes"}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return list[v1.Node](ctx, access{resource: "nodes", clusterScoped: true}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return c.CoreV1().Nodes().List(ctx, o)
 	})
 }
@@ -109,13 +113,13 @@ func listClaims(ctx context.Context, c kubernetes.Interface, namespace string) (
 }
 
 func listSlices(ctx context.Context, c kubernetes.Interface) ([]*resourcev1.ResourceSlice, error) {
-	return list[resourcev1.ResourceSlice](ctx, access{group: "resource.k8s.io", resource: "resourceslices"}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return list[resourcev1.ResourceSlice](ctx, access{group: "resource.k8s.io", resource: "resourceslices", clusterScoped: true}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return c.ResourceV1().ResourceSlices().List(ctx, o)
 	})
 }
 
 func listRules(ctx context.Context, c kubernetes.Interface) ([]*resourcev1.DeviceTaintRule, error) {
-	return list[resourcev1.DeviceTaintRule](ctx, access{group: "resource.k8s.io", resource: "devicetaintrules"}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return list[resourcev1.DeviceTaintRule](ctx, access{group: "resource.k8s.io", resource: "devicetaintrules", clusterScoped: true}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return c.ResourceV1().DeviceTaintRules().List(ctx, o)
 	})
 }

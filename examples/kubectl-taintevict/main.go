@@ -120,7 +120,7 @@ command line (an unknown flag, a malformed taint, an effect other than NoExecute
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	config.AddFlags(root.PersistentFlags())
 	if d.newClient == nil {
-		d.newClient = clientsOf(config)
+		d.newClient = clientsOf(config, streams.ErrOut)
 	}
 	if d.now == nil {
 		d.now = time.Now

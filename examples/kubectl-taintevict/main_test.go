@@ -223,6 +223,8 @@ func TestWhatIfEvictMode(t *testing.T) {
 func TestWhatIfBadInput(t *testing.T) {
 	forbidden := fake.NewClientset(smallCluster()...)
 	forbidden.PrependReactor("list", "pods", forbid("pods", "list"))
+	noNodes := fake.NewClientset(smallCluster()...)
+	noNodes.PrependReactor("list", "nodes", forbid("nodes", "list"))
 	tests := []struct {
 		name   string
 		client *fake.Clientset
@@ -248,6 +250,9 @@ func TestWhatIfBadInput(t *testing.T) {
 		{"a bad taint rate", nil, []string{"what-if", "node/a-1", down + ":NoExecute", "--taint-rate=k=x"}, exitUsage, "the rate must be a number"},
 		{"no access to pods", forbidden, []string{"what-if", "node/a-1", down + ":NoExecute"}, exitCluster,
 			"forbidden: the command needs RBAC to allow list pods in all namespaces: pods is forbidden"},
+		// Nodes have no namespace: the error names no scope they do not have.
+		{"no access to nodes", noNodes, []string{"what-if", "-l", "zone=a", down + ":NoExecute"}, exitCluster,
+			"forbidden: the command needs RBAC to allow list nodes (cluster-scoped: a ClusterRole grants it): nodes is forbidden"},
 		{"an unknown command", nil, []string{"nope"}, exitUsage, `unknown command "nope"`},
 	}
 	for _, tc := range tests {

@@ -70,6 +70,13 @@ Namespaces: a taint evicts in every namespace, so the pods of all namespaces are
 unless -n is given (then only that namespace's pods are listed and shown, and budgets count
 only them). -A says all namespaces explicitly.
 
+Deadlines: the countdowns start as the taintevict controller starts them, at each taint's
+TimeAdded (--deadline-source=time-added, the default). On a cluster where
+kube-controller-manager's own taint-eviction-controller still evicts (it was not turned off
+with --controllers=*,-taint-eviction-controller), that controller counts from when it
+first sees the taint, again after each of its restarts: the times shown are taintevict's,
+not its, unless --deadline-source=observation is given (counted from now).
+
 Exit codes: 0 when the what-if was answered (whatever it found); 1 when the cluster could
 not answer (unreachable, RBAC forbids a list, a node not found); 2 for a wrong command line.`
 

@@ -23,6 +23,8 @@
 //   - 7 and 8: TestRestartKeepsDeadline, TestLeaderFailover and TestLeaderPartitioned;
 //   - 9 to 11: TestLeastPrivilege, TestManifestsPassServerValidation, TestScale (which
 //     also checks that every Event of its 2,000 pods arrives);
+//   - issue 38: TestHelmChart (the Helm chart, ../chart, installed by helm on the server; the
+//     command run with its Deployment's args as its ServiceAccount evicts);
 //   - issue 22: TestFlowSchema (the FlowSchema of deploy/ puts the controller at the API
 //     server's priority level workload-high, as each response's header says);
 //   - issue 20, faults: TestKilledMidDelete (SIGKILL between the status patch and the DELETE),

@@ -181,6 +181,10 @@ func TestMetricsSecure(t *testing.T) {
 	})
 	require.NoError(t, err, "taint_eviction_controller_pod_deletions_total: got %v, want 1", c.metric(t, "taint_eviction_controller_pod_deletions_total"))
 	assert.Equal(t, 1.0, c.metric(t, "taint_eviction_controller_pod_deletion_duration_seconds_count"))
+	// kube-controller-manager's HELP lines, as it serves them, [ALPHA] included.
+	_, body := c.scrape(t, "/metrics", scraperToken(t))
+	assert.Contains(t, body, "# HELP taint_eviction_controller_pod_deletions_total [ALPHA] Total number of Pods deleted by TaintEvictionController since its start.\n")
+	assert.Contains(t, body, "# HELP taint_eviction_controller_pod_deletion_duration_seconds [ALPHA] Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.\n")
 
 	// Ten scrapes in a row cost one TokenReview and one SubjectAccessReview at most (the
 	// 10 s caches may run out once during the burst), not two calls each.
@@ -235,7 +239,9 @@ func TestDeviceMetricsSecure(t *testing.T) {
 
 			code, body = c.scrape(t, "/metrics", scraperToken(t))
 			require.Equal(t, http.StatusOK, code)
-			assert.Contains(t, body, "# HELP "+deletions+" Total number of Pods deleted by DeviceTaintEvictionController since its start.")
+			// kube-controller-manager's HELP lines, as it serves them, [ALPHA] included.
+			assert.Contains(t, body, "# HELP "+deletions+" [ALPHA] Total number of Pods deleted by DeviceTaintEvictionController since its start.\n")
+			assert.Contains(t, body, "# HELP device_taint_eviction_controller_pod_deletion_duration_seconds [ALPHA] Latency, in seconds, between the time when a device taint effect has been activated and a Pod's deletion via DeviceTaintEvictionController.\n")
 			assert.Contains(t, body, `device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="240"} 1`)
 			node := "# TYPE taint_eviction_controller_pod_deletions_total counter"
 			if controllers == "device" {
