@@ -1,6 +1,8 @@
 package eviction
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,11 +37,8 @@ var _ engine.Source[*v1.Pod] = podSource{}
 
 func (s podSource) Target(key types.NamespacedName) (*v1.Pod, bool, error) {
 	pod, err := s.c.Pod(key.Namespace, key.Name)
-	switch {
-	case err != nil && apierrors.IsNotFound(err):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, err
+	if err != nil {
+		return nil, false, ignoreNotFound(err)
 	}
 	return pod, pod != nil, nil
 }
@@ -52,32 +51,27 @@ func (s podSource) TargetsOn(node string) ([]*v1.Pod, error) {
 		return nil, err
 	}
 	stray := func(p *v1.Pod) bool { return p == nil || p.Spec.NodeName != node }
-	for i, p := range pods {
-		if !stray(p) {
-			continue
-		}
-		out := append([]*v1.Pod(nil), pods[:i]...)
-		for _, q := range pods[i+1:] {
-			if !stray(q) {
-				out = append(out, q)
-			}
-		}
-		return out, nil
+	if slices.ContainsFunc(pods, stray) {
+		pods = slices.DeleteFunc(slices.Clone(pods), stray)
 	}
 	return pods, nil
 }
 
 func (s podSource) Holder(name string) (engine.Holder, bool, error) {
 	node, err := s.c.Node(name)
-	switch {
-	case err != nil && apierrors.IsNotFound(err):
-		return engine.Holder{}, false, nil
-	case err != nil:
-		return engine.Holder{}, false, err
-	case node == nil:
-		return engine.Holder{}, false, nil
+	if err != nil || node == nil {
+		return engine.Holder{}, false, ignoreNotFound(err)
 	}
 	return nodeHolder(node), true, nil
+}
+
+// ignoreNotFound returns nil for a NotFound error, which the Cache's contract allows for
+// what does not exist.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 func (podSource) Locate(pod *v1.Pod) (types.NamespacedName, string) {
@@ -102,7 +96,3 @@ func nodeHolder(node *v1.Node) engine.Holder {
 
 // zoneOf returns the node's topology.kubernetes.io/zone label, "" when it has none.
 func zoneOf(node *v1.Node) string { return node.Labels[v1.LabelTopologyZone] }
-
-func podKey(pod *v1.Pod) types.NamespacedName {
-	return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-}

@@ -11,27 +11,26 @@
 //	m.PodUpdated(old, new)
 //
 // Package [github.com/taintevict/taintevict/clientgo] wires it to client-go. The Manager is
-// the pods-on-nodes instantiation of
-// [github.com/taintevict/taintevict/eviction/engine], whose [Observer], [Options], [PodRef]
-// and reasons it shares.
+// the pods-on-nodes instantiation of [github.com/taintevict/taintevict/eviction/engine],
+// whose [Observer], [Options], [PodRef] and reasons it shares.
 //
 // # Semantics
 //
 // Kube's, with its known bugs fixed:
 //
 //   - A pod that does not tolerate a NoExecute taint of its node is evicted at once, one
-//     that tolerates it forever never, others at the deadline of [tolerations.Deadline].
-//     A countdown starts at the taint's TimeAdded, or when first seen if that is missing
+//     that tolerates it forever never, others at the deadline of [tolerations.Deadline],
+//     counted from the taint's TimeAdded, or from when it was first seen if that is missing
 //     or in the future ([FromTimeAdded]), so a restart keeps the deadlines (kube restarts
 //     them).
 //   - A change of taints, tolerations or node moves the deadline earlier or later (kube
 //     keeps the first); untainting, deleting the node or the pod cancels (kube leaves a
 //     deleted node's evictions).
 //   - Finished or terminating pods are never deleted again.
-//   - Right before deleting, the Manager rechecks pod and node in the [Cache]: a stale
-//     schedule never deletes a pod re-created under its name; the Deleter gets the UID.
-//   - A failed delete is retried with backoff until it succeeds, the pod is gone or the
-//     eviction is cancelled; never dropped. Each call is bounded by a timeout.
+//   - Right before deleting, the Manager rechecks pod and node in the [Cache], and the
+//     Deleter gets the UID, so a stale schedule never deletes a pod re-created under its
+//     name.
+//   - A failed delete is retried with backoff, never dropped; each call has a timeout.
 //
 // # Budgets
 //

@@ -24,17 +24,15 @@ var ErrStopped = errors.New("eviction: Run has returned and work is left")
 type PanicError = engine.PanicError
 
 // Manager evicts pods from nodes with NoExecute taints they do not tolerate, when their
-// tolerations run out. The caller feeds it node and pod updates ([Manager.NodeUpdated],
-// [Manager.PodUpdated], usually from informer event handlers), gives it a [Cache] to read
-// and a [Deleter] to call, and runs it with [Manager.Run].
+// tolerations run out. The caller feeds it node and pod updates, usually from informer event
+// handlers, gives it a [Cache] to read and a [Deleter] to call, and runs it with
+// [Manager.Run].
 //
-// It is the [engine.Engine] instantiated for pods bound to their nodes: each pod is a target
-// with one binding, to the node in spec.nodeName, with spec.tolerations; each node is a
-// holder, its zone label its group. Updates are queued and processed by Options.Workers
-// goroutines: nodes are hashed onto them by name, so one node's updates are processed in
-// order and before updates of its pods. Pod updates are level-triggered: processing reads
-// the pod's current state from the Cache, so updates that arrive out of order or coalesce
-// lose nothing. Right before it deletes, the Manager rechecks the pod and node in the Cache.
+// It is the [engine.Engine] for pods bound to their nodes: each pod is a target with one
+// binding, to the node in spec.nodeName, with spec.tolerations; each node is a holder, its
+// zone label its group. Options.Workers goroutines process the updates, each node's on one
+// of them (hashed by name), in order and before its pods'. Processing reads a pod's current
+// state from the Cache, so updates that arrive out of order or coalesce lose nothing.
 //
 // All methods are safe for concurrent use. NodeUpdated and PodUpdated never block on
 // processing. The zero Manager is not usable: create one with [New].
@@ -72,40 +70,12 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 	return &Manager{e: e, census: census}, nil
 }
 
-// PendingOf returns the open eviction of the pod key when it waits, as Pending lists it;
-// see [engine.Engine.PendingOf]. O(1).
-func (m *Manager) PendingOf(key types.NamespacedName) (Pending, bool) { return m.e.PendingOf(key) }
-
-// Stats returns the Manager's counts of evictions by where they stand; see
-// [engine.Engine.Stats]. It reads counters, O(1): what metrics read.
-func (m *Manager) Stats() Stats { return m.e.Stats() }
-
-// Pending returns the open evictions that wait, earliest first (ties by namespace and
-// name): what will be evicted, and when, in the location of the clock's time. It looks at
-// every open eviction, O(n): it is meant for previews and debugging; metrics read
-// [Manager.Stats].
-func (m *Manager) Pending() []Pending { return m.e.Pending() }
-
-// DeleteWorkers returns how many Deleter calls may run at once now: Options.DeleteWorkers
-// when it is set, and otherwise where the limit that follows the Deleter's throughput stands.
-func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
-
-// RetryUnreachable retries at once the evictions whose last Deleter call failed with an
-// error for which Options.Unreachable returned true, their backoff kept for the next failure,
-// and returns how many: call it when the API server answers again. See
-// [engine.Engine.RetryUnreachable].
-func (m *Manager) RetryUnreachable() int { return m.e.RetryUnreachable() }
-
-// Backlog returns the number of node and pod updates queued and not yet processed.
-func (m *Manager) Backlog() int { return m.e.Backlog() }
-
 // Run processes updates and evicts pods until ctx is done, then waits for every goroutine it
-// started (a running Deleter call sees its context cancelled) and returns ctx's error. The
-// logger, if any, comes from ctx (logr.FromContext, as klog.FromContext). Updates that
-// arrive before Run are kept and processed when it starts. A Manager runs once: a second
-// call returns [ErrRunTwice]. When the Cache or the Observer panics in one of its workers,
-// Run stops in the same way and returns the panic as a *[PanicError] (a new Manager,
-// started afresh from the cache, keeps the deadlines of taints with TimeAdded).
+// started (a running Deleter call sees its context cancelled) and returns ctx's error; see
+// [engine.Engine.Run]. Updates that arrive before Run are processed when it starts. A
+// Manager runs once: a second call returns [ErrRunTwice]. When the Cache or the Observer
+// panics in one of its workers, Run stops in the same way and returns a *[PanicError] (a new
+// Manager, started afresh from the cache, keeps the deadlines of taints with TimeAdded).
 func (m *Manager) Run(ctx context.Context) error {
 	err := m.e.Run(ctx)
 	if errors.Is(err, engine.ErrRunTwice) {
@@ -114,17 +84,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	return err
 }
 
-// WaitIdle blocks until the Manager is idle, or ctx is done, and then returns nil, or ctx's
-// error; see [engine.Engine.WaitIdle]. Idle means: every NodeUpdated and PodUpdated made
-// before the call has been processed, and no eviction that is due at the clock's current
-// time is queued, waiting for a delete worker, or running (its Deleter call and the updates
-// that call makes, such as the pod's removal, included). Evictions due later are not waited
-// for; nor are those that wait for a budget.
-//
-// It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
-// the clock, call WaitIdle again. It needs Run; after Run has returned, it returns nil when
-// nothing was left, and [ErrStopped] otherwise. It must not be called from an Observer or a
-// Deleter of this Manager, whose work it would wait for.
+// WaitIdle blocks until every NodeUpdated and PodUpdated made before the call has been
+// processed and no eviction due at the clock's current time is queued, waiting for a
+// delete worker, or running (its Deleter call and the updates that call makes included),
+// or until ctx is done; it then returns nil, or ctx's error. Evictions due later, or that
+// wait for a budget, are not waited for. It is meant for tests and simulations on a fake
+// clock; see [engine.Engine.WaitIdle]. After Run has returned, it returns nil when nothing
+// was left and [ErrStopped] otherwise. It must not be called from an Observer or a Deleter
+// of this Manager, whose work it would wait for.
 func (m *Manager) WaitIdle(ctx context.Context) error {
 	err := m.e.WaitIdle(ctx)
 	if errors.Is(err, engine.ErrStopped) {
@@ -133,9 +100,33 @@ func (m *Manager) WaitIdle(ctx context.Context) error {
 	return err
 }
 
-// Synced tells the Manager that it has been told of every node and pod of the Cache: the
-// caller's informers have synced and their handlers have delivered what they listed. Until
-// then, a Manager with a Brake or Confirm evicts nothing (a due eviction waits, Delayed
-// with [engine.ReasonNotSynced]), so that a Manager started in the middle of an outage
-// counts every node before the brake lets anything go; see [engine.Engine.Synced].
+// Synced tells the Manager that the caller's informers have synced and their handlers have
+// delivered what they listed. Until then, a Manager with a Brake or Confirm evicts nothing
+// (a due eviction waits, Delayed with [engine.ReasonNotSynced]), so that one started in the
+// middle of an outage counts every node first; see [engine.Engine.Synced].
 func (m *Manager) Synced() { m.e.Synced() }
+
+// Stats returns the Manager's counts of evictions by where they stand, from counters, O(1):
+// what metrics read. See [engine.Engine.Stats].
+func (m *Manager) Stats() Stats { return m.e.Stats() }
+
+// Pending returns the open evictions that wait, earliest first (ties by namespace and
+// name), in the location of the clock's time. It looks at every one, O(n), for previews
+// and debugging; metrics read [Manager.Stats].
+func (m *Manager) Pending() []Pending { return m.e.Pending() }
+
+// PendingOf returns the pod's open eviction when it waits, as Pending lists it. O(1).
+func (m *Manager) PendingOf(key types.NamespacedName) (Pending, bool) { return m.e.PendingOf(key) }
+
+// DeleteWorkers returns how many Deleter calls may run at once now: Options.ActWorkers
+// when set, and otherwise where the limit that follows the Deleter's throughput stands.
+func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
+
+// RetryUnreachable retries at once, and returns how many, the evictions whose last Deleter
+// call failed with an error for which Options.Unreachable returned true, keeping their
+// backoff for the next failure: call it when the API server answers again. See
+// [engine.Engine.RetryUnreachable].
+func (m *Manager) RetryUnreachable() int { return m.e.RetryUnreachable() }
+
+// Backlog returns the number of node and pod updates queued and not yet processed.
+func (m *Manager) Backlog() int { return m.e.Backlog() }

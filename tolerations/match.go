@@ -1,48 +1,49 @@
 package tolerations
 
 import (
+	"strconv"
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
 )
 
-// NoExecuteTaints returns the taints of taints whose effect is NoExecute, in their order.
-// It returns nil when there are none, and it allocates only when some, but not all, taints
-// are NoExecute: when all are, it returns taints itself, which the caller must then not
-// modify.
+// NoExecuteTaints returns the taints of taints whose effect is NoExecute, in their order, or
+// nil when there are none. When all are NoExecute it returns taints itself, which the caller
+// must then not modify; it allocates only when some, but not all, are.
 func NoExecuteTaints(taints []v1.Taint) []v1.Taint {
+	switch n := countNoExecute(taints); n {
+	case 0:
+		return nil
+	case len(taints):
+		return taints
+	default:
+		out := make([]v1.Taint, 0, n)
+		for i := range taints {
+			if taints[i].Effect == v1.TaintEffectNoExecute {
+				out = append(out, taints[i])
+			}
+		}
+		return out
+	}
+}
+
+func countNoExecute(taints []v1.Taint) int {
 	n := 0
 	for i := range taints {
 		if taints[i].Effect == v1.TaintEffectNoExecute {
 			n++
 		}
 	}
-	switch n {
-	case 0:
-		return nil
-	case len(taints):
-		return taints
-	}
-	out := make([]v1.Taint, 0, n)
-	for i := range taints {
-		if taints[i].Effect == v1.TaintEffectNoExecute {
-			out = append(out, taints[i])
-		}
-	}
-	return out
+	return n
 }
 
-// Tolerates reports whether toleration tolerates taint. It agrees with
-// [v1.Toleration.ToleratesTaint]:
-//
-//   - an empty toleration effect matches every effect, otherwise the effects must be equal;
-//   - an empty toleration key matches every key, otherwise the keys must be equal;
-//   - the operator Equal, or an empty operator, requires equal values;
-//   - Exists matches every value;
-//   - Lt and Gt, when [Options.ComparisonOperators] is set and [Options.Rules] is not
-//     [DeviceRules], compare the values as decimal integers in canonical form (taint value <
-//     or > toleration value); a value that is not such an integer never matches;
-//   - any other operator never matches.
-//
-// A nil toleration or taint tolerates, and is tolerated by, nothing.
+// Tolerates reports whether toleration tolerates taint, as [v1.Toleration.ToleratesTaint]
+// does: an empty effect or key matches every effect or key; Equal or an empty operator
+// requires equal values; Exists matches every value; Lt and Gt, only when
+// [Options.ComparisonOperators] is set and [Options.Rules] is not [DeviceRules], compare
+// the values as decimal integers in canonical form (taint value < or > toleration value),
+// and a value that is not one never matches; any other operator never matches. A nil
+// toleration or taint tolerates, and is tolerated by, nothing.
 func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 	if toleration == nil || taint == nil || !effectAndKeyMatch(toleration, taint) {
 		return false
@@ -56,78 +57,38 @@ func Tolerates(toleration *v1.Toleration, taint *v1.Taint, opts Options) bool {
 		if !opts.ComparisonOperators || opts.Rules == DeviceRules {
 			return false
 		}
-		tol, ok := parseCanonicalInt(toleration.Value)
-		if !ok {
-			return false
-		}
-		val, ok := parseCanonicalInt(taint.Value)
-		if !ok {
-			return false
-		}
+		tol, ok1 := parseCanonicalInt(toleration.Value)
+		val, ok2 := parseCanonicalInt(taint.Value)
 		if toleration.Operator == v1.TolerationOpLt {
-			return val < tol
+			return ok1 && ok2 && val < tol
 		}
-		return val > tol
-	default:
-		return false
+		return ok1 && ok2 && val > tol
 	}
+	return false
 }
 
-// effectAndKeyMatch reports whether toleration passes the first two tests of Tolerates:
-// its effect is empty or the taint's, and its key is empty or the taint's. It is small
-// enough to inline, so that deciding skips most tolerations without calling Tolerates.
+// effectAndKeyMatch is Tolerates' first test, small enough to inline, so that deciding
+// passes over most tolerations without a call.
 func effectAndKeyMatch(toleration *v1.Toleration, taint *v1.Taint) bool {
 	return (toleration.Effect == "" || toleration.Effect == taint.Effect) &&
 		(toleration.Key == "" || toleration.Key == taint.Key)
 }
 
-// parseCanonicalInt parses s as kube's comparison operators do: a decimal int64 with an
-// optional minus sign and no leading zeros, plus sign or other base. It does not allocate.
+// parseCanonicalInt parses s as kube does (content.IsDecimalInteger, then
+// strconv.ParseInt): a minus sign at most, then digits with no leading zero. It checks the
+// form first, so that only a value beyond int64 allocates (ParseInt's error).
 func parseCanonicalInt(s string) (int64, bool) {
-	neg := false
-	digits := s
-	if len(digits) > 0 && digits[0] == '-' {
-		neg = true
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || (digits[0] == '0' && (len(digits) > 1 || neg)) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits[0] == '0' && s != "0" || strings.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) {
 		return 0, false
 	}
-	// Accumulate as a negative number so that math.MinInt64 parses.
-	var n int64
-	const minInt64 = -1 << 63
-	for i := 0; i < len(digits); i++ {
-		c := digits[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := int64(c - '0')
-		if n < minInt64/10 || n*10 < minInt64+d {
-			return 0, false
-		}
-		n = n*10 - d
-	}
-	if neg {
-		return n, true
-	}
-	if n == minInt64 {
-		return 0, false
-	}
-	return -n, true
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // deciding returns the toleration in tolerations that decides how long taint is tolerated
-// under opts.Rules, or nil when none counts:
-//
-//   - NodeRules: the first toleration, in list order, that tolerates taint;
-//   - DeviceRules: among the tolerations that tolerate taint (their effect is NoExecute or
-//     empty), the first with nil tolerationSeconds (forever) if any, otherwise the first with
-//     the smallest tolerationSeconds, values <= 0 counting as 0. Kube's device controller
-//     (v1.37) counts only those of effect NoExecute: an empty effect matches every effect,
-//     as the API says and as the node rules and the scheduler's allocator read it, so a
-//     toleration without one keeps the pod, here, where kube evicts it.
-//
-// It is the one per-taint step of Match, Deadline and ObservedDeadline.
+// under opts.Rules ([NodeRules], [DeviceRules]), or nil when none tolerates it. It is the
+// one per-taint step of Match, Deadline and ObservedDeadline.
 func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.Toleration {
 	var best *v1.Toleration
 	for j := range tolerations {
@@ -135,11 +96,8 @@ func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.To
 		if !effectAndKeyMatch(tol, taint) || !Tolerates(tol, taint, opts) {
 			continue
 		}
-		if opts.Rules != DeviceRules {
-			return tol
-		}
-		if tol.TolerationSeconds == nil {
-			return tol // forever wins, wherever it stands
+		if opts.Rules != DeviceRules || tol.TolerationSeconds == nil {
+			return tol // the first under NodeRules; forever, wherever it stands, under DeviceRules
 		}
 		if best == nil || max(*tol.TolerationSeconds, 0) < max(*best.TolerationSeconds, 0) {
 			best = tol
@@ -148,26 +106,14 @@ func deciding(tolerations []v1.Toleration, taint *v1.Taint, opts Options) *v1.To
 	return best
 }
 
-// Match pairs every NoExecute taint in taints with the toleration that decides how long it
-// is tolerated. Under [NodeRules] that is the first toleration, in list order, that
-// tolerates it, as kube-controller-manager does, and the result depends on the order of
-// tolerations (see the package documentation). Under [DeviceRules] it is, among the
-// tolerations that tolerate it (of effect NoExecute or empty), one with nil
-// tolerationSeconds if any, otherwise one with the smallest tolerationSeconds (the first in
-// list order of either), so that the order does not matter. Taints of other effects are ignored.
-//
-// It returns ok true and, for each NoExecute taint in order, the toleration that decides it
-// (the same toleration may stand more than once). When there is no NoExecute taint it returns
-// ok true and no tolerations. When any NoExecute taint has no such toleration it returns ok
-// false and nil, as kube does.
+// Match returns, for each NoExecute taint of taints in order, the toleration that decides
+// how long it is tolerated under opts.Rules ([NodeRules], [DeviceRules]); the same
+// toleration may stand more than once, and taints of other effects are ignored. ok is false,
+// and used nil, when a NoExecute taint has no such toleration, as in kube; with no NoExecute
+// taint, ok is true and used empty. Under NodeRules the result depends on the order of
+// tolerations (see the package documentation).
 func Match(taints []v1.Taint, tolerations []v1.Toleration, opts Options) (used []v1.Toleration, ok bool) {
-	n := 0
-	for i := range taints {
-		if taints[i].Effect == v1.TaintEffectNoExecute {
-			n++
-		}
-	}
-	used = make([]v1.Toleration, 0, n) // one allocation; none when there is no NoExecute taint
+	used = make([]v1.Toleration, 0, countNoExecute(taints)) // none allocated without NoExecute taints
 	for i := range taints {
 		if taints[i].Effect != v1.TaintEffectNoExecute {
 			continue

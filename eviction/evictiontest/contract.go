@@ -9,17 +9,15 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// CheckContract checks that events, the reports an [Observer] recorded about one target
-// (see [Observer.Of] and [Observer.Events]), keep the contract of [engine.Observer]: an
-// eviction opens with its first Scheduled and closes with exactly one Succeeded, Cancelled
-// or Skipped; nothing else comes while none is open, and its UID stays the same while it
-// is open; Delayed comes before the eviction's first call, or before a retry for the
-// budgets that hold retries too (Paused, Unconfirmed, NotSynced); each Started is followed
-// by exactly one outcome before the next, and the calls of an eviction count 1, 2, 3...; a
-// Failed with no call (Attempt 0) never comes while a call runs. running says a call is
-// under way as the reports end: its Started may have no outcome yet. It returns whether
-// the reports leave an eviction open, or what broke the contract. Every instantiation of
-// the engine runs it over its own reports.
+// CheckContract checks that events, an [Observer]'s reports about one target (see
+// [EventsOf]), keep [engine.Observer]'s contract: an eviction opens with its first Scheduled
+// and closes with exactly one Succeeded, Cancelled or Skipped, and nothing comes while none
+// is open; its UID stays the same while it is open; Delayed comes before its first call, or
+// before a retry for the budgets that hold retries too (Paused, Unconfirmed, NotSynced);
+// each Started is followed by exactly one outcome before the next, and the calls count 1,
+// 2, 3...; a Failed with no call (Attempt 0) never comes while a call runs. running says a
+// call is under way as the reports end, so that its Started may lack an outcome. It
+// returns whether the reports leave an eviction open, or what broke the contract.
 func CheckContract(events []Event, running bool) (open bool, err error) {
 	var uid types.UID
 	started, calls := -1, 0
@@ -84,15 +82,19 @@ func Targets(events []Event) []types.NamespacedName {
 
 // EventsOf returns the events about the target key, in order.
 func EventsOf(events []Event, key types.NamespacedName) []Event {
+	return filter(events, func(e Event) bool { return e.Pod.Key() == key })
+}
+
+func filter(events []Event, keep func(Event) bool) []Event {
 	var out []Event
 	for _, e := range events {
-		if e.Pod.Key() == key {
+		if keep(e) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// retryReasons are the Delayed reasons of the budgets that hold a retry too: those that
-// hold while a condition of the cluster lasts.
+// retryReasons are the Delayed reasons of the budgets that hold a retry too, while a
+// condition of the cluster lasts.
 var retryReasons = []engine.Reason{engine.ReasonPaused, engine.ReasonUnconfirmed, engine.ReasonNotSynced}

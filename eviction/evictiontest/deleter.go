@@ -7,9 +7,9 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Deleter is an [eviction.Deleter] that records every call. By default each call succeeds;
-// set Func to decide otherwise (to fail, block, or remove the pod from a [Cache]). Func must
-// be set before the Deleter is used. The zero value is ready to use.
+// Deleter is an [eviction.Deleter] that records every call. Each call succeeds unless Func,
+// set before the Deleter is used, decides otherwise (to fail, block, or remove the pod from
+// a [Cache]). The zero value is ready to use.
 type Deleter struct {
 	// Func, when not nil, is called for each Delete and its result returned.
 	Func func(ctx context.Context, pod eviction.PodRef) error

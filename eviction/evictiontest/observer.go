@@ -37,22 +37,20 @@ type Event struct {
 // "Cancelled ns/pod: Tolerated", "Started ns/pod (attempt 1)", "Succeeded ns/pod (dry
 // run)" or "Failed ns/pod (before a call): ERR" (a recheck whose lookup failed).
 func (e Event) String() string {
-	switch e.Kind {
-	case Scheduled:
-		return fmt.Sprintf("%s %s at %s", e.Kind, e.Pod, e.At.Format(time.TimeOnly))
-	case Cancelled, Skipped, Delayed:
-		return fmt.Sprintf("%s %s: %s", e.Kind, e.Pod, e.Reason)
-	case Failed:
-		if e.Attempt == 0 {
-			return fmt.Sprintf("%s %s (before a call): %v", e.Kind, e.Pod, e.Err)
-		}
-		return fmt.Sprintf("%s %s (attempt %d): %v", e.Kind, e.Pod, e.Attempt, e.Err)
-	case Succeeded:
-		if e.DryRun {
-			return fmt.Sprintf("%s %s (dry run)", e.Kind, e.Pod)
-		}
+	head := fmt.Sprintf("%s %s", e.Kind, e.Pod)
+	switch {
+	case e.Kind == Scheduled:
+		return head + " at " + e.At.Format(time.TimeOnly)
+	case e.Kind == Cancelled || e.Kind == Skipped || e.Kind == Delayed:
+		return fmt.Sprintf("%s: %s", head, e.Reason)
+	case e.Kind == Failed && e.Attempt == 0:
+		return fmt.Sprintf("%s (before a call): %v", head, e.Err)
+	case e.Kind == Failed:
+		return fmt.Sprintf("%s (attempt %d): %v", head, e.Attempt, e.Err)
+	case e.Kind == Succeeded && e.DryRun:
+		return head + " (dry run)"
 	}
-	return fmt.Sprintf("%s %s (attempt %d)", e.Kind, e.Pod, e.Attempt)
+	return fmt.Sprintf("%s (attempt %d)", head, e.Attempt)
 }
 
 // Observer is an [eviction.Observer] (the engine's [engine.Observer]) that records every
@@ -79,15 +77,7 @@ func (o *Observer) Events() []Event {
 
 // Of returns the events of kind k, in order.
 func (o *Observer) Of(k Kind) []Event {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []Event
-	for _, e := range o.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(o.Events(), func(e Event) bool { return e.Kind == k })
 }
 
 // Reset forgets the events recorded so far.
@@ -112,6 +102,11 @@ func (o *Observer) Skipped(pod eviction.PodRef, reason eviction.Reason) {
 	o.add(Event{Kind: Skipped, Pod: pod, Reason: reason})
 }
 
+// Delayed records a Delayed event.
+func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
+	o.add(Event{Kind: Delayed, Pod: pod, Reason: reason})
+}
+
 // Started records a Started event.
 func (o *Observer) Started(pod eviction.PodRef, a eviction.Attempt) {
 	o.add(Event{Kind: Started, Pod: pod, At: a.Due, Attempt: a.Call})
@@ -125,9 +120,4 @@ func (o *Observer) Succeeded(pod eviction.PodRef, a eviction.Attempt, dryRun boo
 // Failed records a Failed event.
 func (o *Observer) Failed(pod eviction.PodRef, a eviction.Attempt, err error) {
 	o.add(Event{Kind: Failed, Pod: pod, Attempt: a.Call, Err: err})
-}
-
-// Delayed records a Delayed event.
-func (o *Observer) Delayed(pod eviction.PodRef, reason eviction.Reason) {
-	o.add(Event{Kind: Delayed, Pod: pod, Reason: reason})
 }
