@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -140,7 +142,7 @@ func (e *Engine[T]) lastKnownHolder(name string, _ time.Time) (holderView, error
 // logLookup logs a failed lookup of the Source: at V(2) each time, and as an error when
 // logIt says so (the first failure of a key, then one a minute).
 func (e *Engine[T]) logLookup(ctx context.Context, logIt bool, msg string, err error, kv ...any) {
-	logger := e.logger(ctx)
+	logger := logr.FromContextOrDiscard(ctx)
 	if logIt {
 		logger.Error(err, msg, kv...)
 		return
