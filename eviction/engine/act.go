@@ -24,14 +24,14 @@ type call struct {
 // rechecks, passes the budgets and calls the Actuator; each step may find nothing to do.
 func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) {
 	defer e.recoverWorker()
-	cl, ok := e.beforeCall(ev)
+	cl, ok := e.beforeCall(ctx, ev)
 	if !ok {
 		return
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
-	e.afterCall(ev, cl, err)
+	e.afterCall(ctx, ev, cl, err)
 }
 
 // lockEviction locks ev's stripe and returns a cursor on ev; on none if ev was dropped
@@ -57,7 +57,7 @@ func callOutcome(err error) concurrency.Outcome {
 }
 
 // beforeCall does, under ev's lock, what comes before a call, and returns the call to make.
-func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
+func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	c := e.lockEviction(ev)
 	defer c.st.unlock()
 	if c.ev == nil {
@@ -66,7 +66,7 @@ func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
 	defer c.arm()
 	now := e.clock.Now()
 	if c.lookupDue(now.UnixNano()) {
-		e.relookup(c, now)
+		e.relookup(ctx, c, now)
 	}
 	if c.goneByDue(now.UnixNano()) || !c.wantsWorker(now.UnixNano()) {
 		return call{}, false
@@ -185,7 +185,7 @@ func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
 }
 
 // afterCall ends the call cl to ev, which returned err.
-func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
+func (e *Engine[T]) afterCall(ctx context.Context, ev *eviction, cl call, err error) {
 	c := e.lockEviction(ev)
 	defer c.st.unlock()
 	if c.ev == nil {
@@ -196,11 +196,11 @@ func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
 	switch {
 	case err == nil || IsGone(err):
 		if c.succeed(cl) {
-			e.relookup(c, now) // a target that replaced this one, or its removal, is due
+			e.relookup(ctx, c, now) // a target that replaced this one, or its removal, is due
 		}
 	case c.ev.state == closing:
 		c.finish()
-		e.relookup(c, now) // a target that replaced this one may be due
+		e.relookup(ctx, c, now) // a target that replaced this one may be due
 	default:
 		unreach := e.opts.Unreachable != nil && e.opts.Unreachable(err)
 		returned := e.unreach.returns.Load() != cl.returns

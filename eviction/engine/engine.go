@@ -52,7 +52,6 @@ type Engine[T any] struct {
 	started atomic.Bool
 	halt    context.CancelCauseFunc // stops Run with a worker's panic; set before they start
 	failure atomic.Pointer[PanicError]
-	ctx     atomic.Pointer[context.Context] // Run's, for the logger of work not given one
 }
 
 // New returns an Engine that reads src and acts through act, or an error when src or act
@@ -171,7 +170,7 @@ func (e *Engine[T]) Backlog() int { return e.intake.Backlog() }
 // Len returns the number of targets the Engine keeps an eviction of: those open, and those
 // acted on whose removal (or move) the Source does not show yet; after an outage it falls
 // back to the open ones.
-func (e *Engine[T]) Len() int { return e.Stats().kept() }
+func (e *Engine[T]) Len() int { return e.stats.kept() }
 
 // Run processes updates and acts on targets until ctx is done, then waits for every
 // goroutine it started (a running Actuator call sees its context cancelled) and returns
@@ -190,7 +189,6 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	parent := ctx
 	ctx, e.halt = context.WithCancelCause(ctx)
 	defer e.halt(nil)
-	e.ctx.Store(&ctx)
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -205,14 +203,6 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	}
 	logger.V(2).Info("stopped")
 	return parent.Err()
-}
-
-// runCtx returns Run's context, for work that has none of its own.
-func (e *Engine[T]) runCtx() context.Context {
-	if p := e.ctx.Load(); p != nil {
-		return *p
-	}
-	return context.Background()
 }
 
 // recoverWorker, deferred by each unit of a worker's work, stops Run with the panic of a

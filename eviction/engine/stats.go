@@ -35,8 +35,6 @@ func (s Stats) Pending() int {
 	return n
 }
 
-func (s Stats) kept() int { return s.Pending() + s.Running + s.Acted }
-
 // Stats returns the Engine's counts, for metrics: O(1) in the evictions (O(the reasons) for
 // Delayed). Counts read while evictions move may be one off each other.
 func (e *Engine[T]) Stats() Stats {
@@ -74,8 +72,8 @@ func (c *counters) delay(reason Reason, d int64) {
 	}
 }
 
-// kept returns the evictions kept (open, running, closing or acted), for a budget under the
-// gate's lock.
+// kept returns the evictions kept (open, closing or acted), for Len and for a budget
+// under the gate's lock.
 func (c *counters) kept() int {
 	var n int64
 	for s := scheduled; s < nStates; s++ {

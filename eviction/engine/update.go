@@ -104,14 +104,14 @@ func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev t
 
 // relookup decides again about c's target from the Source, as an update would: the retry
 // of a failed lookup, and after a call, for a target that replaced the one acted on.
-func (e *Engine[T]) relookup(c *cursor[T], now time.Time) {
+func (e *Engine[T]) relookup(ctx context.Context, c *cursor[T], now time.Time) {
 	obj, found, err := orNotFound(e.src.Target(c.key))
 	v := &c.st.scratch.view
 	if err == nil {
 		err = e.newView(v, obj, found, e.knownHolder(""), now)
 	}
 	if err != nil {
-		e.lookupFailed(e.runCtx(), c, err, now)
+		e.lookupFailed(ctx, c, err, now)
 		return
 	}
 	c.lookupSucceeded()
