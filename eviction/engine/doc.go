@@ -46,7 +46,7 @@
 // told [Engine.Synced] once fed), they promise, against the Source's state:
 //
 //   - no target due because of a taint key is acted on while the [Brake] holds that key;
-//   - none while every scope of the [Census] holding each taint that makes it due is
+//   - none while each taint that makes it due has every scope of the [Census] holding it
 //     unconfirmed ([Confirm]);
 //   - never more evictions in flight than [InFlight] counts and allows;
 //   - never more than NamespaceLimit.Max (OwnerLimit.Max) evictions of one namespace
