@@ -7,40 +7,35 @@ import (
 	"runtime/debug"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 )
 
-// call is one Actuator call, as an act worker carries it from before the call to after:
-// what it acts on, its Attempt, and the count of RetryUnreachable calls when it started.
+// call is one Actuator call, from before it to after.
 type call struct {
 	ref     Ref
 	a       Attempt
-	returns uint64
+	returns uint64 // RetryUnreachable's count when it started
 }
 
-// work is the schedule's work for the eviction ev: the time it asked for has come. It
-// retries a failed lookup of the target, decides again from the Source's current state (the
-// recheck), passes the budgets and calls the Actuator; each step may find nothing to do.
-// The eviction, not the schedule, keeps its retries.
+// work is the schedule's work for ev, whose time has come: it retries a failed lookup,
+// rechecks, passes the budgets and calls the Actuator; each step may find nothing to do.
 func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) {
 	defer e.recoverWorker()
-	cl, ok := e.beforeCall(ev)
+	cl, ok := e.beforeCall(ctx, ev)
 	if !ok {
 		return
 	}
 	call := e.conc.Begin(e.clock.Now())
 	err := e.callActuator(ctx, cl.ref)
 	e.conc.End(call, e.clock.Now(), callOutcome(err))
-	e.afterCall(ev, cl, err)
+	e.afterCall(ctx, ev, cl, err)
 }
 
-// lockEviction takes the lock of ev's stripe and returns a cursor on it; a nil eviction in
-// the cursor when ev is no longer the eviction of its key (it was dropped since the
-// schedule gave it to this worker).
+// lockEviction locks ev's stripe and returns a cursor on ev; on none if ev was dropped
+// since the schedule gave it.
 func (e *Engine[T]) lockEviction(ev *eviction) *cursor[T] {
 	st := e.store.lock(ev.key)
 	c := &cursor[T]{e: e, st: st, key: ev.key, ev: ev}
@@ -61,18 +56,17 @@ func callOutcome(err error) concurrency.Outcome {
 	return concurrency.Failed // a refusal, a conflict, the target gone: answered, not acted
 }
 
-// beforeCall does what comes before a call to the eviction id, under its lock, and returns
-// the call to make, if any.
-func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
+// beforeCall does, under ev's lock, what comes before a call, and returns the call to make.
+func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	c := e.lockEviction(ev)
 	defer c.st.unlock()
 	if c.ev == nil {
-		return call{}, false // dropped since the schedule gave it
+		return call{}, false
 	}
 	defer c.arm()
 	now := e.clock.Now()
 	if c.lookupDue(now.UnixNano()) {
-		e.relookup(c, now)
+		e.relookup(ctx, c, now)
 	}
 	if c.goneByDue(now.UnixNano()) || !c.wantsWorker(now.UnixNano()) {
 		return call{}, false
@@ -101,24 +95,22 @@ func (e *Engine[T]) beforeCall(ev *eviction) (call, bool) {
 	return call{ref: c.ref(), a: a, returns: returns}, true
 }
 
-// recheck reads the target of c's eviction, and its holders, from the Source into v: the
-// state right before acting. It returns the error of a lookup that failed.
+// recheck reads c's target and its holders from the Source into v, right before acting.
 func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
-	obj, found, err := e.src.Target(c.key)
-	if err != nil && !apierrors.IsNotFound(err) {
-		e.stats.sourceErrors.Add(1)
-		return fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
+	obj, found, err := orNotFound(e.src.Target(c.key))
+	if err != nil {
+		err = fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
+	} else {
+		err = e.newView(v, obj, found, e.currentHolder, now)
 	}
-	if err := e.newView(v, obj, found && err == nil, e.currentHolder, now); err != nil {
+	if err != nil {
 		e.stats.sourceErrors.Add(1)
-		return err
 	}
-	return nil
+	return err
 }
 
 // waits passes c's due eviction through the budgets (a retry of one admitted, through those
-// that hold while a condition lasts): it holds it when they say wait, and returns true; it
-// marks it admitted when they let it go, and returns false.
+// that hold while a condition lasts), and reports whether they hold it.
 func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	s := &c.st.scratch
 	since, h := now, (*budget.Hold)(nil)
@@ -144,9 +136,8 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	return true
 }
 
-// callActuator calls the Actuator with a context bounded by Options.ActTimeout and returns
-// its error: wrapped with the timeout when that fired, and as a *PanicError when the
-// Actuator panicked, so that it is reported and retried like any other failure.
+// callActuator calls the Actuator, bounded by Options.ActTimeout, and returns its error:
+// wrapped with the timeout when that fired, a *PanicError when it panicked.
 func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
 	actx, stop := e.bound(ctx)
 	defer func() {
@@ -160,11 +151,10 @@ func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
 	return e.act.Act(actx, ref)
 }
 
-// bound returns the context of one Actuator call, cancelled with the cause e.timeout once
-// the call has run for Options.ActTimeout on the clock (never, for a negative one), and
-// the function to call once the call has returned, which reports whether the bound fired.
-// It uses the clock's AfterFunc where it has one; otherwise a timer and a goroutine, which
-// that function waits for.
+// bound returns a call's context, cancelled with e.timeout after Options.ActTimeout on the
+// clock (never if negative), and the function to call after the call, which reports
+// whether it fired. A clock without AfterFunc takes a goroutine, which that function waits
+// for.
 func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := func() {}
@@ -194,9 +184,8 @@ func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
 	}
 }
 
-// afterCall ends the call cl to the eviction id, which returned err: Succeeded; the report
-// owed by an eviction closed while the call ran; or Failed, and a retry.
-func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
+// afterCall ends the call cl to ev, which returned err.
+func (e *Engine[T]) afterCall(ctx context.Context, ev *eviction, cl call, err error) {
 	c := e.lockEviction(ev)
 	defer c.st.unlock()
 	if c.ev == nil {
@@ -207,11 +196,11 @@ func (e *Engine[T]) afterCall(ev *eviction, cl call, err error) {
 	switch {
 	case err == nil || IsGone(err):
 		if c.succeed(cl) {
-			e.relookup(c, now) // a target that replaced this one, or its removal, is due
+			e.relookup(ctx, c, now) // a target that replaced this one, or its removal, is due
 		}
 	case c.ev.state == closing:
 		c.finish()
-		e.relookup(c, now) // a target that replaced this one may be due
+		e.relookup(ctx, c, now) // a target that replaced this one may be due
 	default:
 		unreach := e.opts.Unreachable != nil && e.opts.Unreachable(err)
 		returned := e.unreach.returns.Load() != cl.returns

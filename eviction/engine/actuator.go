@@ -14,20 +14,15 @@ import (
 
 // Actuator acts on a target whose time is up: deletes it, evicts it through the Eviction
 // API, migrates it, or moves it elsewhere. The [Engine] calls it from its act workers, at
-// most once at a time for a target, with a context that is cancelled after
-// Options.ActTimeout (with the cause [ErrActTimeout]) and when the Engine stops; Act must
-// return when it is. The Engine holds no lock while Act runs: Act may call its update
-// methods and Pending, but not WaitIdle, which would wait for Act itself.
+// most once at a time for a target, with a context cancelled after [Options.ActTimeout]
+// and when the Engine stops; Act must return when it is. No lock is held while Act runs:
+// it may call the update methods and Pending, but not WaitIdle, which would wait for it.
 //
-// Returning nil, or an error for which [IsGone] is true, ends the eviction: nil means the
-// target is removed, on its way out, or moved off the holder. The Engine does not act on
-// that target (that UID) again while its Source still shows it bound to that holder, as a
-// Source that lags behind does; once the Source shows it gone, or bound elsewhere, it
-// decides about it as about any other. So an actuator that moves a target (keeping its
-// UID) must have the move reach the Engine as an update, [Engine.TargetUpdated], as an
-// informer's handler does when the Source sees it: until then the Engine keeps the
-// eviction as acted on, and never acts on that target again. Any other error is retried
-// with backoff until it succeeds, the target is gone or the eviction is cancelled.
+// Nil (the target is removed, on its way out, or moved off the holder) or an error for
+// which [IsGone] is true ends the eviction. The Engine then does not act on that UID again
+// while the Source still shows it bound to that holder, as a lagging Source does; so a move
+// that keeps the UID must reach the Engine as an update ([Engine.TargetUpdated]), as an
+// informer's handler sends it. Any other error is retried with backoff.
 type Actuator interface {
 	Act(ctx context.Context, target Ref) error
 }
@@ -40,9 +35,8 @@ var _ Actuator = ActuatorFunc(nil)
 // Act calls f(ctx, target).
 func (f ActuatorFunc) Act(ctx context.Context, target Ref) error { return f(ctx, target) }
 
-// ErrGone is what an [Actuator] returns, possibly wrapped, when the target it was asked to
-// act on no longer exists (a failed UID precondition says the same): the eviction then
-// counts as done.
+// ErrGone is what an [Actuator] returns, possibly wrapped, when the target no longer exists
+// (a failed UID precondition says the same): the eviction counts as done.
 var ErrGone = errors.New("engine: target is already gone")
 
 // IsGone reports whether err says that the target is already gone: err wraps [ErrGone], or
@@ -52,19 +46,16 @@ func IsGone(err error) bool {
 }
 
 // ErrOverload is what an [Actuator] returns, possibly wrapped, when the server it calls
-// refused the call for load: the Engine then runs fewer calls at once (see [IsOverload]).
-// An Actuator that returns Kubernetes API errors need not wrap them.
+// refused the call for load; Kubernetes API errors need no wrapping ([IsOverload]).
 var ErrOverload = errors.New("engine: the server is overloaded")
 
 // IsOverload reports whether err says that the server an [Actuator] calls is overloaded, so
-// that fewer calls should run at once: err wraps [ErrOverload] or [ErrActTimeout], or is a
-// Kubernetes API error that says so: code 429 (too many requests, as API Priority and
-// Fairness rejects a request; not the Eviction API's refusal for a PodDisruptionBudget,
-// which says nothing of the server's load), 503 (unavailable), 504 or the reasons
-// ServerTimeout and Timeout. Other errors are not: a refusal, a conflict or a forbidden
-// verb is the target's; and a plain 500 is a server error of this call (the Eviction API
-// answers 500 for a pod that two PodDisruptionBudgets cover), which backing off for every
-// call would punish all of them for.
+// that fewer calls run at once ([Options.ActWorkers]): err wraps [ErrOverload] or
+// [ErrActTimeout], or is a Kubernetes API error with code 429 (as API Priority and
+// Fairness rejects; not the Eviction API's refusal for a PodDisruptionBudget), 503, 504, or
+// the reason ServerTimeout or Timeout. A refusal, a conflict or a forbidden verb is the
+// target's, and a plain 500 is this call's (the Eviction API answers it for a pod two
+// PodDisruptionBudgets cover): not overload.
 func IsOverload(err error) bool {
 	if err == nil {
 		return false
@@ -102,17 +93,15 @@ func IsPDBRefusal(err error) bool {
 	})
 }
 
-// ErrActTimeout is the cause of an Actuator context cancelled by Options.ActTimeout, and
+// ErrActTimeout is the cause of an Actuator context cancelled by [Options.ActTimeout], and
 // what the error reported for such a call wraps.
 var ErrActTimeout = errors.New("engine: actuator call timed out")
 
-// PanicError is the error a failed attempt reports (to [Observer.Failed]) when the
-// [Actuator] panicked: the Engine recovers the panic, so that one bad actuator cannot take
-// the process down, and retries the eviction like any other failure. It is also what
-// [Engine.Run] returns when a method of the [Source] or the [Observer] panicked in one of
-// the Engine's workers: the Engine then stops, rather than go on from a decision made in
-// part (a new Engine decides afresh from the Source, and the deadlines of taints with
-// TimeAdded survive the restart).
+// PanicError is the error [Observer.Failed] reports when the [Actuator] panicked: the
+// Engine recovers it and retries as after any failure. It is also what [Engine.Run] returns
+// when a [Source] or [Observer] method panicked in a worker: the Engine stops rather than
+// go on from a decision made in part (a new one decides afresh; [FromTimeAdded] deadlines
+// survive).
 type PanicError struct {
 	// Value is what was passed to panic.
 	Value any

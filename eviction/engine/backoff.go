@@ -6,14 +6,11 @@ import (
 	"time"
 )
 
-// Backoff is how long an [Engine] waits before it tries again after a failure: the n-th
-// retry waits Base·2^(n-1), at most Cap, less a random fraction of up to Jitter of that
-// delay, so that many targets failing together do not retry in lockstep. It paces both the
-// attempts of a failed eviction (a failing Actuator, or a failed lookup in the recheck right
-// before acting) and the retries of a holder or target update whose Source lookup failed.
-// Evictions are never dropped: they are retried until they succeed or are cancelled.
-//
-// The zero value waits 100 ms, doubling up to 2 minutes, with a jitter of 0.2.
+// Backoff is how long an [Engine] waits to try again after a failure (of an Actuator call,
+// of the recheck, of an update's Source lookup): the n-th retry waits Base·2^(n-1), at most
+// Cap, less a random fraction of up to Jitter of that, so that targets failing together do
+// not retry in lockstep. The zero value waits 100 ms, doubling up to 2 minutes, with a
+// jitter of 0.2.
 type Backoff struct {
 	// Base is the delay before the first retry. 0 means 100 ms; negative is an error.
 	Base time.Duration
@@ -25,9 +22,9 @@ type Backoff struct {
 	Jitter float64
 }
 
-// Delay returns how long the Engine waits after the given failure (1 for the first; smaller
-// counts as 1) before the next try, jitter included. Zero fields take their defaults;
-// out-of-range ones, which New rejects, count as zero. It is safe for concurrent use.
+// Delay returns the wait after the given failure (1 for the first; smaller counts as 1),
+// jitter included. Zero fields take their defaults; out-of-range ones, which New rejects,
+// count as zero. It is safe for concurrent use.
 func (b Backoff) Delay(failures int) time.Duration { return b.delay(failures, rand.Float64()) }
 
 // delay returns the delay after failures with jitter as the random draw, in [0, 1).
@@ -37,7 +34,7 @@ func (b Backoff) delay(failures int, jitter float64) time.Duration {
 		base = 100 * time.Millisecond
 	}
 	if limit <= 0 {
-		limit = max(2*time.Minute, base)
+		limit = 2 * time.Minute
 	}
 	limit = max(limit, base)
 	switch {
@@ -54,7 +51,6 @@ func (b Backoff) delay(failures int, jitter float64) time.Duration {
 		}
 		d *= 2
 	}
-	d = min(d, limit)
 	return d - time.Duration(jitter*j*float64(d))
 }
 

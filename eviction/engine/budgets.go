@@ -27,62 +27,43 @@ func (l Limit) validate(field string) error {
 	return nil
 }
 
-// Brake pauses mass eviction: while more than a fraction of the holders carry a NoExecute
-// taint with one key, the evictions that key causes wait, since so many nodes (or devices,
-// or clusters) going bad at once is more likely a partition, a broken health check or a
-// bug than a failure of each. It resumes once fewer than the fraction carry it; what fell
-// due meanwhile then goes, in deadline order. The floors (Holders, ZoneHolders) pause a key
-// carried by at least that many holders, whatever the fraction (0.55 of 3 nodes trips at
-// 2). It counts the holders the Engine was told of ([Engine.HolderUpdated]): all of them,
-// and each group's ([Holder.Group]; holders without one form one group). A target due
-// because of several taints, or on several holders, waits while any of them is paused. A
-// group all of whose holders carry the key is fully disrupted; see [FullDisruption]. The
-// zero Brake never pauses.
-//
-// It counts each holder when its update arrives, so a target that tolerates nothing, on
-// one of the first holders tainted, may go before the rest of the outage is seen (most
-// pods tolerate the unreachable and not-ready taints for 300 s). An Engine with a Brake
-// lets nothing go until [Engine.Synced], so that one started in the middle of an outage
-// counts every holder before it acts.
+// Brake pauses mass eviction: so many holders going bad at once is more likely a
+// partition, a broken health check or a bug than a failure of each. While a NoExecute
+// taint key is carried by more than a fraction of the holders, or by at least a floor of
+// them, the evictions it causes wait; once it is not, what fell due goes, in deadline
+// order. It counts the holders the Engine was told of ([Engine.HolderUpdated]), all and per
+// [Holder.Group], each as its update arrives: a target that tolerates nothing, on one of
+// the first tainted, may go before the rest of an outage is seen. A target due because of
+// several taints or holders waits while any is paused. Nothing goes before [Engine.Synced].
+// The zero Brake never pauses.
 type Brake struct {
 	// Fraction pauses a key carried by more than this fraction of all holders: 0 (off) or
 	// in (0, 1]; 1 never pauses.
 	Fraction float64
-	// ZoneFraction does the same within each group, for the targets on its holders: the
-	// node lifecycle controller's rule that a zone with most of its nodes down is more
-	// likely cut off than broken. 0 (off) or in (0, 1].
+	// ZoneFraction does the same within each group, for the targets on its holders (a zone
+	// with most of its nodes down is more likely cut off than broken): 0 (off) or in (0, 1].
 	ZoneFraction float64
 	// Holders pauses a key carried by at least this many holders; 0 is off.
 	Holders int
 	// ZoneHolders does the same within each group; 0 is off.
 	ZoneHolders int
-	// FullDisruption says what the evictions of a fully disrupted group do.
+	// FullDisruption says what the evictions of a group all of whose holders carry the key do.
 	FullDisruption FullDisruption
 }
 
-// FullDisruption is what happens to the evictions a taint key causes in a group (a zone)
-// all of whose holders carry it: they pause until one of its holders no longer carries it
-// (Pause), or they go at a rate of their own (Rate), the group's fraction and floor not
-// holding them, as kube's node lifecycle controller evicts from a zone that is down
-// altogether at its healthy rate rather than its reduced one. Rate comes on top of
-// Options.RateLimit and TaintRateLimits, and Brake.Fraction and Holders still pause: all
-// zones down at once is likelier the controller's own partition (kube's "master
-// disruption"). Pause and Rate are exclusive; the zero value does neither.
+// FullDisruption is what the evictions a taint key causes in a group all of whose holders
+// carry it do: pause until one no longer does (Pause), or go at a rate of their own that
+// the group's fraction and floor do not hold, on top of RateLimit and TaintRateLimits
+// (Rate), as kube evicts from a zone wholly down at its healthy rate. Brake.Fraction and
+// Holders still pause: all zones down is likelier the controller's own partition. Pause and
+// Rate are exclusive; the zero value does neither.
 type FullDisruption struct {
 	Pause bool  // pause the group's evictions of the key
 	Rate  Limit // the group's own rate for them; the zero Limit is none
 }
 
 func (b Brake) validate() error {
-	var errs []error
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"Brake.Fraction", b.Fraction}, {"Brake.ZoneFraction", b.ZoneFraction}} {
-		if f.v != 0 && !(f.v > 0 && f.v <= 1) { // NaN fails both
-			errs = append(errs, fmt.Errorf("engine: %s must be 0 (off) or in (0, 1]: got %v", f.name, f.v))
-		}
-	}
+	errs := []error{fractionErr("Brake.Fraction", b.Fraction), fractionErr("Brake.ZoneFraction", b.ZoneFraction)}
 	if b.Holders < 0 || b.ZoneHolders < 0 {
 		errs = append(errs, fmt.Errorf("engine: Brake.Holders (%d) and Brake.ZoneHolders (%d) must not be negative", b.Holders, b.ZoneHolders))
 	}
@@ -93,7 +74,14 @@ func (b Brake) validate() error {
 	return errors.Join(errs...)
 }
 
-// validateBudgets checks the budgets of o.
+// fractionErr is the error of the option name, a fraction out of 0 (off) and (0, 1].
+func fractionErr(name string, v float64) error {
+	if v != 0 && !(v > 0 && v <= 1) { // NaN fails both
+		return fmt.Errorf("engine: %s must be 0 (off) or in (0, 1]: got %v", name, v)
+	}
+	return nil
+}
+
 func (o Options) validateBudgets() error {
 	errs := []error{o.RateLimit.validate("RateLimit"), o.Brake.validate(), o.InFlight.validate(),
 		o.NamespaceLimit.validate("NamespaceLimit"), o.OwnerLimit.validate("OwnerLimit"), o.LoopDamping.validate(), o.Confirm.validate()}
@@ -109,22 +97,19 @@ func (o Options) validateBudgets() error {
 	return errors.Join(errs...)
 }
 
-// Cause is a NoExecute taint that makes a target due: the taint's Key, on the holder named
-// Holder, whose group is Group. A [Census] is asked about the causes of each eviction that
-// falls due.
+// Cause is a NoExecute taint that makes a target due: its Key, on the holder named Holder,
+// of Group. A [Census] is asked about the causes of each eviction that falls due.
 type Cause struct {
 	Holder string
 	Key    string
 	Group  string
 }
 
-// gate returns the budgets o sets, in the order they are asked: the wait for Synced (with
-// the budgets that count holders or targets), Confirm, the brake, InFlight, NamespaceLimit,
-// OwnerLimit, LoopDamping, the rate limits; nil when o sets none. Those that hold until
-// released come first, those that count what went next, and the rate limits, which reserve
-// a slot, last (a wait after a reservation would let an eviction go later than its slot).
-// kept counts the evictions the Engine keeps, O(1), for InFlight.Fraction. A new budget is
-// a file of package budget, a field of Options, and a line here.
+// gate returns the budgets o sets (nil for none) in the order they are asked: those that
+// hold until released (Synced, Confirm, the brake), those that count what went (InFlight,
+// the windows, LoopDamping), and last the rate limits, which reserve a slot that a later
+// wait would make an eviction miss. kept counts the evictions kept, O(1), for
+// InFlight.Fraction. A new budget is a file of package budget, an Options field, a line here.
 func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced) {
 	var bs []budget.Budget
 	add := func(b budget.Budget, on bool) {
@@ -166,22 +151,15 @@ func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced)
 	return budget.NewGate[*eviction](bs...), synced
 }
 
-// InFlight bounds the evictions in flight: acted on (the Actuator called) and not yet
-// gone. An eviction counts from its first Actuator call until the Source shows its target
-// gone or bound elsewhere, or it is closed without an action, or its target is leaving
-// ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts until
-// it is gone or its grace period is over, whichever comes first, so that a node that cannot
-// confirm the removal (an unreachable one, whose pods stay Terminating) does not hold its
-// places for good. Its retries count as one. An eviction that falls due while the bound is
-// reached waits, reported Delayed with [ReasonInFlight], in line in the order they fell
-// due; each that ends lets the first in line go. The zero InFlight bounds nothing.
-//
-// It bounds, as a PodDisruptionBudget does, the targets on their way out at once; unlike
-// the descheduler's limits, which count the evictions it asked for in one run whatever
-// became of them, and like Karpenter's disruption budgets, which count the nodes being
-// disrupted until they are gone. It counts the evictions this Engine acted on: after a
-// restart or a change of leader, the targets a former one acted on and that are still
-// leaving do not count.
+// InFlight bounds, as a PodDisruptionBudget does, the targets on their way out at once. An
+// eviction counts, its retries as one, from its first Actuator call until the Source shows
+// the target gone or bound elsewhere, it is closed without an action, or the target is
+// leaving ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts
+// until it is gone or its grace period is over, so that a node that cannot confirm the
+// removal (whose pods stay Terminating) does not hold its places for good. One due while
+// the bound is reached waits (Delayed, [ReasonInFlight]) in line in the order they fell
+// due; each that ends lets the first go. Only this Engine's actions count: not those of a
+// former one (before a restart or a change of leader). The zero InFlight bounds nothing.
 type InFlight struct {
 	// Max is the most evictions in flight at once; 0 is off.
 	Max int
@@ -197,11 +175,11 @@ func (f InFlight) validate() error {
 	return nil
 }
 
-// Window bounds the evictions of one namespace ([Options.NamespaceLimit]) or of one
-// workload ([Options.OwnerLimit]): at most Max (at least 1) let go within any span of Per
-// (positive). An eviction that finds the window full waits until it opens, reported
-// Delayed with [ReasonNamespaceLimit] or [ReasonOwnerLimit], in the order they came. An
-// eviction counts when it is let go, whatever becomes of it. The zero Window bounds nothing.
+// Window bounds the evictions of one namespace ([Options.NamespaceLimit]) or workload
+// ([Options.OwnerLimit]): at most Max (at least 1) let go, whatever becomes of them, within
+// any span of Per (positive). One that finds the window full waits until it opens (Delayed,
+// [ReasonNamespaceLimit] or [ReasonOwnerLimit]), in the order they came. The zero Window
+// bounds nothing.
 type Window struct {
 	Max int
 	Per time.Duration
@@ -217,15 +195,13 @@ func (w Window) validate(field string) error {
 	return nil
 }
 
-// LoopDamping slows down eviction loops (kubernetes#89068: a controller that re-creates the
-// target on a holder that evicts it again). A target re-created under the same owner
-// ([Target.Owner]) and due again within Window of an eviction of that owner waits until
-// that eviction is Backoff's n-th delay old, n counting the re-created targets of the owner
-// evicted in a row; it is reported Delayed with [ReasonRecreated]. A target is re-created
-// when it was created ([Target.Created]) after the owner's latest eviction, or at most a
-// second before (creation times are whole seconds). The jitter of the delay is drawn from
-// the owner and n, not at random, so the same owner waits the same whenever it is asked
-// (and the what-if gives the controller's times). Targets without an owner or a creation
+// LoopDamping slows down eviction loops (kubernetes#89068: a controller re-creates the
+// target on a holder that evicts it again). A target of an owner ([Target.Owner]) created
+// ([Target.Created]) after the owner's latest eviction, or at most a second before (creation
+// times are whole seconds), and due within the owner's span (see Window), waits (Delayed,
+// [ReasonRecreated]) until that eviction is Backoff's n-th delay old, n counting the owner's
+// re-created targets evicted in a row. The delay's jitter is drawn from the owner and n, so
+// that the same owner waits the same whenever asked. Targets without an owner or a creation
 // time, and the owner's other targets, go as usual. The zero LoopDamping damps nothing.
 type LoopDamping struct {
 	// Window is how long after its backoff would end a re-created target is still damped,
@@ -237,7 +213,6 @@ type LoopDamping struct {
 	Backoff Backoff
 }
 
-// backoff returns d.Backoff with LoopDamping's defaults.
 func (d LoopDamping) backoff() Backoff {
 	b := d.Backoff
 	if b.Base == 0 {
@@ -259,19 +234,12 @@ func (d LoopDamping) validate() error {
 	return nil
 }
 
-// Confirm holds the evictions of a taint that would evict more than a fraction of all the
-// targets at once, until an operator confirms it, or until it would evict fewer: the guard
-// that kubernetes#141422 asks for, where one DeviceTaintRule with an empty selector evicted
-// every pod that used a device, and what made Karmada turn NoExecute eviction off by
-// default (karmada#5150). A held eviction is reported Delayed with [ReasonUnconfirmed], and
-// [Engine.Pending] lists it so.
-//
-// The caller's [Census] counts what each taint would evict, as its informers' handlers see
-// it, and tells the Engine ([Engine.Recounted]) when a scope's counts or confirmation
-// changed; eviction.Manager and clientgo's device side have one. An eviction is held when
-// each taint that makes it due is held. An Engine with Confirm lets nothing go until
-// [Engine.Synced], so that the census has counted everything. The zero Confirm holds
-// nothing.
+// Confirm holds the evictions of a taint that would evict too many targets at once
+// ([Confirm.Exceeds]) until an operator confirms it or it would evict fewer
+// (kubernetes#141422: one DeviceTaintRule with an empty selector evicted every pod that used
+// a device). The caller's [Census] counts each scope (eviction.Manager and clientgo's device
+// side have one). An eviction is held (Delayed, [ReasonUnconfirmed]) while each taint that
+// makes it due is held; nothing goes before [Engine.Synced]. The zero Confirm holds nothing.
 type Confirm struct {
 	// Fraction holds a scope that would evict more than this fraction of all targets: 0
 	// (off) or in (0, 1].
@@ -284,8 +252,8 @@ type Confirm struct {
 }
 
 // Exceeds reports whether a scope that would evict evicts of targets exceeds c: more than
-// Fraction of them, and at least MinTargets. A caller that shows why a scope is held (a
-// DeviceTaintRule's status) says it with this rule.
+// Fraction of them, and at least MinTargets. Callers that show why a scope is held (a
+// DeviceTaintRule's status) use it.
 func (c Confirm) Exceeds(evicts, targets int) bool {
 	return budget.Exceeds(c.Fraction, c.MinTargets, evicts, targets)
 }
@@ -302,20 +270,16 @@ func (c Confirm) validate() error {
 	return nil
 }
 
-// Census counts, for [Confirm], what each taint would evict. A scope is what puts taints
-// on holders, as the caller sees it: a taint key on nodes, a DeviceTaintRule, the taints
-// of a pool's ResourceSlices.
+// Census counts, for [Confirm], what each scope would evict: a scope is what puts taints on
+// holders, as the caller sees it (a taint key on nodes, a DeviceTaintRule, a pool's
+// ResourceSlices). It calls [Engine.Recounted] when a scope's counts or confirmation change.
 //
-// Reach appends to into, and returns, the scopes that put the taint of cause on its holder
-// (cause.Holder), with their counts as last counted: what each would evict (the targets
-// bound to the holders it taints, not leaving, that do not tolerate it forever), of how
-// many targets in all, and whether an operator confirmed it. A scope not counted yet holds
-// its evictions until the caller calls [Engine.Recounted] with its name. A cause of no
-// scope the census knows holds nothing.
-//
-// Reach is called from the Engine's act workers under the Engine's locks: it must be safe
-// for concurrent use, O(1) per scope (no listing, no request), never block, and never call
-// the Engine.
+// Reach appends to into, and returns, the scopes that put cause's taint on cause.Holder,
+// as last counted: what each would evict (the targets bound to the holders it taints, not
+// leaving, that do not tolerate it forever), of how many in all, and whether it is
+// confirmed. A cause of no scope holds nothing. Reach is called under the Engine's locks:
+// it must be safe for concurrent use, O(1) per scope (no listing, no request), never block,
+// and never call the Engine.
 type Census interface {
 	Reach(cause Cause, into []Reach) []Reach
 }
@@ -328,12 +292,11 @@ type Reach struct {
 	Evicts, Targets int
 	// Confirmed: an operator confirmed it, and it holds nothing.
 	Confirmed bool
-	// Counted: the census has counted it. One not counted holds its evictions.
+	// Counted: the census has counted it; until then it holds its evictions.
 	Counted bool
 }
 
-// censusBudget asks the caller's Census, converting to and from the budget's types in
-// storage reused under the gate's lock.
+// censusBudget asks the caller's Census, in storage reused under the gate's lock.
 type censusBudget struct {
 	c   Census
 	buf []Reach

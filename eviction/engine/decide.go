@@ -10,16 +10,14 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// rules are the deadline rules of an Engine: where countdowns start, and how tolerations
-// match taints. They are pure: every method may be called from any goroutine.
+// rules are an Engine's deadline rules; pure, so safe from any goroutine.
 type rules struct {
 	source DeadlineSource
 	tol    tolerations.Options
 }
 
-// decision is what decide makes of a target at an instant: act at At (at or before now:
-// at once), on the binding to Holder; or, with Stay, never, for Reason (Skip: the target
-// leaves on its own, and an open eviction of it is Skipped rather than Cancelled).
+// decision is: act at At (at or before now: at once) on the binding to Holder; or, with
+// Stay, not, for Reason (Skip: the target leaves on its own, and is Skipped, not Cancelled).
 type decision struct {
 	Stay   bool
 	Skip   bool
@@ -28,10 +26,9 @@ type decision struct {
 	Holder string
 }
 
-// decide decides about the target v shows, at now: the one function that does, for an
-// update and for the recheck right before acting alike. openOn is the holder of the
-// target's open eviction ("" for none), and since where FromObservation's countdown of it
-// started (now for none). It reads nothing but its arguments, and allocates nothing.
+// decide decides about the target v shows at now, for an update and the recheck alike.
+// openOn is the holder of its open eviction ("" for none), since where FromObservation's
+// countdown of it started (now for none). It reads nothing else and allocates nothing.
 func (r rules) decide(v *view, openOn string, since, now time.Time) decision {
 	switch {
 	case !v.exists:
@@ -70,9 +67,7 @@ func (r rules) decide(v *view, openOn string, since, now time.Time) decision {
 	return decision{Stay: true, Reason: ReasonNotTainted}
 }
 
-// evaluate applies the deadline rule to one binding: taints (started: their TimeAdded set
-// to where their countdowns start, see startTaints) against tols. since is where
-// FromObservation's countdown started; FromTimeAdded ignores it.
+// evaluate applies the deadline rule to one binding's started taints (see startTaints).
 func (r rules) evaluate(taints []v1.Taint, tols []v1.Toleration, since, now time.Time) tolerations.Eviction {
 	if r.source == FromObservation {
 		return tolerations.ObservedDeadline(taints, tols, since, now, r.tol)
@@ -80,10 +75,8 @@ func (r rules) evaluate(taints []v1.Taint, tols []v1.Toleration, since, now time
 	return tolerations.Deadline(taints, tols, now, now, r.tol)
 }
 
-// causes appends to cs the NoExecute taints that make the target v shows due at now, on
-// each binding: those it does not tolerate, and those whose toleration has run out, with
-// the name and group of the holder that carries them. Each appears once. It allocates only
-// when cs has no room.
+// causes appends to cs, once each, the NoExecute taints that make the target v shows due
+// at now, with their holders' names and groups. It allocates only when cs has no room.
 func (r rules) causes(cs []budget.Cause, v *view, since, now time.Time) []budget.Cause {
 	for i, b := range v.target.Bindings {
 		h := &v.holders[i]

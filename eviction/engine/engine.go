@@ -21,18 +21,9 @@ import (
 // ErrRunTwice is returned by [Engine.Run] when the Engine has already been run.
 var ErrRunTwice = errors.New("engine: Run called more than once")
 
-// Engine acts on targets bound to holders that carry NoExecute taints, when the targets'
-// tolerations run out. The caller feeds it holder and target updates
-// ([Engine.HolderUpdated], [Engine.TargetUpdated], usually from informer event handlers),
-// gives it a [Source] to read and an [Actuator] to call, and runs it with [Engine.Run]. T is
-// the caller's type of target object, such as *v1.Pod.
-//
-// Updates are queued and processed by Options.Workers goroutines: holders are hashed onto
-// them by name, and targets by the holder [Source.Locate] gives, so that one holder's
-// updates are processed in order and before updates of its targets. Target updates are
-// level-triggered: processing reads the target's current state from the Source. Right
-// before it acts, the Engine decides again from the Source's current state of the target
-// and of its holders.
+// Engine acts on targets whose tolerations of their holders' NoExecute taints have run out,
+// as the package doc describes. T is the caller's type of target, such as *v1.Pod; updates
+// are processed by [Options.Workers] goroutines.
 //
 // All methods are safe for concurrent use. The update methods, Synced, Recounted and
 // RetryUnreachable return at once: they take no lock that a decision in progress holds.
@@ -46,7 +37,7 @@ type Engine[T any] struct {
 	opts  Options
 	rules rules
 
-	// Each of these keeps its own lock; their order is in doc.go ("Locks", below the package clause).
+	// Each of these keeps its own lock; doc.go gives their order.
 	intake  *intake.Intake[holderEvent, targetEvent[T]]
 	store   *store                                 // every target's eviction, one per key
 	queue   *timedqueue.Queue[*eviction, struct{}] // when each eviction next wants a worker
@@ -58,17 +49,13 @@ type Engine[T any] struct {
 	unreach unreachableIndex
 	stats   counters
 
-	started atomic.Bool // Run has been called
-	// halt stops Run, with the first panic of a worker (see recoverWorker); set by Run
-	// before it starts them.
-	halt    context.CancelCauseFunc
+	started atomic.Bool
+	halt    context.CancelCauseFunc // stops Run with a worker's panic; set before they start
 	failure atomic.Pointer[PanicError]
-	ctx     atomic.Pointer[context.Context] // Run's, for the logger of work not given one
 }
 
-// New returns an Engine that reads src and acts through act. It returns an error, and no
-// Engine, when src or act is nil (act may be nil with Options.DryRun) or an option is out
-// of range.
+// New returns an Engine that reads src and acts through act, or an error when src or act
+// is nil (act may be nil with [Options.DryRun]) or an option is out of range.
 func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	if act == nil && !opts.DryRun {
 		return nil, errors.New("engine: nil Actuator (set Options.DryRun to run without one)")
@@ -108,13 +95,10 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	return e, nil
 }
 
-// HolderUpdated takes a holder's new state (added or changed) and returns at once: the
-// Engine decides again about the holder's targets when a worker gets to it. With budgets
-// that count holders (Options.Brake), it also counts the holder's taint keys and group,
-// O(its taints), and wakes the evictions that a pause it ends held.
-//
-// Every update counts; callers may leave out those that change neither the NoExecute
-// taints (see [TaintsChanged]) nor the group.
+// HolderUpdated takes a holder's new state (added or changed) and returns at once; a worker
+// then decides again about its targets. With a [Brake] it also counts the holder's taint
+// keys and group, O(its taints), and wakes what a pause it ends held. Callers may leave out
+// updates that change neither the NoExecute taints ([TaintsChanged]) nor the group.
 func (e *Engine[T]) HolderUpdated(h Holder) {
 	if e.gate != nil {
 		e.wake(e.gate.HolderUpdated(h.Name, h.Group, h.Taints, false))
@@ -122,8 +106,8 @@ func (e *Engine[T]) HolderUpdated(h Holder) {
 	e.intake.PutHolder(h.Name, holderEvent{holder: h})
 }
 
-// HolderDeleted takes the deletion of the holder name and returns at once: its targets'
-// evictions that it caused are cancelled when a worker gets to it.
+// HolderDeleted takes the deletion of the holder name and returns at once; a worker then
+// cancels the evictions it caused.
 func (e *Engine[T]) HolderDeleted(name string) {
 	if e.gate != nil {
 		e.wake(e.gate.HolderUpdated(name, "", nil, true))
@@ -131,30 +115,27 @@ func (e *Engine[T]) HolderDeleted(name string) {
 	e.intake.PutHolder(name, holderEvent{holder: Holder{Name: name}, deleted: true})
 }
 
-// TargetUpdated takes a target's new state (added or changed) and returns at once; the
-// Engine decides about it when a worker gets to it, from the Source's state then (or from t,
-// if the Source fails). Callers may leave out updates that change nothing the Engine reads
-// (see [Target]), such as a pod's status.
+// TargetUpdated takes a target's new state (added or changed) and returns at once; a worker
+// then decides about it from the Source's state (from t, if the Source fails). Callers may
+// leave out updates that change nothing of its [Target], such as a pod's status.
 func (e *Engine[T]) TargetUpdated(t T) {
 	key, holder := e.src.Locate(t)
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t})
 }
 
 // TargetDeleted takes the deletion of target t, in its last known state, and returns at
-// once: its eviction, if any, is cancelled when a worker gets to it.
+// once; a worker then cancels its eviction.
 func (e *Engine[T]) TargetDeleted(t T) {
 	key, holder := e.src.Locate(t)
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t, deleted: true})
 }
 
-// Synced tells the Engine that it has been told of every holder and every target its
-// Source has: the caller's informers have synced, and their handlers have delivered what
-// they listed. Until then, an Engine with a Brake or Confirm lets no due eviction pass
-// its budgets (it waits, reported Delayed with [ReasonNotSynced]), since those budgets
-// count holders and targets, and would let go, from a part of them, what all of them hold:
-// an Engine started in the middle of an outage, whose deadlines are long past, would act
-// on the first targets it hears of. An Engine without those budgets ignores it. It
-// returns at once, and is safe for concurrent use; calls after the first do nothing.
+// Synced tells the Engine that it has been told of every holder and target its Source has:
+// the informers have synced and their handlers delivered what they listed. Until then an
+// Engine with a [Brake] or [Confirm] lets no due eviction pass (Delayed, [ReasonNotSynced]):
+// those count holders and targets, and one started mid-outage would otherwise act on the
+// first it hears of. Without them, and after the first call, it does nothing. It returns
+// at once.
 func (e *Engine[T]) Synced() {
 	if e.synced != nil {
 		e.synced.Done()
@@ -162,15 +143,13 @@ func (e *Engine[T]) Synced() {
 	}
 }
 
-// Recounted tells the Engine that the counts or the confirmation of the scope name of
-// Options.Confirm's Census changed: an act worker asks the budgets again about each
-// eviction it holds, in the order they fell due. A scope that holds nothing, or an Engine
-// without Confirm, makes it do nothing. It returns at once, and is safe for concurrent use
-// (but not from within Census.Reach).
+// Recounted tells the Engine that the counts or the confirmation of the [Census] scope name
+// changed: an act worker asks the budgets again about each eviction it holds, in the order
+// they fell due. Without [Confirm] it does nothing. It returns at once; it must not be
+// called from within [Census.Reach].
 func (e *Engine[T]) Recounted(name string) {
 	if e.gate != nil && e.opts.Confirm.Fraction > 0 {
-		// Evictions held by several scopes wait under the scope they share: a change of
-		// any of them looks at those again.
+		// Evictions held by several scopes wait under the scope they share ("").
 		e.wake(e.gate.Wake(budget.ConfirmScope(name), budget.ConfirmScope("")))
 	}
 }
@@ -182,26 +161,23 @@ func (e *Engine[T]) wake(list []budget.Woken[*eviction]) {
 	}
 }
 
-// ActWorkers returns how many Actuator calls may run at once now: Options.ActWorkers when
-// it is set, and otherwise where the limit that follows the actuator's throughput stands.
+// ActWorkers returns how many Actuator calls may run at once now; see [Options.ActWorkers].
 func (e *Engine[T]) ActWorkers() int { return e.conc.Current() }
 
 // Backlog returns the number of holder and target updates queued and not yet processed.
 func (e *Engine[T]) Backlog() int { return e.intake.Backlog() }
 
 // Len returns the number of targets the Engine keeps an eviction of: those open, and those
-// it has acted on whose removal (or move) has not reached the Source yet. An eviction goes
-// once it is closed and, for one acted on, the action's effect is seen, so after an outage
-// Len falls back to the evictions still open.
-func (e *Engine[T]) Len() int { return e.Stats().kept() }
+// acted on whose removal (or move) the Source does not show yet; after an outage it falls
+// back to the open ones.
+func (e *Engine[T]) Len() int { return e.stats.kept() }
 
 // Run processes updates and acts on targets until ctx is done, then waits for every
 // goroutine it started (a running Actuator call sees its context cancelled) and returns
-// ctx's error. When a method of the Source or the Observer panics in one of its workers,
-// Run stops in the same way and returns that panic as a *[PanicError]. The logger, if any,
-// comes from ctx (logr.FromContext, as klog.FromContext). Updates that arrive before Run
-// are kept and processed when it starts. An Engine runs once: a second call returns
-// [ErrRunTwice].
+// ctx's error; or, when a Source or Observer method panics in a worker, stops the same way
+// and returns a *[PanicError]. It logs to ctx's logger (logr.FromContext, as
+// klog.FromContext). Updates from before Run are processed when it starts. A second call
+// returns [ErrRunTwice].
 func (e *Engine[T]) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return ErrRunTwice
@@ -213,7 +189,6 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	parent := ctx
 	ctx, e.halt = context.WithCancelCause(ctx)
 	defer e.halt(nil)
-	e.ctx.Store(&ctx)
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -230,20 +205,8 @@ func (e *Engine[T]) Run(ctx context.Context) error {
 	return parent.Err()
 }
 
-// runCtx returns Run's context, for work that has none of its own.
-func (e *Engine[T]) runCtx() context.Context {
-	if p := e.ctx.Load(); p != nil {
-		return *p
-	}
-	return context.Background()
-}
-
-// logger returns ctx's logger.
-func (e *Engine[T]) logger(ctx context.Context) logr.Logger { return logr.FromContextOrDiscard(ctx) }
-
 // recoverWorker, deferred by each unit of a worker's work, stops Run with the panic of a
-// Source or Observer method, if one panicked. The locks the unit took are released by
-// their own defers as the panic unwinds.
+// Source or Observer method; the unit's locks are released by their own defers.
 func (e *Engine[T]) recoverWorker() {
 	if v := recover(); v != nil {
 		err := &PanicError{Value: v, Stack: debug.Stack(), In: "a worker"}

@@ -10,18 +10,13 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 )
 
-// An eviction is one target's eviction, from the first time it is scheduled until the
-// Source shows it done or it is closed, and everything the Engine keeps about it: its
-// state, its deadline, its calls and failures, its hold at the budgets, the report owed
-// when it is closed while a call runs, whether RetryUnreachable may send it back, and the
-// lookups of its target that wait to be retried. It lives in the store, by pointer, one per
-// target key; the schedule, the budgets' waiting sets and RetryUnreachable's index hold
-// that pointer and keep nothing of it. It changes only through the transitions below, each
-// under the target's stripe lock, each making its report to the Observer here and nowhere
-// else.
-//
-// The states, and the transitions between them (a test checks the table in the code
-// against this one; every transition made is checked against it: stats.badTransitions):
+// An eviction is all the Engine keeps of one target's eviction, from its first Scheduled
+// until it is closed or the Source shows it done, and of the target's lookups that wait to
+// be retried. The store holds it by pointer, one per key; the schedule, the budgets'
+// waiting sets and RetryUnreachable's index hold the same pointer and keep nothing of it.
+// It changes only through the transitions below, under its stripe's lock, each making its
+// report to the Observer here alone. A test checks this table against the code's, and
+// stats.badTransitions counts a transition made from a state its row does not leave:
 //
 //	transition    from                          to          report
 //	open          idle                          scheduled   Scheduled
@@ -39,16 +34,13 @@ import (
 //	finish        closing                       idle        Cancelled or Skipped (the one owed)
 //	forget        acted                         idle        (none: the Source caught up)
 //
-// idle: no eviction is open; the value stays only while a lookup of the target waits to
-// be retried, and is dropped otherwise. scheduled: it waits for its deadline, or is due
-// and waits for an act worker. held: it is due and waits at a budget. running: the
-// Actuator is being called. retrying: a call, or the recheck before one, failed, and the
-// retry waits for its backoff. closing: it was closed while a call ran. acted: the
-// Actuator did its work; the value stays until the Source shows the target gone or bound
-// elsewhere, so that a lagging Source never has it acted on twice.
-//
-// Within a state, admit, forward, leaving, lookupFailed and lookupSucceeded change what it
-// keeps, here too.
+// idle: none is open; the value stays only while a lookup waits to be retried. scheduled:
+// it waits for its deadline, or for an act worker. held: due, it waits at a budget.
+// running: in an Actuator call. retrying: a call or the recheck before one failed, and the
+// retry waits its backoff. closing: closed while a call ran. acted: the Actuator did its
+// work; it stays until the Source shows the target gone or bound elsewhere, so that a
+// lagging Source never has it acted on twice. Within a state, admit, forward, leaving and
+// the lookup methods change what it keeps, here too.
 type eviction struct {
 	key    types.NamespacedName
 	uid    types.UID
@@ -60,7 +52,6 @@ type eviction struct {
 	x      *extra // the state only some evictions have; nil for most
 }
 
-// state is where an eviction stands; see the table above.
 type state uint8
 
 const (
@@ -78,26 +69,20 @@ var stateNames = [nStates]string{"idle", "scheduled", "held", "running", "retryi
 
 func (s state) String() string { return stateNames[s] }
 
-// open reports whether an eviction in s is open: between its first Scheduled and its
-// closing report, that report not yet owed.
+// open reports whether s is between the first Scheduled and a closing report, none owed.
 func (s state) open() bool { return s >= scheduled && s <= retrying }
 
-// flags are an eviction's yes-or-no state.
 type flags uint8
 
 const (
-	// admitted: it has passed the budgets; its retries do not ask them again, and it
-	// counts for InFlight until it ends.
-	admitted flags = 1 << iota
-	// unreachable: its last call failed for want of an answer, and RetryUnreachable may
-	// send its retry back at once (see Options.Unreachable).
-	unreachable
-	// forwarded: RetryUnreachable sent it back; the call that follows is that retry, and a
-	// failure of it waits its backoff.
-	forwarded
+	// admitted: passed the budgets (a retry asks only those that hold while a condition
+	// lasts); it counts for InFlight until it ends.
+	admitted    flags = 1 << iota
+	unreachable       // the last call failed for want of an answer (Options.Unreachable)
+	forwarded         // RetryUnreachable sent the retry back; its failure waits a backoff
 )
 
-// extra is the state only some evictions have, so that one simply scheduled stays small.
+// extra is what only some evictions have, so that one simply scheduled stays small.
 type extra struct {
 	since     int64        // FromObservation: unix nanoseconds its countdown started
 	hold      *budget.Hold // held, or retrying after a failed recheck while held
@@ -115,7 +100,7 @@ type extra struct {
 	loggedAt  int64        // when a failed lookup of it was last logged as an error
 }
 
-// closeKind is the closing report an eviction gets other than Succeeded.
+// closeKind is a closing report other than Succeeded.
 type closeKind uint8
 
 const (
@@ -123,7 +108,7 @@ const (
 	closeSkipped
 )
 
-// transition is a row of the table above: the states it leaves from, and the one it goes to.
+// transition is a row of the table above.
 type transition struct {
 	name string
 	from []state
@@ -149,8 +134,8 @@ var (
 		trFail, trFailMoved, trSucceed, trClose, trCloseRunning, trFinish, trForget}
 )
 
-// cursor is one target's eviction as a decision holds it: the stripe it is in, locked, the
-// target's key, and the eviction (nil for none). The transitions are its methods.
+// cursor is one target's eviction (nil for none) as a decision holds it, its stripe locked.
+// The transitions are its methods.
 type cursor[T any] struct {
 	e   *Engine[T]
 	st  *stripe
@@ -158,13 +143,11 @@ type cursor[T any] struct {
 	ev  *eviction
 }
 
-// ref returns the Ref of the eviction.
 func (c *cursor[T]) ref() Ref {
 	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
 }
 
-// to moves the eviction by tr; one from a state tr does not leave from is a bug, counted
-// for the tests to find.
+// to moves the eviction by tr.
 func (c *cursor[T]) to(tr transition) {
 	from := c.ev.state
 	if !slices.Contains(tr.from, from) {
@@ -178,7 +161,7 @@ func (c *cursor[T]) to(tr transition) {
 	c.ev.state = tr.to
 }
 
-// more returns the eviction's extra, making it.
+// more returns the eviction's extra, made if need be.
 func (c *cursor[T]) more() *extra {
 	if c.ev.x == nil {
 		c.ev.x = &extra{}
@@ -186,7 +169,6 @@ func (c *cursor[T]) more() *extra {
 	return c.ev.x
 }
 
-// dueTime returns the eviction's deadline in the clock's location.
 func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
 
 // schedule opens an eviction of the target uid, due at at on holder, or moves the open one
@@ -219,8 +201,8 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	c.e.obs.Scheduled(c.ref(), at)
 }
 
-// hold keeps the due eviction waiting at the budgets with h, until until (0: until woken),
-// for reason, which Delayed reports when it changed.
+// hold keeps the due eviction at the budgets with h until until (0: until woken), for
+// reason; Delayed reports a new reason.
 func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	x := c.more()
 	if c.ev.state == held {
@@ -235,15 +217,19 @@ func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	}
 }
 
-// admit records that the eviction passed the budgets: its retries do not ask them again.
 func (c *cursor[T]) admit() {
 	c.ev.flags |= admitted
-	if x := c.ev.x; x != nil {
+	c.ev.x.unhold()
+}
+
+// unhold forgets a hold at the budgets, if x is not nil.
+func (x *extra) unhold() {
+	if x != nil {
 		x.hold, x.until, x.heldFor = nil, 0, ""
 	}
 }
 
-// start begins a call: Started, and the call's Attempt.
+// start reports Started for a call, and returns its Attempt.
 func (c *cursor[T]) start() Attempt {
 	c.ev.calls++
 	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
@@ -252,7 +238,7 @@ func (c *cursor[T]) start() Attempt {
 	return a
 }
 
-// dryRun closes the due eviction as dry-run mode does: Succeeded, with no call.
+// dryRun closes the due eviction with Succeeded, and no call.
 func (c *cursor[T]) dryRun() {
 	ref, a := c.ref(), Attempt{Due: c.dueTime()}
 	c.releaseHold()
@@ -261,26 +247,22 @@ func (c *cursor[T]) dryRun() {
 	c.e.obs.Succeeded(ref, a, true)
 }
 
-// failRecheck records that the recheck before a call failed with err: the retry waits its
-// backoff. A hold at the budgets stays, so that the retry keeps its slot, with no second
-// Delayed.
+// failRecheck records that the recheck before a call failed with err. A hold at the
+// budgets stays, so that the retry keeps its slot, with no second Delayed.
 func (c *cursor[T]) failRecheck(err error, now time.Time) {
 	x := c.more()
-	x.fails = min(x.fails+1, math.MaxInt32)
-	x.retryAt = now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano()
+	x.retryAt = c.backoff(&x.fails, now)
 	c.to(trFailRecheck)
 	c.e.obs.Failed(c.ref(), Attempt{Due: c.dueTime()}, err)
 }
 
-// fail records that the call cl failed with err: the retry waits its backoff, unless the
-// eviction was moved while the call ran to a later deadline, which then stands. unreach
-// says it failed for want of an answer: RetryUnreachable may send the retry back at once,
-// or, if it was called while the call ran (returned), the retry goes at once; not for a
-// call that was itself sent back.
+// fail records that the call cl failed with err: the retry waits its backoff, unless a move
+// to a later deadline while the call ran stands. unreach says it failed for want of an
+// answer: RetryUnreachable may send the retry back, and the retry goes at once if it was
+// called while the call ran (returned); neither for a call that was itself sent back.
 func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bool) {
 	x := c.more()
-	x.fails = min(x.fails+1, math.MaxInt32)
-	retryAt := now.Add(c.e.opts.Backoff.Delay(x.fails)).UnixNano() // once: jitter draws anew
+	retryAt := c.backoff(&x.fails, now)
 	wasForwarded := c.ev.flags&forwarded != 0
 	c.ev.flags &^= forwarded
 	c.unmarkUnreachable()
@@ -305,9 +287,8 @@ func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bo
 	c.e.obs.Failed(cl.ref, cl.a, err)
 }
 
-// succeed records that the call cl did its work (or found the target gone): the eviction
-// stays as acted on that holder until the Source shows the effect. It reports whether it
-// had been closed while the call ran, so that the caller decides again from the Source.
+// succeed records that the call cl did its work (or found the target gone). It reports
+// whether the eviction was closed while the call ran: the caller then decides again.
 func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 	wasClosed = c.ev.state == closing
 	c.ev.holder = cl.ref.Holder
@@ -321,8 +302,7 @@ func (c *cursor[T]) succeed(cl call) (wasClosed bool) {
 }
 
 // leaving records that the target acted on is leaving, to be gone by goneBy (zero: not
-// known): it stops counting for the budgets once that has passed, since a holder that
-// cannot confirm the removal (an unreachable node) may never show the target gone.
+// known), after which it stops counting for the budgets (see InFlight).
 func (c *cursor[T]) leaving(goneBy time.Time, now time.Time) {
 	if c.ev.flags&admitted == 0 || goneBy.IsZero() {
 		return
@@ -334,8 +314,7 @@ func (c *cursor[T]) leaving(goneBy time.Time, now time.Time) {
 	c.clearMarks()
 }
 
-// close closes the open eviction: at once, or when the running call ends (which reports
-// Succeeded instead if it succeeds).
+// close closes the open eviction: at once, or when the running call ends.
 func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	if c.ev.state == running {
 		x := c.more()
@@ -350,7 +329,7 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	c.report(kind, ref, reason)
 }
 
-// finish closes, with the report owed, the eviction closed while its call ran, which failed.
+// finish makes the report owed by an eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
 	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
 	c.clearMarks()
@@ -358,10 +337,15 @@ func (c *cursor[T]) finish() {
 	c.report(owed, ref, reason)
 }
 
-// forget lets go of an eviction acted on: the Source shows its effect.
 func (c *cursor[T]) forget() {
 	c.clearMarks()
 	c.to(trForget)
+}
+
+// backoff counts one more failure in n and returns when its retry goes.
+func (c *cursor[T]) backoff(n *int, now time.Time) int64 {
+	*n = min(*n+1, math.MaxInt32)
+	return now.Add(c.e.opts.Backoff.Delay(*n)).UnixNano()
 }
 
 func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
@@ -372,16 +356,16 @@ func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
 	}
 }
 
-// releaseHold gives back what the eviction holds at the budgets, if anything.
+// releaseHold gives back what the eviction holds at the budgets.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
 		c.e.wake(c.e.gate.Release(c.ev, x.hold, c.e.clock.Now().UnixNano()))
-		x.hold, x.until, x.heldFor = nil, 0, ""
+		x.unhold()
 	}
 }
 
-// clearMarks forgets what an eviction that ends keeps for its retries, and tells the
-// budgets that one they let go has ended.
+// clearMarks forgets what an ending eviction keeps for its retries, and tells the budgets
+// that one they let go has ended.
 func (c *cursor[T]) clearMarks() {
 	c.unmarkUnreachable()
 	if c.ev.flags&admitted != 0 && c.e.gate != nil {
@@ -393,7 +377,6 @@ func (c *cursor[T]) clearMarks() {
 	}
 }
 
-// unmarkUnreachable takes the eviction out of RetryUnreachable's index, if it is there.
 func (c *cursor[T]) unmarkUnreachable() {
 	if c.ev.flags&unreachable != 0 {
 		c.ev.flags &^= unreachable
@@ -401,16 +384,14 @@ func (c *cursor[T]) unmarkUnreachable() {
 	}
 }
 
-// lookupFailed records that a lookup of the target for an update failed at now: it is
-// retried after the backoff. It reports whether to log it as an error: the first, then one
-// a minute.
+// lookupFailed records that a lookup of the target failed at now, to be retried after its
+// backoff. It reports whether to log it as an error: the first, then one a minute.
 func (c *cursor[T]) lookupFailed(now time.Time) (logIt bool) {
 	if c.ev == nil {
 		c.ev = c.st.put(c.key)
 	}
 	x := c.more()
-	x.lookups = min(x.lookups+1, math.MaxInt32)
-	x.lookupAt = now.Add(c.e.opts.Backoff.Delay(x.lookups)).UnixNano()
+	x.lookupAt = c.backoff(&x.lookups, now)
 	if x.lookups == 1 || now.UnixNano()-x.loggedAt >= int64(sourceErrorInterval) {
 		x.loggedAt = now.UnixNano()
 		return true
@@ -418,15 +399,13 @@ func (c *cursor[T]) lookupFailed(now time.Time) (logIt bool) {
 	return false
 }
 
-// lookupSucceeded forgets the failed lookups of the target.
 func (c *cursor[T]) lookupSucceeded() {
 	if c.ev != nil && c.ev.x != nil {
 		c.ev.x.lookups, c.ev.x.lookupAt, c.ev.x.loggedAt = 0, 0, 0
 	}
 }
 
-// wantsWorker reports whether an act worker taking the eviction at now has a call to
-// consider: it is due, at the budgets, or its retry has come.
+// wantsWorker reports whether an act worker has a call to consider at now.
 func (c *cursor[T]) wantsWorker(now int64) bool {
 	if c.ev == nil {
 		return false
@@ -452,22 +431,19 @@ func (c *cursor[T]) goneByDue(now int64) bool {
 	return true
 }
 
-// forward marks the retry as sent back by RetryUnreachable before its backoff is over: a
-// failure of it waits its backoff.
 func (c *cursor[T]) forward() {
 	c.unmarkUnreachable()
 	c.ev.flags |= forwarded
 }
 
-// lookupDue reports whether a failed lookup of the target is to be retried at now.
 func (c *cursor[T]) lookupDue(now int64) bool {
 	return c.ev != nil && c.ev.x != nil && c.ev.x.lookups > 0 && c.ev.x.lookupAt <= now
 }
 
-// arm puts in the schedule the time the eviction next wants a worker, or takes it out, and
-// drops the eviction when it keeps nothing; every decision ends with it. A held or
-// retrying eviction may have been woken meanwhile without its lock (the budgets,
-// RetryUnreachable): arm never moves such a wake later; one that finds nothing costs a look.
+// arm, which ends every decision, puts in the schedule when the eviction next wants a
+// worker, or takes it out, and drops an eviction that keeps nothing. A held or retrying one
+// may have been woken without its lock (the budgets, RetryUnreachable): arm never moves
+// such a wake later; one that finds nothing costs a look.
 func (c *cursor[T]) arm() {
 	if c.ev == nil {
 		return
@@ -515,9 +491,8 @@ func (ev *eviction) wakeAt() (at int64, earlierOnly, ok bool) {
 	return at, earlierOnly, at != math.MaxInt64
 }
 
-// settle brings the target's eviction in line with the target as v shows it at now: it
-// opens, moves, keeps or closes it. An update and the recheck both come here, so the same
-// state gets the same decision and report, whichever path sees it first.
+// settle opens, moves, keeps or closes the eviction as v shows the target at now. An update
+// and the recheck both come here, so that one state gets one decision, whichever sees it.
 func (c *cursor[T]) settle(v *view, now time.Time) {
 	if c.ev != nil && c.ev.state == acted {
 		if v.exists && v.target.UID == c.ev.uid && v.boundTo(c.ev.holder) {
@@ -546,8 +521,7 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 	c.decide(v, open, now)
 }
 
-// decide applies the rules' decision about the target v shows to its eviction, which is
-// open or not.
+// decide applies the rules' decision about v to the eviction, open or not.
 func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 	openOn, since := "", now
 	if c.ev != nil && c.ev.state != idle {
@@ -580,10 +554,10 @@ func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 	c.schedule(v.target.UID, d.Holder, d.At, start)
 }
 
-// keepsPlace reports whether the eviction, to be due as d says, keeps its place: it is
-// scheduled for the same target, holder and time, or it is due and already waits for a
-// worker, a retry or the budgets, or runs. Scheduling it anew would report a move that did
-// not happen, reset a backoff, and give up a token.
+// keepsPlace reports whether the eviction, to be due as d says, keeps its place: the same
+// target, holder and time, or due and already waiting (for a worker, a retry or the
+// budgets) or running. Scheduling it anew would report a false move, reset a backoff, and
+// give up a token.
 func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.Time) bool {
 	var was int64
 	if c.ev.x != nil {

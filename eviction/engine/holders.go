@@ -11,26 +11,22 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// holderTable is what the Engine knows of each holder it was told about
-// ([Engine.HolderUpdated]) or read from the Source: its group, and its NoExecute taints as
-// given and as the countdowns use them (see startTaints); a holder with none too, so that
-// a target on it is decided without a lookup. Its lock guards the map, and is taken under
-// a stripe lock or alone; the slices it holds are never modified. The zero value is ready.
+// holderTable is what the Engine knows of each holder it was told of or read from the
+// Source, untainted ones too, so that a target on one is decided without a lookup. Its lock
+// guards the map; the slices it holds are never modified. The zero value is ready.
 type holderTable struct {
 	mu sync.RWMutex
 	m  map[string]knownHolder
 }
 
-// knownHolder is one holder's entry: its group, and its NoExecute taints as given and as
-// started (TimeAdded set to where each countdown starts; given itself when none changed).
+// knownHolder is one holder's group and NoExecute taints, as given and as started (see
+// startTaints).
 type knownHolder struct {
 	group          string
 	given, started []v1.Taint
-	// learned: read from the Source, not told; read again at each decision.
-	learned bool
+	learned        bool // read from the Source, not told: read again at each decision
 }
 
-// get returns what is known of the holder name.
 func (h *holderTable) get(name string) (knownHolder, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -38,8 +34,8 @@ func (h *holderTable) get(name string) (knownHolder, bool) {
 	return k, ok
 }
 
-// set records the holder name in group with taints, its NoExecute taints at now, and
-// reports whether it had NoExecute taints before.
+// set records the holder name's group and NoExecute taints at now, and reports whether it
+// had NoExecute taints before.
 func (h *holderTable) set(name, group string, taints []v1.Taint, now time.Time, learned bool) (had bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -64,8 +60,8 @@ func (h *holderTable) remove(name string) (had bool) {
 	return known && len(prev.given) > 0
 }
 
-// start returns the NoExecute ones of taints, which the holder name carries at now, started
-// against what is known of it, without storing them: the recheck's view of the holder.
+// start returns the NoExecute ones of the holder name's taints at now, started against
+// what is known of it, without storing them: the recheck's view.
 func (h *holderTable) start(name string, taints []v1.Taint, now time.Time) []v1.Taint {
 	prev, _ := h.get(name)
 	if !TaintsChanged(prev.given, taints) {
@@ -78,11 +74,10 @@ func (h *holderTable) start(name string, taints []v1.Taint, now time.Time) []v1.
 	return startTaints(taints, prev, now)
 }
 
-// startTaints returns taints with each TimeAdded set to where the taint's countdown starts:
-// the earlier of its TimeAdded and the time this Engine first saw that taint (sameTaint) on
-// that holder: in prev, or else now. So a taint without TimeAdded, or with one in the
-// future (clock skew), counts from first sight and stays pinned there. It copies taints
-// only when it changes one: the result must not be modified.
+// startTaints returns taints with each TimeAdded set to where its countdown starts (see
+// FromTimeAdded): the earlier of its TimeAdded and when this Engine first saw it on the
+// holder (in prev, or else now). It copies taints only to change one: the result must not
+// be modified.
 func startTaints(taints []v1.Taint, prev knownHolder, now time.Time) []v1.Taint {
 	var out []v1.Taint
 	for i := range taints {
@@ -106,17 +101,16 @@ func startTaints(taints []v1.Taint, prev knownHolder, now time.Time) []v1.Taint 
 	return out
 }
 
-// sameTaint reports whether a and b are the same taint: the same key, value and effect, and
-// the same TimeAdded (both unset, or equal). A taint whose TimeAdded changed was added again.
+// sameTaint reports whether a and b are the same taint: key, value, effect and TimeAdded (a
+// taint whose TimeAdded changed was added again).
 func sameTaint(a, b v1.Taint) bool {
 	return a.Key == b.Key && a.Value == b.Value && a.Effect == b.Effect &&
 		(a.TimeAdded.IsZero() && b.TimeAdded.IsZero() || a.TimeAdded.Equal(b.TimeAdded))
 }
 
 // TaintsChanged reports whether the NoExecute taints of old and new differ in anything the
-// Engine's decisions read: their order, keys, values or TimeAdded (a nil and a zero
-// TimeAdded are the same). Adapters use it to leave out holder updates that change nothing
-// for the Engine, such as a node's status heartbeats. It does not allocate.
+// Engine reads: their order, keys, values or TimeAdded (nil and zero are the same), so that
+// an adapter can leave out updates such as a node's heartbeats. It does not allocate.
 func TaintsChanged(old, new []v1.Taint) bool {
 	i, j := 0, 0
 	for {

@@ -8,30 +8,24 @@ import (
 	"github.com/taintevict/taintevict/timedqueue"
 )
 
-// ErrStopped is returned by [Engine.WaitIdle] when Run has returned and work is left that
-// no goroutine will do: updates not processed, or evictions that are due.
+// ErrStopped is returned by [Engine.WaitIdle] when Run has returned with work left: updates
+// not processed, or evictions due.
 var ErrStopped = errors.New("engine: Run has returned and work is left")
 
-// WaitIdle blocks until the Engine is idle, or ctx is done, and then returns nil, or ctx's
-// error. Idle means: every update made before the call has been processed, and no eviction
-// that is due at the clock's current time is queued, waiting for an act worker, or running
-// (its Actuator call and the updates that call makes, such as the target's removal,
-// included). Evictions due later are not waited for; nor are those that wait for a
-// budget: one that waits for a token or a window is not due until then, and one a budget
-// holds (the brake, InFlight, Confirm, the wait for Synced) not until it is released (then it is
-// due at once, and waited for).
+// WaitIdle blocks until the Engine is idle, or ctx is done, and returns nil or ctx's error.
+// Idle: every update made before the call is processed, and no eviction due at the clock's
+// time is queued, waiting for an act worker, or running (with the updates its call makes).
+// Evictions due later are not waited for, nor those at a budget until it lets them go.
 //
-// It is meant for tests and simulations on a fake clock: feed updates, call WaitIdle, step
-// the clock, call WaitIdle again. When it returns, the schedule's timer is armed for
-// the next deadline, so a fake clock stepped right after it fires exactly what is due by
-// then. It works on the real clock too, where "due now" moves on while it waits.
+// It is meant for tests and simulations on a fake clock: feed updates, WaitIdle, step the
+// clock, WaitIdle again. When it returns, the schedule's timer is armed for the next
+// deadline, so a step right after fires exactly what is due by then. On the real clock,
+// "due now" moves on while it waits.
 //
-// WaitIdle needs Run: called before Run (or before Run has started its schedule, as when
-// the caller has just launched it in a goroutine), it waits for Run to start and do the
-// work (give it a ctx that ends if Run may never come); after Run has returned, it returns
-// nil when nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns keeps
-// it waiting. It is safe for concurrent use, but must not be called from an Observer or an
-// Actuator of this Engine, whose work it would wait for.
+// Before Run has started its schedule, it waits for Run (give it a ctx that ends if Run may
+// never come); after Run has returned, it returns nil if nothing was left, and [ErrStopped]
+// otherwise. An Actuator call that never returns keeps it waiting. It must not be called
+// from this Engine's Observer or Actuator, whose work it would wait for.
 func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	select {
 	case <-e.queue.Started():
@@ -40,27 +34,20 @@ func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	}
 	for {
 		before, err := e.intake.WaitIdle(ctx)
-		if err != nil {
-			return idleErr(err)
+		if err == nil {
+			err = e.queue.WaitIdle(ctx)
 		}
-		if err = e.queue.WaitIdle(ctx); err != nil {
-			return idleErr(err)
+		var after uint64
+		if err == nil {
+			after, err = e.intake.WaitIdle(ctx)
 		}
-		after, err := e.intake.WaitIdle(ctx)
-		if err != nil {
-			return idleErr(err)
-		}
-		if after == before {
+		switch {
+		case errors.Is(err, intake.ErrStopped) || errors.Is(err, timedqueue.ErrStopped):
+			return ErrStopped
+		case err != nil:
+			return err
+		case after == before:
 			return nil // no update came while the evictions ran: nothing new can be due
 		}
 	}
-}
-
-// idleErr returns ErrStopped for the stop of the intake or the schedule, and any other
-// error as it is.
-func idleErr(err error) error {
-	if errors.Is(err, intake.ErrStopped) || errors.Is(err, timedqueue.ErrStopped) {
-		return ErrStopped
-	}
-	return err
 }

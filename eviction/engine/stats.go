@@ -9,14 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Stats counts an Engine's evictions by where they stand, as [Engine.Stats] reports them:
-// what metrics read, at a cost that does not grow with the evictions.
+// Stats counts an Engine's evictions by where they stand, as [Engine.Stats] reports them.
 type Stats struct {
 	// Scheduled evictions wait for their deadline, or are due and wait for an act worker.
 	Scheduled int
-	// Delayed evictions are due and wait at a budget, by the reason reported to
-	// [Observer.Delayed] ([ReasonRateLimited], [ReasonPaused], [ReasonInFlight],
-	// [ReasonNamespaceLimit], [ReasonOwnerLimit], [ReasonRecreated], [ReasonUnconfirmed]).
+	// Delayed evictions are due and wait at a budget, by the reason [Observer.Delayed] gave.
 	Delayed map[Reason]int
 	// Retrying evictions wait for the retry of a failed call.
 	Retrying int
@@ -28,8 +25,8 @@ type Stats struct {
 	SourceErrors uint64
 }
 
-// Pending returns the open evictions that wait: scheduled, delayed or retrying, as
-// [Engine.Pending] lists them.
+// Pending returns the open evictions that wait (scheduled, delayed or retrying), those
+// [Engine.Pending] lists.
 func (s Stats) Pending() int {
 	n := s.Scheduled + s.Retrying
 	for _, d := range s.Delayed {
@@ -38,13 +35,8 @@ func (s Stats) Pending() int {
 	return n
 }
 
-// kept returns the evictions the Engine keeps: open, being closed, and acted on.
-func (s Stats) kept() int { return s.Pending() + s.Running + s.Acted }
-
-// Stats returns the Engine's counts. It reads counters, O(1) in the evictions (and O(the
-// reasons) for Delayed), so that a metrics scrape costs the same at a million evictions as
-// at none. It is safe for concurrent use; counts read while evictions move between states
-// may be one off each other.
+// Stats returns the Engine's counts, for metrics: O(1) in the evictions (O(the reasons) for
+// Delayed). Counts read while evictions move may be one off each other.
 func (e *Engine[T]) Stats() Stats {
 	s := Stats{
 		Scheduled:    int(e.stats.n[scheduled].Load()),
@@ -62,8 +54,8 @@ func (e *Engine[T]) Stats() Stats {
 	return s
 }
 
-// counters count the evictions in each state, and those held by each reason; the
-// transitions of eviction.go move them.
+// counters count the evictions in each state and held for each reason, as the transitions
+// move them.
 type counters struct {
 	n              [nStates]atomic.Int64
 	delayed        [len(delayReasons)]atomic.Int64
@@ -71,19 +63,17 @@ type counters struct {
 	badTransitions atomic.Uint64 // transitions from a state their row does not leave from
 }
 
-// delayReasons are the reasons an eviction is held for, in the order counters keep them.
 var delayReasons = [...]Reason{ReasonRateLimited, ReasonPaused, ReasonInFlight, ReasonNamespaceLimit,
 	ReasonOwnerLimit, ReasonRecreated, ReasonUnconfirmed, ReasonNotSynced}
 
-// delay counts d more evictions held for reason.
 func (c *counters) delay(reason Reason, d int64) {
 	if i := slices.Index(delayReasons[:], reason); i >= 0 {
 		c.delayed[i].Add(d)
 	}
 }
 
-// kept returns the evictions the Engine keeps: open, running, being closed, or acted on.
-// It reads only the counters, so that a budget may ask it under the gate's lock.
+// kept returns the evictions kept (open, closing or acted), for Len and for a budget
+// under the gate's lock.
 func (c *counters) kept() int {
 	var n int64
 	for s := scheduled; s < nStates; s++ {
@@ -92,7 +82,6 @@ func (c *counters) kept() int {
 	return int(n)
 }
 
-// moved counts an eviction that went from state from to state to.
 func (c *counters) moved(from, to state) {
 	if from != to {
 		c.n[from].Add(-1)
@@ -100,21 +89,19 @@ func (c *counters) moved(from, to state) {
 	}
 }
 
-// Pending is one open eviction that waits, as [Engine.Pending] reports it.
+// Pending is one open eviction that waits (not one whose call runs), as [Engine.Pending]
+// lists it.
 type Pending struct {
 	Target Ref
-	// At is when the target is due; at or before now for an eviction that is due, waits to
-	// retry, or waits at a budget (then it is when the Engine found it due). An eviction
-	// whose Actuator call is running is not pending, and not listed.
+	// At is when the target is due: at or before now for one due, retrying, or waiting at a
+	// budget (then when the Engine found it due).
 	At time.Time
-	// Delayed is why an eviction that is due waits at a budget (see [Stats].Delayed);
-	// empty when it does not.
+	// Delayed is why a due eviction waits at a budget; empty when it does not.
 	Delayed Reason
 }
 
-// PendingOf returns the open eviction of the target key, as Pending lists it, when it waits;
-// false when the target has none that waits (none open, or its call runs now). It looks at
-// that target alone, under its lock: O(1), for a person or a tool asking about one target.
+// PendingOf returns the target key's eviction as Pending lists it, or false if it has none
+// that waits. It looks at that target alone, O(1).
 func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
 	st := e.store.lock(key)
 	defer st.unlock()
@@ -125,7 +112,6 @@ func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
 	return e.pendingOf(key, ev, e.clock.Now().Location())
 }
 
-// pendingOf returns the eviction ev of key as Pending lists it, if it waits.
 func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.Location) (Pending, bool) {
 	if ev.state != scheduled && ev.state != held && ev.state != retrying {
 		return Pending{}, false
@@ -140,10 +126,9 @@ func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.
 	return p, true
 }
 
-// Pending returns the open evictions that wait, earliest first (ties by key): what will be
-// acted on, and when, in the location of the clock's time. It looks at every eviction,
-// under its stripe's lock, O(n): it is meant for previews, debugging and simulations;
-// metrics read [Engine.Stats].
+// Pending returns the open evictions that wait, earliest first (ties by key), in the
+// clock's location. It looks at every eviction, O(n): for previews, debugging and
+// simulations; metrics read [Engine.Stats].
 func (e *Engine[T]) Pending() []Pending {
 	loc := e.clock.Now().Location()
 	var out []Pending

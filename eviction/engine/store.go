@@ -8,22 +8,19 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 )
 
-// stripeCount is the number of stripes of the store: a power of two well above the number
-// of goroutines that decide at once (event and act workers), so that unrelated targets
-// seldom wait for each other.
+// stripeCount is a power of two well above the goroutines that decide at once, so that
+// unrelated targets seldom wait for each other.
 const stripeCount = 256
 
-// store holds every target's eviction, at most one per key, in stripes: a target's
-// eviction lives in the map of its key's stripe, and everything about it is done under that
-// stripe's lock. The zero store is not usable: make one with newStore.
+// store holds every target's eviction, at most one per key, in the map of its key's stripe,
+// under whose lock all about it is done. Make one with newStore.
 type store struct {
 	seed    maphash.Seed
 	stripes [stripeCount]stripe
 }
 
-// stripe is one lock and what it guards: the evictions of the keys that hash to it, and
-// the scratch space a decision under the lock reuses. The lock is a channel of capacity one
-// rather than a sync.Mutex so that a goroutine waiting for it counts as durably blocked to
+// stripe is one lock and what it guards. The lock is a channel of capacity one, not a
+// sync.Mutex, so that a goroutine waiting for it counts as durably blocked to
 // testing/synctest, in whose bubbles the engine's tests run.
 type stripe struct {
 	lock      chan struct{}
@@ -32,8 +29,7 @@ type stripe struct {
 	scratch   scratch
 }
 
-// scratch is what a decision under a stripe's lock fills and reuses, so that a decision
-// allocates nothing.
+// scratch is what a decision under a stripe's lock reuses, so that it allocates nothing.
 type scratch struct {
 	view   view
 	causes []budget.Cause
@@ -53,8 +49,7 @@ func newStore() *store {
 	return s
 }
 
-// lock takes the lock of key's stripe and returns the stripe. It blocks while another
-// goroutine holds that lock.
+// lock takes the lock of key's stripe and returns the stripe.
 func (s *store) lock(key types.NamespacedName) *stripe {
 	st := &s.stripes[maphash.Comparable(s.seed, key)%stripeCount]
 	st.lock <- struct{}{}
@@ -74,14 +69,13 @@ func (st *stripe) put(key types.NamespacedName) *eviction {
 	return ev
 }
 
-// drop forgets ev. Since a Go map never gives back its storage, the map is made anew once
-// it holds less than a quarter of the most it held: the storage of an outage's evictions
-// goes once they are gone.
+// drop forgets ev. A Go map never gives back its storage, so the map is made anew once it
+// holds less than a quarter of the most it held: an outage's storage goes with it.
 func (st *stripe) drop(ev *eviction) {
 	delete(st.evictions, ev.key)
 	if st.peak >= 64 && len(st.evictions) < st.peak/4 {
 		m := make(map[types.NamespacedName]*eviction, len(st.evictions))
-		for k, v := range st.evictions {
+		for k, v := range st.evictions { // not maps.Clone, which keeps the capacity
 			m[k] = v
 		}
 		st.evictions, st.peak = m, len(m)

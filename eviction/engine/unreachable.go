@@ -5,17 +5,14 @@ import (
 	"sync/atomic"
 )
 
-// RetryUnreachable sends every eviction whose last call failed with an error for which
-// Options.Unreachable returned true, and that still waits for its retry, back to a worker
-// now: the caller has seen that what the Actuator acts through (an API server, say)
-// answers again, so these retries need not wait out a backoff that grew while it was away.
-// It returns how many it sent back. The backoff is kept: one sent back that fails again
-// waits its next backoff, and only a failure of a later call can send it back again, so
-// however often it is called (a backend that comes and goes), each eviction gets at most
-// one call more for each call its backoff allows. A call under way that then fails as
-// unreachable is retried at once too. Without Options.Unreachable it does nothing.
-//
-// It returns at once, without waiting for the calls, and is safe for concurrent use.
+// RetryUnreachable sends back to a worker now every eviction waiting for the retry of a
+// call that failed as [Options.Unreachable] says: the caller has seen what the Actuator
+// acts through answer again, so the retries need not wait out a backoff that grew while it
+// was away. A call under way that then fails so is retried at once too. It returns how many
+// it sent back, at once. The backoff is kept: one sent back that fails again waits its next
+// backoff, and only a later call's failure can send it back again, so however often it is
+// called, each eviction gets at most one call more per call its backoff allows. Without
+// Options.Unreachable it does nothing.
 func (e *Engine[T]) RetryUnreachable() int {
 	if e.opts.Unreachable == nil {
 		return 0
@@ -30,12 +27,12 @@ func (e *Engine[T]) RetryUnreachable() int {
 }
 
 // unreachableIndex holds the evictions that RetryUnreachable may send back, so that it
-// looks at no other. Its lock guards the set, and is taken under a stripe lock or alone.
+// looks at no other; its lock guards the set.
 type unreachableIndex struct {
 	mu  sync.Mutex
 	set map[*eviction]struct{}
-	// returns counts the calls of RetryUnreachable, so that a call that ran across one,
-	// and an eviction that failed before one, know it.
+	// returns counts RetryUnreachable's calls, for a call that ran across one and an
+	// eviction that failed before one.
 	returns atomic.Uint64
 }
 
@@ -57,7 +54,6 @@ func (u *unreachableIndex) forget(ev *eviction) {
 	delete(u.set, ev)
 }
 
-// take returns the evictions and forgets them.
 func (u *unreachableIndex) take() []*eviction {
 	u.mu.Lock()
 	defer u.mu.Unlock()

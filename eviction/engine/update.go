@@ -4,27 +4,26 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// sourceErrorInterval bounds how long a lookup of the Source that keeps failing goes
-// without an error in the log: the first failure is logged, then one a minute.
+// sourceErrorInterval is how often a lookup that keeps failing is logged as an error.
 const sourceErrorInterval = time.Minute
 
-// holderEvent is a holder's latest update, deleted when it was deleted; or, with resync, a
-// request to decide again about its targets against what is known of it (after a failed
-// listing).
+// holderEvent is a holder's latest update; or, with resync, a request to decide again about
+// its targets against what is known of it (after a failed listing).
 type holderEvent struct {
 	holder  Holder
 	deleted bool
 	resync  bool
 }
 
-// keepHolderEvent chooses between a holder update that waits and the next: a resync does
-// not replace an update, which lists the targets anyway, with newer taints.
+// keepHolderEvent keeps a queued update over a resync, which it does the work of.
 func keepHolderEvent(queued, next holderEvent) holderEvent {
 	if next.resync && !queued.resync {
 		return queued
@@ -32,15 +31,15 @@ func keepHolderEvent(queued, next holderEvent) holderEvent {
 	return next
 }
 
-// targetEvent is a target's latest update: the object it carried (what a decision falls
-// back on when the Source fails), or its deletion.
+// targetEvent is a target's latest update: the object (what a decision falls back on when
+// the Source fails), or its deletion.
 type targetEvent[T any] struct {
 	obj     T
 	deleted bool
 }
 
-// onHolder processes a holder's update: it records the holder's taints and group, and
-// decides again about each of its targets, from the listing of the Source.
+// onHolder records the holder's taints and group, and decides again about each of its
+// targets, from the Source's listing.
 func (e *Engine[T]) onHolder(ctx context.Context, name string, ev holderEvent) {
 	defer e.recoverWorker()
 	now := e.clock.Now()
@@ -73,36 +72,30 @@ func (e *Engine[T]) onHolder(ctx context.Context, name string, ev holderEvent) {
 	}
 }
 
-// onTarget processes a target's update.
 func (e *Engine[T]) onTarget(ctx context.Context, key types.NamespacedName, ev targetEvent[T]) {
 	defer e.recoverWorker()
 	e.decideOn(ctx, key, ev, e.knownHolder(""), e.clock.Now())
 }
 
-// decideOn decides about the target key from its state in the Source, read under its lock
-// so that the last decision about a target is made from the newest state, whichever worker
-// makes it; or, when the Source fails, from the object ev carries, and the lookup is
-// retried.
+// decideOn decides about the target key from the Source, read under its lock so that the
+// last decision is made from the newest state, whichever worker makes it; or, when the
+// Source fails, from ev's object, and the lookup is retried.
 func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev targetEvent[T], read holderReader, now time.Time) {
 	st := e.store.lock(key)
 	defer st.unlock()
-	obj, found, lookupErr := e.src.Target(key)
-	switch {
-	case lookupErr != nil && apierrors.IsNotFound(lookupErr):
-		found, lookupErr = false, nil
-	case lookupErr != nil:
+	obj, found, err := orNotFound(e.src.Target(key))
+	if err != nil {
 		obj, found = ev.obj, !ev.deleted
 	}
 	c := &cursor[T]{e: e, st: st, key: key, ev: st.evictions[key]}
 	defer c.arm()
 	v := &st.scratch.view
-	if err := e.newView(v, obj, found, read, now); err != nil {
-		lookupErr = err
+	if herr := e.newView(v, obj, found, read, now); herr != nil {
+		err = herr
 		_ = e.newView(v, obj, found, e.lastKnownHolder, now) // it reads no Source: it cannot fail
 	}
-	if lookupErr != nil {
-		e.stats.sourceErrors.Add(1)
-		e.logLookup(ctx, c.lookupFailed(now), "looking up a target failed; will retry", lookupErr, "target", key.String())
+	if err != nil {
+		e.lookupFailed(ctx, c, err, now)
 	} else {
 		c.lookupSucceeded()
 	}
@@ -110,24 +103,33 @@ func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev t
 }
 
 // relookup decides again about c's target from the Source, as an update would: the retry
-// of a lookup that failed, and, after a call, for a target that replaced the one acted on.
-func (e *Engine[T]) relookup(c *cursor[T], now time.Time) {
-	key := c.key
-	obj, found, err := e.src.Target(key)
-	if err != nil && apierrors.IsNotFound(err) {
-		found, err = false, nil
-	}
+// of a failed lookup, and after a call, for a target that replaced the one acted on.
+func (e *Engine[T]) relookup(ctx context.Context, c *cursor[T], now time.Time) {
+	obj, found, err := orNotFound(e.src.Target(c.key))
 	v := &c.st.scratch.view
 	if err == nil {
 		err = e.newView(v, obj, found, e.knownHolder(""), now)
 	}
 	if err != nil {
-		e.stats.sourceErrors.Add(1)
-		e.logLookup(e.runCtx(), c.lookupFailed(now), "looking up a target failed; will retry", err, "target", key.String())
+		e.lookupFailed(ctx, c, err, now)
 		return
 	}
 	c.lookupSucceeded()
 	c.settle(v, now)
+}
+
+// orNotFound returns a Source lookup's results, a NotFound error as found false.
+func orNotFound[V any](v V, found bool, err error) (V, bool, error) {
+	if err != nil && apierrors.IsNotFound(err) {
+		return v, false, nil
+	}
+	return v, found, err
+}
+
+// lookupFailed counts and logs a failed lookup for c's target, which is retried.
+func (e *Engine[T]) lookupFailed(ctx context.Context, c *cursor[T], err error, now time.Time) {
+	e.stats.sourceErrors.Add(1)
+	e.logLookup(ctx, c.lookupFailed(now), "looking up a target failed; will retry", err, "target", c.key.String())
 }
 
 // lastKnownHolder is the holderReader of an update whose holder lookup failed: what the
@@ -137,10 +139,9 @@ func (e *Engine[T]) lastKnownHolder(name string, _ time.Time) (holderView, error
 	return holderView{found: ok, taints: k.started, group: k.group}, nil
 }
 
-// logLookup logs a failed lookup of the Source: at V(2) each time, and as an error when
-// logIt says so (the first failure of a key, then one a minute).
+// logLookup logs a failed lookup at V(2), or as an error when logIt says so.
 func (e *Engine[T]) logLookup(ctx context.Context, logIt bool, msg string, err error, kv ...any) {
-	logger := e.logger(ctx)
+	logger := logr.FromContextOrDiscard(ctx)
 	if logIt {
 		logger.Error(err, msg, kv...)
 		return

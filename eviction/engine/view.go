@@ -5,15 +5,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// view is one target and its holders as a decision sees them: what the Source describes of
-// the target, and for each binding its holder's started NoExecute taints and group. newView
-// fills all of it, for an update and for the recheck alike, so that decide never meets
-// half of one. It lives in a stripe's scratch space, reused from decision to decision.
+// view is one target and its bindings' holders as a decision sees them. newView fills all
+// of it, for an update and the recheck alike, so that decide never meets half of one; it
+// lives in a stripe's scratch space, reused.
 type view struct {
 	exists  bool
 	target  Target
@@ -27,7 +25,6 @@ type holderView struct {
 	group  string
 }
 
-// binding returns the index of the binding to the holder name, or -1.
 func (v *view) binding(name string) int {
 	for i := range v.target.Bindings {
 		if v.target.Bindings[i].Holder == name {
@@ -43,13 +40,12 @@ func (v *view) lost(name string) bool { i := v.binding(name); return i >= 0 && !
 // boundTo reports whether the target is bound to the holder name.
 func (v *view) boundTo(name string) bool { return v.binding(name) >= 0 }
 
-// holderReader reads a binding's holder for a view: from what the Engine was told
-// (updates), or from the Source (the recheck).
+// holderReader reads a binding's holder: as the Engine was told (updates), or from the
+// Source (the recheck).
 type holderReader func(name string, now time.Time) (holderView, error)
 
-// newView fills v with the target obj (found false: there is none) and its holders, read
-// with read. It returns the error of a holder lookup that failed; v is then not to be
-// decided from.
+// newView fills v with the target obj (found false: none) and its holders, read with read.
+// After an error, v is not to be decided from.
 func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now time.Time) error {
 	v.exists = found
 	v.target = Target{Bindings: v.target.Bindings[:0]}
@@ -71,24 +67,18 @@ func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now t
 	return nil
 }
 
-// sourceHolder reads the holder name from the Source: found false, with no error, when it
-// has none.
+// sourceHolder reads the holder name from the Source, for doing.
 func (e *Engine[T]) sourceHolder(name, doing string) (Holder, bool, error) {
-	h, found, err := e.src.Holder(name)
-	switch {
-	case err != nil && !apierrors.IsNotFound(err):
-		return Holder{}, false, fmt.Errorf("engine: %s holder %s: %w", doing, name, err)
-	case err != nil:
-		return Holder{}, false, nil
+	h, found, err := orNotFound(e.src.Holder(name))
+	if err != nil {
+		return h, false, fmt.Errorf("engine: %s holder %s: %w", doing, name, err)
 	}
 	return h, found, nil
 }
 
-// knownHolder is the holderReader of updates: the holder as the Engine was told of it. A
-// holder it was not told of is read from the Source at each decision, its taints' first
-// sight kept, so that an Engine fed a target before its holder does not take a tainted
-// holder for untainted. gone names a holder whose deletion is being processed: it does not
-// exist.
+// knownHolder is the holderReader of updates. A holder the Engine was not told of is read
+// from the Source at each decision, its taints' first sight kept, so that a target fed
+// before its holder does not see it untainted. gone, being deleted, does not exist.
 func (e *Engine[T]) knownHolder(gone string) holderReader {
 	return func(name string, now time.Time) (holderView, error) {
 		if name == gone {
@@ -107,8 +97,8 @@ func (e *Engine[T]) knownHolder(gone string) holderReader {
 	}
 }
 
-// currentHolder is the holderReader of the recheck: the holder as the Source has it now,
-// its taints started against what the Engine knows.
+// currentHolder is the holderReader of the recheck: the Source's holder, its taints started
+// against what the Engine knows.
 func (e *Engine[T]) currentHolder(name string, now time.Time) (holderView, error) {
 	h, found, err := e.sourceHolder(name, "recheck")
 	if err != nil || !found {
