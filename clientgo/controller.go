@@ -103,10 +103,6 @@ type Options struct {
 	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
 	// an eviction's requests: see [EventWriter].
 	EventClient kubernetes.Interface
-
-	// wrapUpdater, if not nil, wraps what the informers' event handlers feed, for the
-	// package's tests.
-	wrapUpdater func(Updater) Updater
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
@@ -220,39 +216,22 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.Manager.Confirm.Fraction > 0 && c.events != nil {
 		u = confirmCheck{Updater: u, recorder: c.events}
 	}
-	if c.opts.wrapUpdater != nil {
-		u = c.opts.wrapUpdater(u)
-	}
 	c.handled, err = c.informers.addHandlers(u, logger)
 	return err
 }
 
 // deleter returns the Deleter of the Mode, nil in ModeDryRun.
 func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
-	var d eviction.Deleter
-	cache := NewInformerCache(c.informers)
 	var o DeleteObserver
 	if len(obs) > 0 {
 		o = obs
 	}
-	switch c.opts.Mode {
-	case ModeDryRun:
-		return nil, nil
-	case ModeDelete:
-		d = NewPodDeleter(c.client, PodDeleterOptions{Pods: cache, Observer: o, Clock: c.opts.Manager.Clock})
-	case ModeEvict:
-		ed, err := NewEvictionDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: cache, Observer: o, Clock: c.opts.Manager.Clock})
-		if err != nil {
-			return nil, err
-		}
-		d = ed
-	default:
-		return nil, fmt.Errorf("clientgo: unknown Mode %q (want %s, %s or %s)", c.opts.Mode, ModeDelete, ModeEvict, ModeDryRun)
+	d, err := c.opts.Mode.NewDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout,
+		Pods: NewInformerCache(c.informers), Observer: o, Clock: c.opts.Manager.Clock})
+	if d == nil || err != nil || c.opts.WrapDeleter == nil {
+		return d, err
 	}
-	if c.opts.WrapDeleter != nil {
-		d = c.opts.WrapDeleter(d)
-	}
-	return d, nil
+	return c.opts.WrapDeleter(d), nil
 }
 
 // stats and actWorkers read the Manager for the metrics; the Manager is made after them.

@@ -11,8 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/taintevict/taintevict/eviction"
@@ -72,22 +74,22 @@ func (l *deleteLog) get() []string {
 	return out
 }
 
-// gated is an Updater whose pod updates wait until pods is closed, and its node updates
-// until nodes is: the informers' handlers lag behind their caches, and the node handler
-// behind the pod handler, as they may when a Controller starts.
+// gated holds the informers' handlers back until pods (the pod handler) and nodes (the node
+// handler) are closed: the handlers lag behind their caches, and the node handler behind
+// the pod handler, as they may when a Controller starts.
 type gated struct {
-	Updater
 	pods, nodes chan struct{}
 }
 
-func (g gated) PodUpdated(old, new *v1.Pod) {
-	<-g.pods
-	g.Updater.PodUpdated(old, new)
-}
-
-func (g gated) NodeUpdated(old, new *v1.Node) {
-	<-g.nodes
-	g.Updater.NodeUpdated(old, new)
+// factory returns f with its pod and node handlers gated.
+func (g gated) factory(f informers.SharedInformerFactory) informers.SharedInformerFactory {
+	return wrapHandlers(f,
+		func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+			return beforeHandler{h, func() { <-g.pods }}
+		},
+		func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+			return beforeHandler{h, func() { <-g.nodes }}
+		})
 }
 
 // TestControllerBudgetsHoldAtStart: a Controller started in the middle of an outage (a
@@ -114,8 +116,7 @@ func TestControllerBudgetsHoldAtStart(t *testing.T) {
 				g := gated{pods: make(chan struct{}), nodes: make(chan struct{})}
 				opts := tc.opts
 				opts.Clock = clk
-				c, err := NewController(t.Context(), client, NewFactory(client), Options{Manager: opts, EventClient: eventSink(),
-					wrapUpdater: func(u Updater) Updater { g.Updater = u; return g }})
+				c, err := NewController(t.Context(), client, g.factory(NewFactory(client)), Options{Manager: opts, EventClient: eventSink()})
 				if err != nil {
 					t.Fatal(err)
 				}

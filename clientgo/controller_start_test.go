@@ -2,15 +2,16 @@ package clientgo
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestControllerStartsAtOnce: a Controller started on a cluster with a pod due at once is
@@ -34,8 +35,11 @@ func StartsAtOnce(t *testing.T, elector Elector) {
 		return false, nil, nil
 	})
 	handled := make(chan struct{})
-	c, err := NewController(t.Context(), client, NewFactory(client), Options{Elector: elector,
-		wrapUpdater: func(u Updater) Updater { return &noting{Updater: u, pod: handled} }})
+	var once sync.Once
+	factory := wrapHandlers(NewFactory(client), func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+		return beforeHandler{h: h, before: func() { once.Do(func() { close(handled) }) }}
+	}, nil)
+	c, err := NewController(t.Context(), client, factory, Options{Elector: elector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,18 +64,4 @@ func StartsAtOnce(t *testing.T, elector Elector) {
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
 	}
-}
-
-// noting is an Updater that closes pod when it is first handed a pod.
-type noting struct {
-	Updater
-	pod    chan struct{}
-	closed atomic.Bool
-}
-
-func (n *noting) PodUpdated(old, new *v1.Pod) {
-	if n.closed.CompareAndSwap(false, true) {
-		close(n.pod)
-	}
-	n.Updater.PodUpdated(old, new)
 }

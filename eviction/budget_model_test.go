@@ -1071,6 +1071,10 @@ type flight struct {
 	node      string
 	succeeded bool
 	closed    bool
+	// held: a budget that holds while a condition lasts (the brake, Confirm, Synced) holds
+	// its retry, which is then not in flight (its calls did nothing), and its next call is
+	// let go anew.
+	held bool
 }
 
 // letGo is an eviction's first Actuator call, for the windows.
@@ -1155,7 +1159,7 @@ func (c *checker) called(w *world, inc int, ref eviction.PodRef) {
 	}
 	key := flightKey{ref.Key(), ref.UID}
 	f := c.flights[key]
-	first := f == nil || f.closed
+	first := f == nil || f.closed || f.held
 	suffix := ""
 	if !first {
 		suffix = "-retry"
@@ -1205,7 +1209,7 @@ func (c *checker) inFlight(prev, cur snapshot, now time.Time) int {
 	for k, f := range c.flights {
 		p := cur.pods[k.key]
 		switch {
-		case f.closed, p == nil || p.UID != k.uid || p.Spec.NodeName != f.node:
+		case f.closed, f.held && !f.succeeded, p == nil || p.UID != k.uid || p.Spec.NodeName != f.node:
 		case f.succeeded && (p.DeletionTimestamp == nil || p.DeletionTimestamp.After(now)):
 			n++
 		case !f.succeeded && stillDue(prev, k, now) && stillDue(cur, k, now):
@@ -1219,6 +1223,16 @@ func (c *checker) inFlight(prev, cur snapshot, now time.Time) int {
 func stillDue(s snapshot, k flightKey, now time.Time) bool {
 	p := s.pods[k.key]
 	return p != nil && p.UID == k.uid && eviction.LeavingReason(p) == "" && len(causesOn(p, s.nodes[p.Spec.NodeName], now)) > 0
+}
+
+// held records that incarnation inc holds the retry of ref's eviction while a condition
+// lasts: it is not in flight.
+func (c *checker) held(inc int, ref eviction.PodRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.flights[flightKey{ref.Key(), ref.UID}]; f != nil && inc == c.inc && !f.succeeded {
+		f.held = true
+	}
 }
 
 // succeeded records that incarnation inc's call for ref did its work.
@@ -1364,6 +1378,13 @@ type modelObserver struct {
 	*evictiontest.Observer
 	w   *world
 	inc int
+}
+
+func (o *modelObserver) Delayed(ref eviction.PodRef, reason eviction.Reason) {
+	o.Observer.Delayed(ref, reason)
+	if reason == eviction.ReasonPaused || reason == eviction.ReasonUnconfirmed || reason == engine.ReasonNotSynced {
+		o.w.ck.held(o.inc, ref)
+	}
 }
 
 func (o *modelObserver) Cancelled(ref eviction.PodRef, reason eviction.Reason) {

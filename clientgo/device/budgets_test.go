@@ -63,8 +63,9 @@ func graceful(c *fake.Clientset) {
 		}
 		p := obj.(*v1.Pod).DeepCopy()
 		if p.DeletionTimestamp == nil {
-			now := metav1.Now()
-			p.DeletionTimestamp = &now
+			grace := int64(30) // as the API server sets it: the end of the grace period
+			end := metav1.NewTime(metav1.Now().Add(time.Duration(grace) * time.Second))
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &end, &grace
 			if err := c.Tracker().Update(gvr, p, p.Namespace); err != nil {
 				return true, nil, err
 			}

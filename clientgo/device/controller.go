@@ -195,17 +195,14 @@ func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 			dobs = append(dobs, d)
 		}
 	}
-	switch c.opts.Mode {
-	case clientgo.ModeDryRun:
-		return nil, nil
-	case clientgo.ModeEvict:
-		d, err := clientgo.NewEvictionDeleter(c.client, clientgo.EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: c.src, Observer: dobs, Clock: c.clock, Reason: DisruptionReason, Message: DisruptionMessage})
-		if err != nil {
-			return nil, fmt.Errorf("device: %w", err)
-		}
-		return eviction.PodActuator(c.status.counting(d)), nil
+	d, err := c.opts.Mode.NewDeleter(c.client, clientgo.EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout, Pods: c.src,
+		Observer: dobs, Clock: c.clock, Reason: DisruptionReason, Message: DisruptionMessage})
+	if err != nil {
+		return nil, fmt.Errorf("device: %w", err)
 	}
-	d := clientgo.NewPodDeleter(c.client, clientgo.PodDeleterOptions{Pods: c.src, Observer: dobs, Clock: c.clock, Reason: DisruptionReason, Message: DisruptionMessage})
+	if d == nil {
+		return nil, nil
+	}
 	return eviction.PodActuator(c.status.counting(d)), nil
 }
 

@@ -121,7 +121,7 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 // the pod's PodGroup too. A pod being deleted or finished is leaving; its owner is
 // [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
-	d.Key, d.UID, d.Leaving = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod)
+	d.Key, d.UID, d.Leaving, d.GoneBy = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod), eviction.GoneBy(pod)
 	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
 	d.Bindings = d.Bindings[:0]
 	groups := s.podGroups.Load()

@@ -7,8 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 )
@@ -36,9 +34,9 @@ func (e *Engine[T]) work(ctx context.Context, ev *eviction, _ struct{}) {
 
 // lockEviction locks ev's stripe and returns a cursor on ev; on none if ev was dropped
 // since the schedule gave it.
-func (e *Engine[T]) lockEviction(ev *eviction) *cursor[T] {
+func (e *Engine[T]) lockEviction(ev *eviction) cursor[T] {
 	st := e.store.lock(ev.key)
-	c := &cursor[T]{e: e, st: st, key: ev.key, ev: ev}
+	c := cursor[T]{e: e, st: st, key: ev.key, ev: ev}
 	if st.evictions[ev.key] != ev {
 		c.ev = nil
 	}
@@ -66,13 +64,13 @@ func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	defer c.arm()
 	now := e.clock.Now()
 	if c.lookupDue(now.UnixNano()) {
-		e.relookup(ctx, c, now)
+		e.relookup(ctx, &c, now)
 	}
 	if c.goneByDue(now.UnixNano()) || !c.wantsWorker(now.UnixNano()) {
 		return call{}, false
 	}
 	v := &c.st.scratch.view
-	if err := e.recheck(c, v, now); err != nil {
+	if err := e.recheck(&c, v, now); err != nil {
 		c.failRecheck(err, now)
 		return call{}, false
 	}
@@ -80,15 +78,15 @@ func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	if !c.wantsWorker(now.UnixNano()) || c.ev.state == running {
 		return call{}, false // the recheck closed it, moved it, or found it running
 	}
-	if e.gate != nil && e.waits(c, v, now) {
+	if e.gate != nil && e.waits(&c, v, now) {
 		return call{}, false
 	}
 	if e.opts.DryRun {
 		c.dryRun()
 		return call{}, false
 	}
-	if c.ev.state == retrying && c.ev.x.retryAt > now.UnixNano() {
-		c.forward() // RetryUnreachable sends it back before its backoff is over
+	if x := c.ev.x; x != nil && x.retryAt > now.UnixNano() {
+		c.forward() // sent back (RetryUnreachable, a budget's release) before its backoff is over
 	}
 	returns := e.unreach.returns.Load()
 	a := c.start()
@@ -126,11 +124,15 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 	if !v.target.Created.IsZero() {
 		s.req.Created = v.target.Created.UnixNano()
 	}
-	h, d := e.gate.Admit(c.ev, &s.req, h, c.ev.flags&admitted != 0)
+	retry := c.ev.flags&admitted != 0
+	h, d := e.gate.Admit(c.ev, &s.req, h, retry)
 	e.wake(d.Woken)
 	if !d.Wait {
 		c.admit()
 		return false
+	}
+	if retry {
+		c.leaveFlight()
 	}
 	c.hold(h, d.Until, Reason(d.Reason))
 	return true
@@ -139,49 +141,16 @@ func (e *Engine[T]) waits(c *cursor[T], v *view, now time.Time) bool {
 // callActuator calls the Actuator, bounded by Options.ActTimeout, and returns its error:
 // wrapped with the timeout when that fired, a *PanicError when it panicked.
 func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
-	actx, stop := e.bound(ctx)
+	b := e.bound(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
-		if stop() && err != nil && !errors.Is(err, ErrActTimeout) {
+		if e.unbound(b) && err != nil && !errors.Is(err, ErrActTimeout) {
 			err = fmt.Errorf("%w: %w", e.timeout, err)
 		}
 	}()
-	return e.act.Act(actx, ref)
-}
-
-// bound returns a call's context, cancelled with e.timeout after Options.ActTimeout on the
-// clock (never if negative), and the function to call after the call, which reports
-// whether it fired. A clock without AfterFunc takes a goroutine, which that function waits
-// for.
-func (e *Engine[T]) bound(ctx context.Context) (context.Context, func() bool) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := func() {}
-	switch c, ok := e.clock.(clock.WithDelayedExecution); {
-	case e.opts.ActTimeout < 0:
-	case ok:
-		t := c.AfterFunc(e.opts.ActTimeout, func() { cancel(e.timeout) })
-		stop = func() { t.Stop() }
-	default:
-		t := e.clock.NewTimer(e.opts.ActTimeout)
-		exited := make(chan struct{})
-		go func() {
-			defer close(exited)
-			select {
-			case <-t.C():
-				cancel(e.timeout)
-			case <-ctx.Done():
-			}
-		}()
-		stop = func() { t.Stop(); cancel(nil); <-exited }
-	}
-	return ctx, func() bool {
-		stop()
-		fired := errors.Is(context.Cause(ctx), e.timeout)
-		cancel(nil)
-		return fired
-	}
+	return e.act.Act(b.ctx, ref)
 }
 
 // afterCall ends the call cl to ev, which returned err.
@@ -196,11 +165,11 @@ func (e *Engine[T]) afterCall(ctx context.Context, ev *eviction, cl call, err er
 	switch {
 	case err == nil || IsGone(err):
 		if c.succeed(cl) {
-			e.relookup(ctx, c, now) // a target that replaced this one, or its removal, is due
+			e.relookup(ctx, &c, now) // a target that replaced this one, or its removal, is due
 		}
 	case c.ev.state == closing:
 		c.finish()
-		e.relookup(ctx, c, now) // a target that replaced this one may be due
+		e.relookup(ctx, &c, now) // a target that replaced this one may be due
 	default:
 		unreach := e.opts.Unreachable != nil && e.opts.Unreachable(err)
 		returned := e.unreach.returns.Load() != cl.returns

@@ -156,7 +156,9 @@ func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced)
 // the target gone or bound elsewhere, it is closed without an action, or the target is
 // leaving ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts
 // until it is gone or its grace period is over, so that a node that cannot confirm the
-// removal (whose pods stay Terminating) does not hold its places for good. One due while
+// removal (whose pods stay Terminating) does not hold its places for good. A retry the
+// brake or Confirm holds gives its place back (its calls did nothing), and takes one again
+// when let go, as a new eviction would, counted again by the windows too. One due while
 // the bound is reached waits (Delayed, [ReasonInFlight]) in line in the order they fell
 // due; each that ends lets the first go. Only this Engine's actions count: not those of a
 // former one (before a restart or a change of leader). The zero InFlight bounds nothing.

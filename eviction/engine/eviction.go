@@ -280,7 +280,11 @@ func (c *cursor[T]) fail(cl call, err error, now time.Time, unreach, returned bo
 			c.ev.flags |= forwarded
 		case unreach && !wasForwarded:
 			c.ev.flags |= unreachable
-			x.returnsAt = c.e.unreach.mark(c.ev)
+			x.returnsAt = cl.returns // the count the call started with: one since sends it back
+			c.e.unreach.mark(c.ev)
+			if c.e.unreach.returns.Load() != cl.returns {
+				c.e.queue.ScheduleEarlier(c.ev, struct{}{}, now) // one ran since, maybe before mark
+			}
 		}
 		c.to(trFail)
 	}
@@ -368,13 +372,21 @@ func (c *cursor[T]) releaseHold() {
 // that one they let go has ended.
 func (c *cursor[T]) clearMarks() {
 	c.unmarkUnreachable()
-	if c.ev.flags&admitted != 0 && c.e.gate != nil {
-		c.e.wake(c.e.gate.Ended(c.e.clock.Now().UnixNano()))
-	}
-	c.ev.flags &^= admitted | forwarded
+	c.leaveFlight()
+	c.ev.flags &^= forwarded
 	if x := c.ev.x; x != nil {
 		x.fails, x.retryAt, x.owed, x.goneBy = 0, 0, 0, 0
 	}
+}
+
+// leaveFlight tells the budgets that an eviction they let go is no longer in flight: it
+// ended, or (a retry held while a condition lasts) its calls did nothing, and it is let go
+// anew once released.
+func (c *cursor[T]) leaveFlight() {
+	if c.ev.flags&admitted != 0 && c.e.gate != nil {
+		c.e.wake(c.e.gate.Ended(c.e.clock.Now().UnixNano()))
+	}
+	c.ev.flags &^= admitted
 }
 
 func (c *cursor[T]) unmarkUnreachable() {

@@ -26,7 +26,8 @@ type Observer interface {
 	// Delayed: the eviction is due but waits at a budget, for reason; it stays pending.
 	// Reported when the reason changes, before the first Actuator call; and before a retry
 	// for the budgets that hold while a condition lasts (Paused, Unconfirmed, NotSynced),
-	// which hold retries too.
+	// which hold retries too: such a retry gives back its place in flight, and is let go
+	// anew once released, when any budget may delay it.
 	Delayed(target Ref, reason Reason)
 	// Started: the Actuator is about to be called (never in dry-run mode), for the call
 	// a.Call.

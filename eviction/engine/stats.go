@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,11 +47,11 @@ func (e *Engine[T]) Stats() Stats {
 		SourceErrors: e.stats.sourceErrors.Load(),
 		Delayed:      map[Reason]int{},
 	}
-	for i, r := range delayReasons {
-		if n := e.stats.delayed[i].Load(); n != 0 {
-			s.Delayed[r] = int(n)
-		}
+	e.stats.mu.Lock()
+	for r, n := range e.stats.delayed {
+		s.Delayed[r] = int(n)
 	}
+	e.stats.mu.Unlock()
 	return s
 }
 
@@ -58,17 +59,21 @@ func (e *Engine[T]) Stats() Stats {
 // move them.
 type counters struct {
 	n              [nStates]atomic.Int64
-	delayed        [len(delayReasons)]atomic.Int64
 	sourceErrors   atomic.Uint64
 	badTransitions atomic.Uint64 // transitions from a state their row does not leave from
+
+	mu      sync.Mutex       // guards delayed, a leaf lock
+	delayed map[Reason]int64 // the held evictions by reason, of any budget; none at 0
 }
 
-var delayReasons = [...]Reason{ReasonRateLimited, ReasonPaused, ReasonInFlight, ReasonNamespaceLimit,
-	ReasonOwnerLimit, ReasonRecreated, ReasonUnconfirmed, ReasonNotSynced}
-
 func (c *counters) delay(reason Reason, d int64) {
-	if i := slices.Index(delayReasons[:], reason); i >= 0 {
-		c.delayed[i].Add(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.delayed == nil {
+		c.delayed = map[Reason]int64{}
+	}
+	if c.delayed[reason] += d; c.delayed[reason] == 0 {
+		delete(c.delayed, reason)
 	}
 }
 

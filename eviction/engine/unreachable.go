@@ -36,16 +36,14 @@ type unreachableIndex struct {
 	returns atomic.Uint64
 }
 
-// mark adds ev, and returns the count of RetryUnreachable calls so far.
-func (u *unreachableIndex) mark(ev *eviction) uint64 {
-	returns := u.returns.Load()
+// mark adds ev.
+func (u *unreachableIndex) mark(ev *eviction) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.set == nil {
 		u.set = make(map[*eviction]struct{})
 	}
 	u.set[ev] = struct{}{}
-	return returns
 }
 
 func (u *unreachableIndex) forget(ev *eviction) {

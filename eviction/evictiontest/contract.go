@@ -13,7 +13,8 @@ import (
 // [EventsOf]), keep [engine.Observer]'s contract: an eviction opens with its first Scheduled
 // and closes with exactly one Succeeded, Cancelled or Skipped, and nothing comes while none
 // is open; its UID stays the same while it is open; Delayed comes before its first call, or
-// before a retry for the budgets that hold retries too (Paused, Unconfirmed, NotSynced);
+// before a retry for the budgets that hold retries too (Paused, Unconfirmed, NotSynced),
+// after which the retry is let go anew and any budget may delay it;
 // each Started is followed by exactly one outcome before the next, and the calls count 1,
 // 2, 3...; a Failed with no call (Attempt 0) never comes while a call runs. running says a
 // call is under way as the reports end, so that its Started may lack an outcome. It
@@ -21,6 +22,7 @@ import (
 func CheckContract(events []Event, running bool) (open bool, err error) {
 	var uid types.UID
 	started, calls := -1, 0
+	anew := false // a retry a condition held is let go anew: any budget may hold it then
 	for i, e := range events {
 		if e.Kind != Scheduled && !open {
 			return false, fmt.Errorf("report %d (%v) while no eviction is open", i, e)
@@ -34,9 +36,10 @@ func CheckContract(events []Event, running bool) (open bool, err error) {
 				open, uid, calls = true, e.Pod.UID, 0
 			}
 		case Delayed:
-			if started >= 0 || calls > 0 && !slices.Contains(retryReasons, e.Reason) {
+			if started >= 0 || calls > 0 && !anew && !slices.Contains(retryReasons, e.Reason) {
 				return false, fmt.Errorf("report %d (%v) after a call", i, e)
 			}
+			anew = anew || calls > 0
 		case Started:
 			if started >= 0 {
 				return false, fmt.Errorf("report %d (%v) follows the Started at %d with no outcome", i, e, started)
@@ -44,7 +47,7 @@ func CheckContract(events []Event, running bool) (open bool, err error) {
 			if e.Attempt != calls+1 {
 				return false, fmt.Errorf("report %d (%v): call %d, want %d", i, e, e.Attempt, calls+1)
 			}
-			started, calls = i, e.Attempt
+			started, calls, anew = i, e.Attempt, false
 		case Failed:
 			switch {
 			case e.Attempt == 0 && started >= 0:
