@@ -44,8 +44,10 @@ func (q *Queue[K, V]) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-q.timer.C():
 			q.mu.Lock()
-			q.armed = false
-			q.arm(toNanos(q.clock.Now()), false)
+			if now := toNanos(q.clock.Now()); !q.armed || q.armedAt <= now {
+				q.armed = false
+				q.arm(now, false)
+			} // else a tick of an earlier setting: WaitIdle has set the timer since, for later
 			q.mu.Unlock()
 		}
 	}
