@@ -285,6 +285,7 @@ func benchZoneOutage(b *testing.B, opts eviction.Options) {
 			bm.m.PodUpdated(nil, p)
 		}
 		benchDrain(b, bm.m)
+		bm.m.Synced() // the initial list is in, as the informers' HasSynced would say
 		// The informer has the tainted nodes before it calls the handlers; the recheck
 		// before each delete reads them.
 		taint := benchTaint(time.Now())
