@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,7 +63,8 @@ func BenchmarkWhatIf(b *testing.B) {
 			b.Run(bc.name+"/"+output, func(b *testing.B) {
 				w := &whatIf{command: newCommand(genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}, genericclioptions.NewConfigFlags(false), deps{now: time.Now}),
 					output: output, selector: bc.selector,
-					groupBy: []string{"namespace"}, maxPods: 100, budgets: budgetFlags{mode: "delete", deadlineSource: "time-added"}}
+					groupBy: []string{"namespace"}, maxPods: 100}
+				w.budgets.define(pflag.NewFlagSet("what-if", pflag.ContinueOnError), true) // the defaults
 				q := question{nodes: bc.nodes, specs: []taintSpec{{taint: defaultTaint}}}
 				for b.Loop() {
 					if err := w.answer(ctx, q, nodes, pods, nil, w.engineOptions(b)); err != nil {
