@@ -26,6 +26,7 @@ import (
 
 	"github.com/taintevict/taintevict/clientgo"
 	"github.com/taintevict/taintevict/eviction"
+	"github.com/taintevict/taintevict/eviction/engine"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
@@ -122,6 +123,29 @@ type delFlight struct {
 	key      types.NamespacedName
 	node     string
 	accepted bool
+	// held: the brake, Confirm or Synced holds its retry, which is then not in flight (its
+	// DELETEs did nothing), and its next DELETE is let go anew, through InFlight too.
+	held bool
+}
+
+// heldObserver tells the cluster which retries incarnation inc holds at a budget that holds
+// while a condition lasts.
+type heldObserver struct {
+	eviction.NopObserver
+	c   *cluster
+	inc int
+}
+
+func (o heldObserver) Delayed(ref eviction.PodRef, reason eviction.Reason) {
+	if reason != eviction.ReasonPaused && reason != eviction.ReasonUnconfirmed && reason != engine.ReasonNotSynced {
+		return
+	}
+	o.c.mu.Lock()
+	defer o.c.mu.Unlock()
+	if f := o.c.flights[ref.UID]; f != nil && o.inc == o.c.inc && !f.accepted {
+		f.held = true
+		o.c.logLocked("incarnation %d holds the retry of %s (%s)", o.inc, ref.Name, reason)
+	}
 }
 
 func newCluster(t *testing.T, seed uint64) *cluster {
@@ -229,7 +253,8 @@ func (c *cluster) start() {
 	events.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, a.(k8stesting.CreateAction).GetObject(), nil
 	})
-	ctl, err := clientgo.NewController(c.t.Context(), c.client, clientgo.NewFactory(c.client), clientgo.Options{Manager: c.opts, WaitIdle: true, EventClient: events})
+	ctl, err := clientgo.NewController(c.t.Context(), c.client, clientgo.NewFactory(c.client), clientgo.Options{Manager: c.opts, WaitIdle: true, EventClient: events,
+		Observers: []eviction.Observer{heldObserver{c: c, inc: c.inc}}})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -449,7 +474,7 @@ func (c *cluster) checkDelete(p *v1.Pod) {
 	}
 	f := c.flights[p.UID]
 	suffix := "-retry"
-	if f == nil {
+	if f == nil || f.held {
 		suffix = ""
 	}
 	if brakeHolds(c.opts.Brake, c.zoneOf, c.prev, cur, causes, false) {
@@ -458,7 +483,7 @@ func (c *cluster) checkDelete(p *v1.Pod) {
 	if confirmHolds(c.opts.Confirm, c.prev, cur, either) {
 		c.violateLocked("confirm"+suffix, "incarnation %d: DELETE of %s, due to %v, while Confirm holds each", c.inc, p.Name, either)
 	}
-	if f != nil {
+	if f != nil && !f.held {
 		return
 	}
 	if max := c.opts.InFlight.Max; max > 0 {
@@ -469,7 +494,7 @@ func (c *cluster) checkDelete(p *v1.Pod) {
 			case q == nil || q.UID != uid || q.Spec.NodeName != f.node:
 			case f.accepted && (q.DeletionTimestamp == nil || q.DeletionTimestamp.After(now)):
 				n++
-			case !f.accepted && dueIn(c.prev, f.key, uid, now) && dueIn(cur, f.key, uid, now):
+			case !f.accepted && !f.held && dueIn(c.prev, f.key, uid, now) && dueIn(cur, f.key, uid, now):
 				n++
 			}
 		}
