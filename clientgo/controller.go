@@ -216,7 +216,7 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.Manager.Confirm.Fraction > 0 && c.events != nil {
 		u = confirmCheck{Updater: u, recorder: c.events}
 	}
-	c.handled, err = c.informers.addHandlers(u, logger)
+	c.handled, err = c.informers.AddHandlers(u, logger)
 	return err
 }
 

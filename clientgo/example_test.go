@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -37,19 +38,22 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cache := clientgo.NewInformerCache(inf)
-	deleter := clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cache})
-	m, err := eviction.New(deleter, cache, eviction.Options{Observer: notify(evicted)})
+	cached := clientgo.NewInformerCache(inf)
+	deleter := clientgo.NewPodDeleter(client, clientgo.PodDeleterOptions{Pods: cached})
+	m, err := eviction.New(deleter, cached, eviction.Options{Observer: notify(evicted)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := inf.AddHandlers(m, klog.FromContext(ctx)); err != nil {
+	handled, err := inf.AddHandlers(m, klog.FromContext(ctx))
+	if err != nil {
 		log.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = m.Run(ctx) }) // until ctx is done
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	if cache.WaitFor(ctx, "", handled...) {
+		m.Synced() // every node is known: a brake or Confirm of Options may count them
+	}
 	// --- to here.
 
 	pod := <-evicted

@@ -159,8 +159,8 @@ func (h *Handoff) poke() {
 // clock, then wait again.
 //
 // It lists every node and pod through the client at each round (a round ends when the
-// informers deliver an update), and compares them to what it handed on, but for their
-// managedFields (which NewFactory's informers drop) and type meta. It waits forever on a
+// informers deliver an update), and compares them to what it handed on, but for what
+// NewFactory's informers drop ([Trim]) and type meta. It waits forever on a
 // cluster that never stops changing; give it a ctx with a deadline. It returns an error if
 // a listing fails, and at once if the Handoff was made on a fake clientset whose informers
 // had already opened their watches (NewHandoff).
@@ -241,23 +241,28 @@ func listState(ctx context.Context, client kubernetes.Interface) (state, error) 
 
 func (s state) equal(o state) bool {
 	return sameObjects(s.nodes, o.nodes, func(a, b *v1.Node) bool {
-		x, y := *a, *b // shallow copies, to clear what the comparison ignores
-		strip(&x.TypeMeta, &x.ObjectMeta)
-		strip(&y.TypeMeta, &y.ObjectMeta)
-		return apiequality.Semantic.DeepEqual(x, y)
+		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
 	}) && sameObjects(s.pods, o.pods, func(a, b *v1.Pod) bool {
-		x, y := *a, *b
-		strip(&x.TypeMeta, &x.ObjectMeta)
-		strip(&y.TypeMeta, &y.ObjectMeta)
-		return apiequality.Semantic.DeepEqual(x, y)
+		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
 	})
 }
 
-// strip clears what the comparison ignores: the type meta (a listed item has none) and
-// the managedFields (NewFactory's informers drop them).
-func strip(t *metav1.TypeMeta, m *metav1.ObjectMeta) {
-	*t = metav1.TypeMeta{}
-	m.ManagedFields = nil
+// bare returns a copy of a node or a pod without what the comparison ignores: what
+// NewFactory's informers drop ([Trim]: an object trimmed already stays as it is) and the
+// type meta (a listed item has none).
+func bare(obj any) any {
+	trimmed, _ := Trim(obj) // it fails for no node or pod
+	switch o := trimmed.(type) {
+	case *v1.Node:
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{}
+		return c
+	case *v1.Pod:
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{}
+		return c
+	}
+	return trimmed
 }
 
 func sameObjects[K comparable, T any](a, b map[K]*T, same func(a, b *T) bool) bool {

@@ -39,7 +39,7 @@ func TestHandoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHandoff(client, m) // before the informers start: the fake's watches
-	if err := inf.AddHandlers(h, klog.Background()); err != nil {
+	if _, err := inf.AddHandlers(h, klog.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
@@ -165,7 +165,7 @@ func TestHandoffAfterTheInformers(t *testing.T) {
 				if tc.late {
 					h = NewHandoff(client, m)
 				}
-				if err := inf.AddHandlers(h, klog.Background()); err != nil {
+				if _, err := inf.AddHandlers(h, klog.Background()); err != nil {
 					t.Fatal(err)
 				}
 				go func() { _ = m.Run(ctx) }()

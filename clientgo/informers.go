@@ -13,11 +13,44 @@ import (
 )
 
 // NewFactory returns a SharedInformerFactory suited to a taint eviction controller: no
-// periodic resync (the Manager keeps its own schedule), and managedFields, which no one here
-// reads and which can be a large part of a pod's size, dropped from the cached objects. Any
-// factory works with [NewInformers]; this one only saves memory and work.
+// periodic resync (the Manager keeps its own schedule), and cached objects trimmed to what
+// the controllers of this module read ([Trim]): most of a pod is its containers, volumes
+// and their statuses, which no taint eviction reads. Any factory works with [NewInformers];
+// this one only saves memory and work. A program that reads what Trim drops from the same
+// informers makes its own factory.
 func NewFactory(client kubernetes.Interface) informers.SharedInformerFactory {
-	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields))
+	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(Trim))
+}
+
+// Trim is the transform of [NewFactory]: it drops managedFields from every object; of a
+// pod, its containers (init and ephemeral too), volumes, affinity, topology spread
+// constraints and container statuses; of a node, its images. It keeps what the node and
+// device sides read: metadata, the node, the tolerations, priority, grace period, resource
+// claims, phase, conditions and claim statuses. It changes a copy, never the object it is
+// given, which a watch may share with others; objects with nothing to drop pass as they are.
+func Trim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		if len(o.ManagedFields)+len(o.Spec.Containers)+len(o.Spec.InitContainers)+len(o.Spec.EphemeralContainers)+
+			len(o.Spec.Volumes)+len(o.Status.ContainerStatuses)+len(o.Status.InitContainerStatuses)+
+			len(o.Status.EphemeralContainerStatuses)+len(o.Spec.TopologySpreadConstraints) == 0 && o.Spec.Affinity == nil {
+			return obj, nil
+		}
+		p := *o // shallow: the fields dropped are set to nil, none of the rest is changed
+		p.ManagedFields = nil
+		p.Spec.Containers, p.Spec.InitContainers, p.Spec.EphemeralContainers, p.Spec.Volumes = nil, nil, nil, nil
+		p.Spec.Affinity, p.Spec.TopologySpreadConstraints = nil, nil
+		p.Status.ContainerStatuses, p.Status.InitContainerStatuses, p.Status.EphemeralContainerStatuses = nil, nil, nil
+		return &p, nil
+	case *v1.Node:
+		if len(o.ManagedFields)+len(o.Status.Images) == 0 {
+			return obj, nil
+		}
+		n := *o
+		n.ManagedFields, n.Status.Images = nil, nil
+		return &n, nil
+	}
+	return dropManagedFields(obj)
 }
 
 // dropManagedFields clears managedFields on a copy: a watch may hand the informer an object
@@ -91,17 +124,15 @@ type Updater interface {
 // handlers after they have updated their caches, so that when the Manager reads the Cache
 // while processing an update, it sees that update or a newer one: the order the Manager
 // relies on. It may be called before or after the informers start: an informer that runs
-// already replays its cache to a new handler as adds.
-func (inf Informers) AddHandlers(m Updater, logger klog.Logger) error {
-	_, err := inf.addHandlers(m, logger)
-	return err
-}
-
-// addHandlers is AddHandlers, and returns what is done once each handler has been handed
-// its informer's initial listing. The handlers pass every update: the Manager itself
-// ignores those that cannot change an eviction (a pod's status, say), more cheaply than a
-// filter here could.
-func (inf Informers) addHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
+// already replays its cache to a new handler as adds. The handlers pass every update: the
+// Manager itself ignores those that cannot change an eviction (a pod's status, say), more
+// cheaply than a filter here could.
+//
+// It returns what is done once each handler has been handed its informer's initial
+// listing. Wait for them (cache.WaitFor) before telling the Manager that it knows every
+// node (Manager.Synced): an informer's own HasSynced comes before its handlers have seen
+// the list, and a brake told too early would count too few nodes.
+func (inf Informers) AddHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
 	nodes, err := inf.Nodes.AddEventHandlerWithOptions(HandlerFuncs(logger, m.NodeUpdated), opts)
 	if err != nil {

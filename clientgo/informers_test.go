@@ -235,3 +235,53 @@ func TestNewInformersOnARunningFactory(t *testing.T) {
 		t.Errorf("NewInformers on a stopped pod informer: got %v, want an error of clientgo", err)
 	}
 }
+
+// TestTrim: NewFactory's transform drops from a pod what no taint eviction reads, and from
+// a node its images, on a copy; it keeps what the node and device sides read.
+func TestTrim(t *testing.T) {
+	grace, prio := int64(30), int32(7)
+	pod := podOn("shop", "web-1", "node-1")
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	pod.Labels = map[string]string{"app": "web"}
+	pod.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1a"}}
+	pod.Spec.Containers = []v1.Container{{Name: "web", Image: "web:1"}}
+	pod.Spec.Volumes = []v1.Volume{{Name: "data"}}
+	pod.Spec.Affinity = &v1.Affinity{}
+	pod.Spec.TerminationGracePeriodSeconds, pod.Spec.Priority = &grace, &prio
+	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
+	pod.Status.Phase = v1.PodRunning
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget}}
+	pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "web"}}
+	pod.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu"}}
+	given := pod.DeepCopy()
+	got, err := Trim(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.(*v1.Pod)
+	if !reflect.DeepEqual(pod, given) {
+		t.Errorf("the pod given was changed: %+v", pod)
+	}
+	if p.ManagedFields != nil || p.Spec.Containers != nil || p.Spec.Volumes != nil || p.Spec.Affinity != nil || p.Status.ContainerStatuses != nil {
+		t.Errorf("kept what no taint eviction reads: %+v", p)
+	}
+	kept := given.DeepCopy()
+	kept.ManagedFields, kept.Spec.Containers, kept.Spec.Volumes, kept.Spec.Affinity, kept.Status.ContainerStatuses = nil, nil, nil, nil, nil
+	if !reflect.DeepEqual(p, kept) {
+		t.Errorf("got %+v, want %+v", p, kept)
+	}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{v1.LabelTopologyZone: "a"}},
+		Spec:   v1.NodeSpec{Taints: []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoExecute}}},
+		Status: v1.NodeStatus{Images: []v1.ContainerImage{{Names: []string{"web:1"}}}, Conditions: []v1.NodeCondition{{Type: v1.NodeReady}}}}
+	got, err = Trim(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got.(*v1.Node); n.Status.Images != nil || len(node.Status.Images) != 1 || !reflect.DeepEqual(n.Spec, node.Spec) || len(n.Status.Conditions) != 1 {
+		t.Errorf("node: got %+v from %+v, want its images dropped on a copy, the rest kept", n, node)
+	}
+	bare := podOn("shop", "web-2", "node-1")
+	if got, _ := Trim(bare); got != bare {
+		t.Errorf("nothing to drop: got a copy")
+	}
+}

@@ -134,7 +134,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	c.src.changed, c.src.touched = c.changed, c.status.touched
-	if err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
+	if _, err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/taintevict/taintevict/clientgo"
@@ -42,12 +43,16 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := src.AddHandlers(inf, e, klog.FromContext(ctx)); err != nil {
+	handled, err := src.AddHandlers(inf, e, klog.FromContext(ctx))
+	if err != nil {
 		log.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = e.Run(ctx) }) // until ctx is done
 	factory.Start(ctx.Done())
+	if cache.WaitFor(ctx, "", handled...) {
+		e.Synced() // every device is known: the budgets of Options may count them
+	}
 	// --- to here.
 
 	pod := <-evicted

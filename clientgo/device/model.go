@@ -313,8 +313,10 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 
 // AddHandlers connects the informers to eng, once, before they start: a change of a slice
 // or a rule feeds the devices it may change; one of a claim's allocation or reservations,
-// or of a pod's claims, node or leaving, the pods concerned.
-func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) error {
+// or of a pod's claims, node or leaving, the pods concerned. It returns what is done once
+// each handler has been handed its informer's initial listing: wait for them
+// (cache.WaitFor) before calling eng.Synced, so that the budgets count every device.
+func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) ([]cache.DoneChecker, error) {
 	s.eng = eng
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
@@ -329,11 +331,11 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 	} {
 		reg, err := h.inf.AddEventHandlerWithOptions(h.fn, cache.HandlerOptions{Logger: &logger})
 		if err != nil {
-			return fmt.Errorf("device: adding an event handler: %w", err)
+			return nil, fmt.Errorf("device: adding an event handler: %w", err)
 		}
 		s.synced = append(s.synced, reg.HasSyncedChecker())
 	}
-	return nil
+	return s.synced, nil
 }
 
 // get returns the object of store under key; one of another type counts as none.
