@@ -26,21 +26,24 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/taintevict/taintevict/bench/realapiserver"
+	"github.com/taintevict/taintevict/clientgo"
 )
 
 // The informer variants MeasureInformers compares, each alone in a process.
 var informerVariants = []string{
-	"none",         // no informer: the process's own floor
-	"pods",         // a typed pod informer as client-go makes it, managedFields and all
-	"pods-trim",    // managedFields dropped: what kube-controller-manager and taintevict keep
-	"pods-slim",    // only what a taint eviction controller reads (see slimPod)
-	"pods-phase",   // pods-trim with the field selector status.phase!=Succeeded,status.phase!=Failed
-	"pods-meta",    // a metadata-only informer (trimmed): no spec, so no tolerations
-	"nodes",        // a typed node informer, managedFields and all
-	"nodes-trim",   // managedFields dropped
-	"nodes-slim",   // only metadata, taints and unschedulable
-	"nodes-meta",   // a metadata-only informer: no taints
-	"pods-trim+ix", // pods-trim with the spec.nodeName index both controllers add
+	"none",           // no informer: the process's own floor
+	"pods",           // a typed pod informer as client-go makes it, managedFields and all
+	"pods-trim",      // managedFields dropped: what kube-controller-manager keeps
+	"pods-slim",      // only what a taint eviction controller reads (see slimPod)
+	"pods-clientgo",  // clientgo.Trim, clientgo.NewFactory's transform: what taintevict keeps
+	"pods-phase",     // pods-trim with the field selector status.phase!=Succeeded,status.phase!=Failed
+	"pods-meta",      // a metadata-only informer (trimmed): no spec, so no tolerations
+	"nodes",          // a typed node informer, managedFields and all
+	"nodes-trim",     // managedFields dropped
+	"nodes-slim",     // only metadata, taints and unschedulable
+	"nodes-clientgo", // clientgo.Trim
+	"nodes-meta",     // a metadata-only informer: no taints
+	"pods-trim+ix",   // pods-trim with the spec.nodeName index both controllers add
 }
 
 // InformerResult is one variant's memory, in a process of its own, once synced.
@@ -167,6 +170,8 @@ func variantInformer(variant string, client kubernetes.Interface, mclient metada
 		}})
 	case "pods-slim":
 		return typed(none, slimPod).Core().V1().Pods().Informer(), nil
+	case "pods-clientgo":
+		return typed(none, clientgo.Trim).Core().V1().Pods().Informer(), nil
 	case "pods-phase":
 		return typed(func(o *metav1.ListOptions) { o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed" }, trim).Core().V1().Pods().Informer(), nil
 	case "pods-meta":
@@ -177,13 +182,15 @@ func variantInformer(variant string, client kubernetes.Interface, mclient metada
 		return typed(none, trim).Core().V1().Nodes().Informer(), nil
 	case "nodes-slim":
 		return typed(none, slimNode).Core().V1().Nodes().Informer(), nil
+	case "nodes-clientgo":
+		return typed(none, clientgo.Trim).Core().V1().Nodes().Informer(), nil
 	case "nodes-meta":
 		return meta(v1.SchemeGroupVersion.WithResource("nodes")), nil
 	}
 	return nil, fmt.Errorf("scale: unknown informer variant %q", variant)
 }
 
-// trim drops managedFields, as kube-controller-manager's informers and clientgo.NewFactory do.
+// trim drops managedFields, as kube-controller-manager's informers do.
 func trim(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
