@@ -335,7 +335,7 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		}
 		s.synced = append(s.synced, reg.HasSyncedChecker())
 	}
-	return s.synced, nil
+	return slices.Clip(s.synced), nil // clipped: a caller's append cannot write into the Source's own
 }
 
 // get returns the object of store under key; one of another type counts as none.
