@@ -177,7 +177,6 @@ floor_check() {
   ' | sort -u)
   local world="$tmp/floor-${dir//\//-}" user="$tmp/user-${dir//\//-}"
   mkdir -p "$world" "$user"
-  (cd "$world" && go mod init example.com/floor >/dev/null 2>&1 && go get $direct >/dev/null 2>&1 && go list -m all | awk 'NR > 1') >"$tmp/world.txt"
   (
     cd "$user"
     go mod init example.com/user >/dev/null 2>&1
@@ -185,7 +184,20 @@ floor_check() {
     printf 'package main\n\nimport _ "%s"\n\nfunc main() {}\n' "$pkg" >main.go
     go build -o /dev/null . && go mod tidy >/dev/null 2>&1
     go list -m all | awk 'NR > 1 && ($1 ~ /^k8s\.io\// || $1 ~ /^sigs\.k8s\.io\//) && NF == 2'
+    # The Kubernetes packages it builds with, for the floor world to import too.
+    go list -deps . | grep -E '^(k8s\.io|sigs\.k8s\.io)/' | grep -Ev '/internal(/|$)' >"$tmp/k8s-packages.txt"
   ) >"$tmp/user.txt"
+  # The floor world: a program on the floor's modules that imports the same Kubernetes
+  # packages, so that its build list holds what they need (kube-openapi's own requirements,
+  # say) at the floor's versions.
+  (
+    cd "$world"
+    go mod init example.com/floor >/dev/null 2>&1
+    go get $direct >/dev/null 2>&1
+    { printf 'package main\n\nimport (\n'; sed 's/.*/\t_ "&"/' "$tmp/k8s-packages.txt"; printf ')\n\nfunc main() {}\n'; } >main.go
+    go mod tidy >/dev/null 2>&1
+    go list -m all | awk 'NR > 1'
+  ) >"$tmp/world.txt"
   local bad=0 p v w
   while read -r p v; do
     w=$(awk -v p="$p" '$1 == p { print $2 }' "$tmp/world.txt")
