@@ -193,6 +193,11 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	switch {
 	case s == idle:
 		c.to(trOpen)
+		if c.e.opts.InFlight.Fraction > 0 {
+			// One more kept is more room for InFlight.Fraction: those in line take it now,
+			// not at the next eviction that asks or ends.
+			c.e.wake(c.e.gate.Refill())
+		}
 	case s == running || s == closing:
 		c.to(trMoveRunning) // the call goes on; a failure of it retries from here
 	default:
@@ -242,8 +247,8 @@ func (c *cursor[T]) start() Attempt {
 func (c *cursor[T]) dryRun() {
 	ref, a := c.ref(), Attempt{Due: c.dueTime()}
 	c.releaseHold()
-	c.clearMarks()
 	c.to(trDryRun)
+	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
 	c.e.obs.Succeeded(ref, a, true)
 }
 
@@ -328,22 +333,25 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 	}
 	ref := c.ref()
 	c.releaseHold()
-	c.clearMarks()
 	c.to(trClose)
+	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
 	c.report(kind, ref, reason)
 }
 
 // finish makes the report owed by an eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
 	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
-	c.clearMarks()
 	c.to(trFinish)
+	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
 	c.report(owed, ref, reason)
 }
 
+// forget drops the acted eviction, whose target the Source shows gone or moved. It leaves
+// the evictions kept before it leaves flight, so that the room InFlight.Fraction gives the
+// ones in line (a share of those kept) is already the smaller one.
 func (c *cursor[T]) forget() {
-	c.clearMarks()
 	c.to(trForget)
+	c.clearMarks()
 }
 
 // backoff counts one more failure in n and returns when its retry goes.

@@ -116,3 +116,47 @@ func TestInFlightOnUnreachableHolder(t *testing.T) {
 		}
 	})
 }
+
+// TestInFlightFractionRoomGrows: InFlight.Fraction's bound is a share of the evictions kept,
+// so one that waits in line while few are kept goes as soon as more are, not at the next
+// eviction that asks or ends (here an hour later). With Fraction 0.5, the second target due
+// at once waits (2 kept: room for 1, taken); four more targets, due in an hour, make 6 kept
+// and room for 3, and the one in line goes with the clock still at the start. (Before the
+// fix it waited the hour; the what-if's and a real run's times then depended on the order
+// in which the engine took the targets in.)
+func TestInFlightFractionRoomGrows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := testclock.NewFakeClock(t0)
+		src := &evictiontest.Source{}
+		var mu sync.Mutex
+		var calls []string
+		act := func(_ context.Context, ref engine.Ref) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, ref.Name+"@+"+clk.Since(t0).String())
+			return nil // the targets stay: each counts in flight from here on
+		}
+		e := startEngine(t, engine.ActuatorFunc(act), src, engine.Options{Clock: clk, InFlight: engine.InFlight{Fraction: 0.5}})
+		downHolder(src, e)
+		feed := func(tg engine.Target) {
+			src.SetTarget(tg)
+			e.TargetUpdated(tg)
+			synctest.Wait()
+		}
+		feed(targetOn("now-1", "u1"))
+		feed(targetOn("now-2", "u2"))
+		mu.Lock()
+		if got := len(calls); got != 1 {
+			t.Fatalf("with 2 kept: %d calls (%v), want 1", got, calls)
+		}
+		mu.Unlock()
+		for i := range 4 {
+			feed(targetOn(fmt.Sprint("later-", i), types.UID(fmt.Sprint("l", i)), tolFor("down", 3600)))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"now-1@+0s", "now-2@+0s"}; fmt.Sprint(calls) != fmt.Sprint(want) {
+			t.Errorf("with 6 kept and the clock at the start: calls %v, want %v", calls, want)
+		}
+	})
+}

@@ -206,6 +206,14 @@ func (g *Gate[E]) Release(ev E, h *Hold, now int64) []Woken[E] {
 	return g.refill(nil)
 }
 
+// Refill returns the evictions that the Refillers let go now: for a room that grew with
+// something no scope of theirs shows (InFlight.Fraction's, with the evictions kept).
+func (g *Gate[E]) Refill() []Woken[E] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refill(nil)
+}
+
 // Ended tells the Trackers that an eviction that went has ended, and returns the evictions
 // that what they release held.
 func (g *Gate[E]) Ended(now int64) []Woken[E] {
