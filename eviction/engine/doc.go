@@ -98,7 +98,7 @@ package engine
 //
 //  1. a stripe's (store.go), for every decision about a target, held across its Source
 //     lookups, Observer calls and the rest of this list, not across the Actuator's call;
-//  2. the gate's (internal/budget), under a stripe's (Admit, Release, Ended, Due) or alone
+//  2. the gate's (internal/budget), under a stripe's (Admit, Release, Ended, Refill, Due) or alone
 //     (HolderUpdated, Wake); under it only the budgets run, and the Census, which takes
 //     only locks of its own;
 //  3. the act workers' limit's (internal/concurrency), alone around a call, and over the
