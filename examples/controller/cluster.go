@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -117,7 +118,11 @@ func serveWith(ctx context.Context, client, events, reviews kubernetes.Interface
 		say = "EVICTING pods for real through the Eviction API"
 	}
 	fmt.Fprintf(out, "cluster %s: %s (controllers: %s); stop with Ctrl-C\n", host, say, strings.Join(cfg.device.controllers, ","))
-	err = c.Run(ctx)
+	runCtx, cancel := context.WithCancel(ctx)
+	released := giveBackListing(runCtx, c.node)
+	err = c.Run(runCtx)
+	cancel()
+	<-released
 	if errors.Is(err, clientgo.ErrLeaseLost) {
 		return errors.New("lost the leader election Lease: exiting, so that this replica restarts as a standby")
 	}
@@ -230,4 +235,27 @@ func ping(ctx context.Context, client kubernetes.Interface) error {
 // oneLine puts a multi-line error message on one line.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}
+
+// giveBackListing returns the heap of the initial listing to the operating system once
+// node's caches have synced (nil node: nothing to wait for), and closes the channel it
+// returns when done, or when ctx ends first. The listing decodes every pod and node whole
+// before the informers' transform (clientgo.Trim) keeps the little a taint eviction reads;
+// Go's scavenger would give the rest back over minutes, and until then the resident set,
+// what an operator sees of the controller, shows the listing, not what the controller keeps.
+func giveBackListing(ctx context.Context, node *clientgo.Controller) <-chan struct{} {
+	done := make(chan struct{})
+	if node == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		select {
+		case <-node.Synced():
+			debug.FreeOSMemory()
+		case <-ctx.Done():
+		}
+	}()
+	return done
 }
