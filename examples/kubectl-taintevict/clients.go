@@ -26,7 +26,7 @@ type clientFunc func() (*clients, error)
 // clientsOf returns the clientFunc of the cluster flags: kubectl's rules for the
 // kubeconfig, the context and the namespace. Listing a large cluster takes hundreds of
 // pages: the rate limit is kubectl's (50 a second, bursts of 300), not client-go's default
-// of 5, and in protobuf. When no kubeconfig is found and no --server given, client-go talks to the pod's
+// of 5. When no kubeconfig is found and no --server given, client-go talks to the pod's
 // API server in a pod, else to http://localhost:8080, without a word: clientsOf says so
 // on errOut first, with the address.
 func clientsOf(config *genericclioptions.ConfigFlags, errOut io.Writer) clientFunc {
@@ -41,13 +41,7 @@ func clientsOf(config *genericclioptions.ConfigFlags, errOut io.Writer) clientFu
 		}
 		rc.QPS, rc.Burst = 50, 300
 		rc.UserAgent = "kubectl-taintevict"
-		// The lists of a large cluster are most of a what-if's time: protobuf, as
-		// kube-controller-manager speaks, is cheaper than JSON for the API server to encode
-		// and for us to decode (JSON where protobuf is not served, as for custom resources).
-		kc := rest.CopyConfig(rc)
-		kc.ContentType = "application/vnd.kubernetes.protobuf"
-		kc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		kube, err := kubernetes.NewForConfig(kc)
+		kube, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, &exitError{code: exitCluster, err: fmt.Errorf("kubeconfig: %w", err)}
 		}
