@@ -167,8 +167,9 @@ type InFlight struct {
 	Max int
 	// Fraction bounds them to this fraction, 0 (off) or in (0, 1], of the targets the
 	// Engine keeps an eviction of ([Engine.Len]), at least one: a new eviction kept makes
-	// room for those in line at once, and one that ends leaves the count first, so that the
-	// room it gives back is the smaller share. With Max, the smaller holds.
+	// room for those in line at once, and one dropped (its target gone or moved, or it was
+	// closed) leaves the count before its place is given back, so that the room is the
+	// smaller share. With Max, the smaller holds.
 	Fraction float64
 }
 
