@@ -164,7 +164,11 @@ func variantTable(w io.Writer, g *group) {
 				spread(collect(rs, func(r Result) float64 { return r.Outage.Last - r.LetGo }), "%.2f")))
 		}
 		if ws := collect(rs, func(r Result) float64 { return r.WhatIf }); median(ws) > 0 {
-			lines = append(lines, fmt.Sprintf("| %s | what-if of zone a, in all: %s s | %s |", sideLabel(s), spread(ws, "%.2f"), rs[0].WhatIfTimings))
+			cpu := func(i int) string {
+				return spread(collect(rs, func(r Result) float64 { return r.WhatIfCPU[i] }), "%.1f")
+			}
+			lines = append(lines, fmt.Sprintf("| %s | what-if of zone a, in all: %s s | %s; CPU s: plugin %s, kube-apiserver %s, etcd %s |",
+				sideLabel(s), spread(ws, "%.2f"), rs[0].WhatIfTimings, cpu(0), cpu(1), cpu(2)))
 		}
 	}
 	var all []Result

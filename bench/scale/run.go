@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,8 +103,12 @@ type RunConfig struct {
 	// WhatIf runs `kubectl taintevict what-if -l topology.kubernetes.io/zone=a` in the
 	// steady state (taintevict's sides only).
 	WhatIf bool
-	Run    int
-	Log    io.Writer
+	// ProfileDir, if set, receives CPU profiles of the what-if: the plugin's
+	// (whatif-plugin.pprof) and kube-apiserver's over the same seconds
+	// (whatif-apiserver.pprof).
+	ProfileDir string
+	Run        int
+	Log        io.Writer
 }
 
 // Result is what a run measured. Times are in seconds.
@@ -147,7 +152,9 @@ type Result struct {
 	// WhatIf is how long the what-if of zone a took, in all, and its own timings.
 	WhatIf        float64
 	WhatIfTimings string `json:",omitempty"`
-	Load          [2]float64
+	// WhatIfCPU is the CPU seconds the what-if took of the plugin, kube-apiserver and etcd.
+	WhatIfCPU [3]float64 `json:",omitempty"`
+	Load      [2]float64
 	// Complete says every due pod of the outage was removed.
 	Complete bool
 }
@@ -378,13 +385,28 @@ func (r *run) steady(ctx context.Context) error {
 	return nil
 }
 
-// whatIf runs the plugin's what-if of zone a against the API server, as JSON.
+// whatIf runs the plugin's what-if of zone a against the API server, as JSON, and
+// measures the CPU it takes of the plugin, kube-apiserver and etcd (with
+// RunConfig.ProfileDir, their profiles too).
 func (r *run) whatIf(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, r.cfg.Bins.Plugin, "what-if", "-l", v1.LabelTopologyZone+"=a", "-o", "json", "--timings", "--kubeconfig", r.kubeconfig)
+	args := []string{"what-if", "-l", v1.LabelTopologyZone + "=a", "-o", "json", "--timings", "--kubeconfig", r.kubeconfig}
+	profiled := make(chan error, 1)
+	if dir := r.cfg.ProfileDir; dir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(dir, "whatif-plugin.pprof"))
+		go func() { profiled <- r.apiserverProfile(ctx, filepath.Join(dir, "whatif-apiserver.pprof")) }()
+		time.Sleep(time.Second) // the profile's start, before the what-if's
+	} else {
+		profiled <- nil
+	}
+	cmd := exec.CommandContext(ctx, r.cfg.Bins.Plugin, args...)
 	var errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+	api0, etcd0, err := r.plane.CPU()
+	if err != nil {
+		return err
+	}
 	began := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	r.res.WhatIf = time.Since(began).Seconds()
 	if err != nil {
 		// Exit code 1 says the what-if would evict pods: its answer, not a failure.
@@ -393,9 +415,31 @@ func (r *run) whatIf(ctx context.Context) error {
 			return fmt.Errorf("scale: what-if: %v: %s", err, errOut.String())
 		}
 	}
+	api1, etcd1, err := r.plane.CPU()
+	if err != nil {
+		return err
+	}
+	ps := cmd.ProcessState
+	r.res.WhatIfCPU = [3]float64{(ps.UserTime() + ps.SystemTime()).Seconds(), (api1 - api0).Seconds(), (etcd1 - etcd0).Seconds()}
 	r.res.WhatIfTimings = strings.TrimSpace(errOut.String())
-	r.logf("what-if of zone a: %.2f s (%s)", r.res.WhatIf, r.res.WhatIfTimings)
-	return nil
+	r.logf("what-if of zone a: %.2f s (%s); CPU s: plugin %.2f, kube-apiserver %.2f, etcd %.2f",
+		r.res.WhatIf, r.res.WhatIfTimings, r.res.WhatIfCPU[0], r.res.WhatIfCPU[1], r.res.WhatIfCPU[2])
+	return <-profiled
+}
+
+// whatIfProfileSeconds is how long kube-apiserver's profile of the what-if runs: longer
+// than the what-if at the largest size run.
+const whatIfProfileSeconds = 40
+
+// apiserverProfile writes kube-apiserver's CPU profile over the next
+// whatIfProfileSeconds to file.
+func (r *run) apiserverProfile(ctx context.Context, file string) error {
+	body, err := r.plane.Admin.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(whatIfProfileSeconds)).Timeout(2 * whatIfProfileSeconds * time.Second).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("scale: kube-apiserver's profile: %w", err)
+	}
+	return os.WriteFile(file, body, 0o644)
 }
 
 // outage makes zone a's nodes unreachable at once, as the node lifecycle controller marks

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -339,4 +341,22 @@ func TestWhatIfBudgets(t *testing.T) {
 	code, out, errOut := runWith(t, objs, "what-if", "node/n1", down+":NoExecute", "--in-flight=1")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "(Note: --in-flight: an evicted pod counts in flight until the end of its grace period", "the table says it too")
+}
+
+func TestWhatIfCPUProfile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, out, errOut := runWith(t, smallCluster(), "what-if", "node/a-1", down+":NoExecute", "--cpuprofile", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "It evicts 1 pod now")
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	// A Go CPU profile is gzip-compressed protobuf: it starts with gzip's magic bytes.
+	if len(got) < 2 || got[0] != 0x1f || got[1] != 0x8b {
+		t.Errorf("--cpuprofile wrote %d bytes, want a gzip-compressed profile", len(got))
+	}
+
+	code, _, errOut = runWith(t, smallCluster(), "what-if", "node/a-1", down+":NoExecute", "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	if code == exitOK || !strings.Contains(errOut, "--cpuprofile") {
+		t.Errorf("--cpuprofile to a missing folder: exit %d, stderr %q; want an error naming the flag", code, errOut)
+	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +36,7 @@ type whatIf struct {
 	maxPods       int
 	budgets       budgetFlags
 	timings       bool
+	cpuProfile    string
 }
 
 const whatIfLong = `Apply hypothetical taints to the live cluster and print what the taintevict controller
@@ -100,7 +104,7 @@ func newWhatIfCommand(streams genericiooptions.IOStreams, config *genericcliopti
 		Long:    whatIfLong,
 		Example: whatIfExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return w.run(cmd.Context(), args)
+			return w.profiled(func() error { return w.run(cmd.Context(), args) })
 		},
 	}
 	fs := cmd.Flags()
@@ -115,7 +119,28 @@ func newWhatIfCommand(streams genericiooptions.IOStreams, config *genericcliopti
 	w.budgets.define(fs, true)
 	fs.BoolVar(&w.timings, "timings", false, "write to standard error how long the lists, the simulation and the output took")
 	_ = fs.MarkHidden("timings")
+	fs.StringVar(&w.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the command to this file")
+	_ = fs.MarkHidden("cpuprofile")
 	return cmd
+}
+
+// profiled runs f, with --cpuprofile under a CPU profile written to its file.
+func (w *whatIf) profiled(f func() error) (err error) {
+	if w.cpuProfile == "" {
+		return f()
+	}
+	out, err := os.Create(w.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return errors.Join(fmt.Errorf("--cpuprofile: %w", err), out.Close())
+	}
+	defer func() {
+		pprof.StopCPUProfile()
+		err = errors.Join(err, out.Close())
+	}()
+	return f()
 }
 
 // run answers the what-if of args.

@@ -54,7 +54,7 @@ type flags struct {
 	podsPerNode, runs, startNodes   int
 	toleration, settle, quiet, hold time.Duration
 	timeout                         time.Duration
-	clusters, raw                   string
+	clusters, raw, profile          string
 	report, whatIf, informers       bool
 }
 
@@ -78,6 +78,7 @@ func drive(args []string) error {
 	fs.StringVar(&f.raw, "raw", "", "append each result as a JSON line to this file")
 	fs.BoolVar(&f.report, "report", false, "run nothing: print the tables of the results in -raw")
 	fs.BoolVar(&f.whatIf, "what-if", true, "time `kubectl taintevict what-if -l topology.kubernetes.io/zone=a` in taintevict's runs")
+	fs.StringVar(&f.profile, "profile", "", "write CPU profiles of the what-if (the plugin's and kube-apiserver's) to this folder")
 	fs.BoolVar(&f.informers, "informers", false, "measure the informer caches' memory per pod and per node instead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -170,7 +171,7 @@ func runAll(ctx context.Context, f flags, assets string, sizes []int, saved func
 						res, err := scale.Run(ctx, scale.RunConfig{
 							Saved: s, Assets: assets, Bins: bins, Side: side, Variant: v, Budget: b,
 							StartNodes: f.startNodes, Settle: f.settle, Quiet: f.quiet, Hold: f.hold, Timeout: f.timeout,
-							WhatIf: f.whatIf && v == scale.VariantOutage, Run: run, Log: os.Stderr,
+							WhatIf: f.whatIf && v == scale.VariantOutage, ProfileDir: f.profile, Run: run, Log: os.Stderr,
 						})
 						if err != nil {
 							return fmt.Errorf("%d nodes, run %d, %s, %s: %w", n, run+1, v, side, err)
