@@ -26,6 +26,8 @@ type Binaries struct {
 	// Controller is taintevict's command (examples/controller), Plugin its kubectl plugin
 	// (examples/kubectl-taintevict).
 	Controller, Plugin string
+	// Flood is the scale command itself, which runs FloodChild with -flood-child first.
+	Flood string
 }
 
 // BuildBinaries builds taintevict's command and plugin from the repository at root into
@@ -122,8 +124,31 @@ func startOurs(bins Binaries, kubeconfig string, budget Budget, mode string, lea
 	if err != nil {
 		return nil, err
 	}
+	p.ready = readyz(addr)
+	return p, nil
+}
+
+// startFlood starts the flood side (FloodChild) on kubeconfig, in mode.
+func startFlood(bins Binaries, kubeconfig, mode, logPath string) (*proc, error) {
+	if bins.Flood == "" {
+		return nil, errors.New("scale: the flood side needs Binaries.Flood, the scale command")
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProc(bins.Flood, []string{"-flood-child", "-kubeconfig=" + kubeconfig, "-mode=" + mode, "-addr=" + addr}, logPath)
+	if err != nil {
+		return nil, err
+	}
+	p.ready = readyz(addr)
+	return p, nil
+}
+
+// readyz says whether the process serving on addr answers /readyz with 200.
+func readyz(addr string) func() bool {
 	client := &http.Client{Timeout: time.Second}
-	p.ready = func() bool {
+	return func() bool {
 		resp, err := client.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return false
@@ -131,7 +156,6 @@ func startOurs(bins Binaries, kubeconfig string, budget Budget, mode string, lea
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
-	return p, nil
 }
 
 // leaseNamespace holds taintevict's Lease when it runs with leader election.

@@ -90,7 +90,9 @@ func variantRank(v string) int {
 
 func sideOrder(sides map[string][]Result) []string {
 	return slices.SortedFunc(maps.Keys(sides), func(a, b string) int {
-		rank := func(s string) int { return slices.Index([]string{"kube/alone", "kube", "ours", "ours/mode=evict"}, s) }
+		rank := func(s string) int {
+			return slices.Index([]string{"kube/alone", "kube", "ours", "ours/mode=evict", "flood", "flood/mode=evict"}, s)
+		}
 		return cmp.Compare(rank(a), rank(b))
 	})
 }
@@ -163,6 +165,13 @@ func variantTable(w io.Writer, g *group) {
 				spread(collect(rs, func(r Result) float64 { return r.LetGo }), "%.1f"),
 				spread(collect(rs, func(r Result) float64 { return r.Outage.Last - r.LetGo }), "%.2f")))
 		}
+		if fl := g.sides[strings.Replace(s, "ours", "flood", 1)]; strings.HasPrefix(s, "ours") && len(fl) > 0 {
+			last := func(rs []Result) float64 {
+				return median(collect(rs, func(r Result) float64 { return afterDeadline(r, r.Outage.Last) }))
+			}
+			lines = append(lines, fmt.Sprintf("| %s | last removal after the deadline ÷ the flood's in the same mode: %.2f | the flood's %.2f s, %d runs |",
+				sideLabel(s), last(rs)/last(fl), last(fl), len(fl)))
+		}
 		if ws := collect(rs, func(r Result) float64 { return r.WhatIf }); median(ws) > 0 {
 			cpu := func(i int) string {
 				return spread(collect(rs, func(r Result) float64 { return r.WhatIfCPU[i] }), "%.1f")
@@ -196,6 +205,10 @@ func sideLabel(s string) string {
 		return "kube-controller-manager"
 	case "ours/mode=evict":
 		return "taintevict `-mode=evict`"
+	case "flood":
+		return "the flood, delete requests"
+	case "flood/mode=evict":
+		return "the flood, evictions"
 	}
 	return "taintevict"
 }

@@ -32,11 +32,16 @@ type Side struct {
 	// measures the start and the steady state, then taints zone a and counts the removals
 	// 15 s past the deadline instead of waiting for them.
 	Alone bool
+	// Flood is no controller: the removal requests of taintevict's Deleter in Mode, each
+	// sent at its pod's deadline with no client rate limit (see FloodChild). It plays the
+	// outage variant only.
+	Flood bool
 	// Mode is taintevict's -mode: delete or evict.
 	Mode string
 }
 
-// ParseSide reads "kube", "ours" or "ours/mode=evict".
+// ParseSide reads "kube", "kube/alone", "ours", "ours/mode=evict", "flood" or
+// "flood/mode=evict".
 func ParseSide(s string) (Side, error) {
 	switch s {
 	case "kube":
@@ -47,8 +52,12 @@ func ParseSide(s string) (Side, error) {
 		return Side{Mode: "delete"}, nil
 	case "ours/mode=evict":
 		return Side{Mode: "evict"}, nil
+	case "flood", "flood/mode=delete":
+		return Side{Flood: true, Mode: "delete"}, nil
+	case "flood/mode=evict":
+		return Side{Flood: true, Mode: "evict"}, nil
 	}
-	return Side{}, fmt.Errorf("scale: side %q: want kube, kube/alone, ours or ours/mode=evict", s)
+	return Side{}, fmt.Errorf("scale: side %q: want kube, kube/alone, ours, ours/mode=evict, flood or flood/mode=evict", s)
 }
 
 // String is the side as ParseSide reads it.
@@ -58,6 +67,10 @@ func (s Side) String() string {
 		return "kube/alone"
 	case s.Kube:
 		return "kube"
+	case s.Flood && s.Mode == "evict":
+		return "flood/mode=evict"
+	case s.Flood:
+		return "flood"
 	case s.Mode == "evict":
 		return "ours/mode=evict"
 	}
@@ -244,6 +257,8 @@ func (r *run) launch(leaderElect, standby bool) (*proc, error) {
 			controllers = "taint-eviction-controller"
 		}
 		p, err = startKCM(r.cfg.Bins, controllers, r.kubeconfig, r.cfg.Budget, leaderElect, standby, logPath)
+	} else if r.cfg.Side.Flood {
+		p, err = startFlood(r.cfg.Bins, r.kubeconfig, r.cfg.Side.Mode, logPath)
 	} else {
 		p, err = startOurs(r.cfg.Bins, r.kubeconfig, r.cfg.Budget, r.cfg.Side.Mode, leaderElect, r.oursFlags(), logPath)
 	}
@@ -379,7 +394,7 @@ func (r *run) steady(ctx context.Context) error {
 	r.res.APIServerIdle, r.res.EtcdIdle = (api1-api0).Seconds()/d, (etcd1-etcd0).Seconds()/d
 	r.logf("steady: RSS %.0f MB (peak %.0f), CPU %.3f cores over %.0f s; API server %.3f cores, %.0f MB; etcd %.3f, %.0f MB",
 		rss, peak, r.res.QuietCPU, d, r.res.APIServerIdle, r.res.APIServerRSSMB, r.res.EtcdIdle, r.res.EtcdRSSMB)
-	if r.cfg.WhatIf && !r.cfg.Side.Kube {
+	if r.cfg.WhatIf && !r.cfg.Side.Kube && !r.cfg.Side.Flood {
 		return r.whatIf(ctx)
 	}
 	return nil

@@ -167,7 +167,7 @@ func TestReport(t *testing.T) {
 			Run: run, StartCorrect: true, Deadline: 29.5, Ready: 1, Decision: 1.2,
 			Outage: outcome{Due: 3000, Removed: 3000, First: 30, Half: 31, Last: 29.5 + last, Requests: map[string]int{"delete pods": 3000, "patch pods/status": 3000}}}
 	}
-	rs := []Result{res("kube", 0, 6), res("ours", 0, 3), res("kube", 1, 8), res("ours", 1, 4), {Side: "kube/alone", Variant: VariantOutage, Budget: Budget{1000, 2000}, Shape: Shape{Nodes: 334, PodsPerNode: 30, Toleration: 30 * time.Second}, StartCorrect: true}}
+	rs := []Result{res("kube", 0, 6), res("ours", 0, 3), res("kube", 1, 8), res("ours", 1, 4), res("flood", 0, 2.5), {Side: "kube/alone", Variant: VariantOutage, Budget: Budget{1000, 2000}, Shape: Shape{Nodes: 334, PodsPerNode: 30, Toleration: 30 * time.Second}, StartCorrect: true}}
 	rs[3].Outage.RemovedTwice = 2
 	var b strings.Builder
 	Report(&b, rs)
@@ -179,6 +179,8 @@ func TestReport(t *testing.T) {
 		"delete pods 1.00, patch pods/status 1.00",
 		"run 2: 2 removed twice",
 		"removed 15 s past the deadline",
+		"| the flood, delete requests | 1 |",
+		"| taintevict | last removal after the deadline ÷ the flood's in the same mode: 1.40 | the flood's 2.50 s, 1 runs |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("got\n%s\nwant it to contain %q", out, want)
@@ -195,5 +197,26 @@ func TestReport(t *testing.T) {
 		if strings.TrimSpace(line) == "" {
 			cells = 0
 		}
+	}
+}
+
+// TestParseSide reads every side and writes it back as it was read.
+func TestParseSide(t *testing.T) {
+	for _, s := range []string{"kube", "kube/alone", "ours", "ours/mode=evict", "flood", "flood/mode=evict"} {
+		t.Run(strings.ReplaceAll(s, "/", "-"), func(t *testing.T) {
+			side, err := ParseSide(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := side.String(); got != s {
+				t.Errorf("ParseSide(%q).String(): got %q, want %q", s, got, s)
+			}
+			if got, want := side.Flood, strings.HasPrefix(s, "flood"); got != want {
+				t.Errorf("ParseSide(%q).Flood: got %v, want %v", s, got, want)
+			}
+		})
+	}
+	if _, err := ParseSide("flood/mode=drain"); err == nil {
+		t.Error("ParseSide(\"flood/mode=drain\"): got no error, want one")
 	}
 }

@@ -38,9 +38,12 @@ import (
 func main() {
 	crlog.SetLogger(logr.Discard())
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "-informer-child" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "-informer-child":
 		err = scale.InformerChild(os.Args[2:], os.Stdout)
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "-flood-child":
+		err = scale.FloodChild(os.Args[2:])
+	default:
 		err = drive(os.Args[1:])
 	}
 	if err != nil {
@@ -65,7 +68,7 @@ func drive(args []string) error {
 	fs.IntVar(&f.podsPerNode, "pods-per-node", 30, "pods on each node (30 × 5,000 = 150,000)")
 	fs.DurationVar(&f.toleration, "toleration", 30*time.Second, "the API server's --default-unreachable-toleration-seconds (kube's 300 s shortened)")
 	fs.StringVar(&f.budgets, "budgets", "1000/2000", "client budgets QPS/BURST, comma-separated; 20/30 is kube-controller-manager's default")
-	fs.StringVar(&f.sides, "sides", "kube ours ours/mode=evict", "the sides, space-separated: kube, ours, ours/mode=evict")
+	fs.StringVar(&f.sides, "sides", "kube ours ours/mode=evict", "the sides, space-separated: kube, kube/alone, ours, ours/mode=evict, flood, flood/mode=evict (the flood: the API server's capacity, see scale.FloodChild)")
 	fs.StringVar(&f.variants, "variants", scale.VariantOutage, "outage variants, comma-separated: outage, brake, restart, failover, brake-restart (brake ones: taintevict only)")
 	fs.IntVar(&f.runs, "runs", 3, "runs of each side (their order rotates from run to run)")
 	fs.IntVar(&f.startNodes, "start-nodes", 2, "nodes tainted out-of-service before a side starts, for its first decision")
@@ -153,6 +156,9 @@ func runAll(ctx context.Context, f flags, assets string, sizes []int, saved func
 	if err != nil {
 		return err
 	}
+	if bins.Flood, err = os.Executable(); err != nil {
+		return err
+	}
 	var results []scale.Result
 	for _, n := range sizes {
 		s, err := saved(n)
@@ -164,8 +170,8 @@ func runAll(ctx context.Context, f flags, assets string, sizes []int, saved func
 				for _, v := range strings.Split(f.variants, ",") {
 					for k := range sides {
 						side := sides[(k+run)%len(sides)]
-						if side.Kube && strings.HasPrefix(v, "brake") {
-							continue // kube's controller has no brake
+						if side.Kube && strings.HasPrefix(v, "brake") || side.Flood && v != scale.VariantOutage {
+							continue // kube's controller has no brake; the flood plays the outage only
 						}
 						fmt.Fprintf(os.Stderr, "%d nodes, run %d, %s, %s, %s (load %.1f)\n", n, run+1, b, v, side, load())
 						res, err := scale.Run(ctx, scale.RunConfig{
