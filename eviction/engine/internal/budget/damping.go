@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 )
 
 // Damping is the engine's LoopDamping: a target re-created under the same workload, and
@@ -104,13 +105,8 @@ func (d *Damping) Went(r *Request) {
 
 // forget drops, once a window, the workloads whose damping span has ended.
 func (d *Damping) forget(now int64) {
-	if now-d.swept < d.window {
-		return
-	}
-	d.swept = now
-	for key, w := range d.owners {
-		if now >= d.spanEnd(w) {
-			delete(d.owners, key)
-		}
+	if now-d.swept >= d.window {
+		d.swept = now
+		maps.DeleteFunc(d.owners, func(_ Key, w *damped) bool { return now >= d.spanEnd(w) })
 	}
 }

@@ -32,8 +32,9 @@ type Request struct {
 	Now     int64                // the time of the question (unix nanoseconds)
 }
 
-// Scope names what holds evictions until it is released ([Gate.Wake]); budgets tell theirs
-// apart by Kind.
+// Scope names what holds evictions until it is released ([Gate.Wake]): a paused taint key
+// (in one Group if Grouped), a census scope, a place in line (Seq), the wait for Synced.
+// Budgets tell theirs apart by Kind.
 type Scope struct {
 	Kind    Kind
 	Key     string
@@ -97,6 +98,15 @@ type (
 	// retries of an eviction that went too; the other budgets are not.
 	Condition interface{ HoldsRetries() }
 )
+
+// condition, embedded, makes a budget a [Condition] whose waits reserve nothing.
+type condition struct{}
+
+// HoldsRetries marks the budget a [Condition].
+func (condition) HoldsRetries() {}
+
+// Release does nothing: the wait reserves nothing.
+func (condition) Release(any, int64) {}
 
 // Hold is what the gate keeps of an eviction that waits at it, for the caller to keep and
 // give back; the gate's lock guards it.
