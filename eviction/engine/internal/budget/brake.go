@@ -31,11 +31,11 @@ type BrakeRules struct {
 	FullRate                Rate
 }
 
-// scopeRules are the rules of one kind of scope: all holders, or one group.
+// scopeRules are the rules of one kind of scope: all holders, or one group (the only one
+// with full disruption's).
 type scopeRules struct {
 	fraction  float64
 	floor     int
-	group     bool // full disruption applies
 	fullPause bool
 	fullRate  Rate
 }
@@ -64,7 +64,7 @@ type keyCount struct {
 func NewBrake(r BrakeRules) *Brake {
 	b := &Brake{
 		all:     scopeRules{fraction: r.Fraction, floor: r.Holders},
-		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, group: true, fullPause: r.FullPause, fullRate: r.FullRate},
+		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, fullPause: r.FullPause, fullRate: r.FullRate},
 		holders: make(map[string]holderMark),
 		zones:   make(map[string]*tally),
 	}
@@ -186,7 +186,7 @@ func (c *keyCount) decide(holders int, r scopeRules) {
 		c.over = false
 	}
 	c.paused = c.over || r.floor > 0 && c.n >= r.floor
-	full := r.group && c.n > 0 && c.n == holders
+	full := c.n > 0 && c.n == holders
 	switch {
 	case full && r.fullRate.PerSecond > 0:
 		c.paused = false // down altogether: it goes, at its own rate
@@ -214,17 +214,15 @@ func noExecuteKeys(taints []v1.Taint) []string {
 
 // sameKeys reports whether keys are the distinct keys of the NoExecute taints.
 func sameKeys(keys []string, taints []v1.Taint) bool {
-	n := 0
 	for i := range taints {
-		if taints[i].Effect != v1.TaintEffectNoExecute {
-			continue
-		}
-		if !slices.Contains(keys, taints[i].Key) {
+		if taints[i].Effect == v1.TaintEffectNoExecute && !slices.Contains(keys, taints[i].Key) {
 			return false
 		}
-		if !slices.ContainsFunc(taints[:i], func(t v1.Taint) bool { return t.Key == taints[i].Key && t.Effect == v1.TaintEffectNoExecute }) {
-			n++ // a key not seen before
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(taints, func(t v1.Taint) bool { return t.Key == k && t.Effect == v1.TaintEffectNoExecute }) {
+			return false
 		}
 	}
-	return n == len(keys)
+	return true
 }
