@@ -11,8 +11,8 @@ import (
 // n counting the workload's re-created targets evicted in a row. The jitter of each wait is
 // drawn from the workload and n, not at random, so that the same workload and count wait
 // the same however often asked (and a what-if gives the controller's times). It counts
-// what went (Went) and reserves nothing; a question costs O(1), and once a window a look at
-// each workload kept, to forget those whose span has ended. Make it with NewDamping.
+// what went (Went) and reserves nothing; a question costs O(1), and once a window O(the
+// workloads kept), to forget those whose span has ended. Make it with NewDamping.
 type Damping struct {
 	window int64
 	delay  func(n int, jitter float64) int64
