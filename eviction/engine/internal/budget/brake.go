@@ -16,7 +16,6 @@ import (
 // costs O(its taints), and O(the keys counted in a scope) when that scope's number of
 // holders changes. Make it with NewBrake.
 type Brake struct {
-	condition
 	all, group scopeRules
 	holders    map[string]holderMark
 	every      tally
@@ -81,31 +80,26 @@ func (r scopeRules) on() bool {
 // Admit holds the eviction while a scope of one of its causes is paused.
 func (b *Brake) Admit(r *Request, _ any) (Verdict, any) {
 	for _, c := range r.Causes {
-		s := Scope{Kind: KindBrake, Key: c.Key}
-		if k := b.every.key(c.Key); k != nil && k.paused {
-			return Verdict{Wait: true, Scope: s, Reason: "Paused"}, nil
+		if k := b.every.keys[c.Key]; k != nil && k.paused {
+			return Verdict{Wait: true, Scope: Scope{Kind: KindBrake, Key: c.Key}, Reason: "Paused"}, nil
 		}
-		if k := b.zones[c.Group].key(c.Key); k != nil && k.paused {
-			s.Group, s.Grouped = c.Group, true
-			return Verdict{Wait: true, Scope: s, Reason: "Paused"}, nil
+		if z := b.zones[c.Group]; z != nil {
+			if k := z.keys[c.Key]; k != nil && k.paused {
+				return Verdict{Wait: true, Scope: Scope{Kind: KindBrake, Key: c.Key, Group: c.Group, Grouped: true}, Reason: "Paused"}, nil
+			}
 		}
 	}
 	return Go, nil
 }
 
-// key returns the count of key in t, or nil; t may be nil.
-func (t *tally) key(key string) *keyCount {
-	if t == nil {
-		return nil
-	}
-	return t.keys[key]
-}
+// Release does nothing: the brake reserves nothing.
+func (b *Brake) Release(any, int64) {}
 
 // fullBucket returns the bucket of the fully disrupted group's rate that c takes a token
 // of, or nil.
 func (b *Brake) fullBucket(c Cause) *bucket {
-	if k := b.zones[c.Group].key(c.Key); k != nil {
-		return k.full
+	if z := b.zones[c.Group]; z != nil && z.keys[c.Key] != nil {
+		return z.keys[c.Key].full
 	}
 	return nil
 }
@@ -226,3 +220,6 @@ func sameKeys(keys []string, taints []v1.Taint) bool {
 	}
 	return true
 }
+
+// HoldsRetries marks the brake a [Condition].
+func (*Brake) HoldsRetries() {}

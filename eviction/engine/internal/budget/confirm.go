@@ -24,7 +24,6 @@ func Exceeds(fraction float64, least, evicts, targets int) bool {
 // by several, under [ConfirmScope](""), which every recount releases. Make it with
 // NewConfirm.
 type Confirm struct {
-	condition
 	fraction float64
 	least    int
 	reach    func(c Cause, into []Reach) []Reach
@@ -67,7 +66,13 @@ func (c *Confirm) Admit(r *Request, _ any) (Verdict, any) {
 	return Verdict{Wait: true, Scope: ConfirmScope(held), Reason: "Unconfirmed"}, nil
 }
 
+// Release does nothing: a hold reserves nothing.
+func (c *Confirm) Release(any, int64) {}
+
 // ConfirmScope returns the scope under which Confirm holds the evictions of the caller's
 // scope name; ConfirmScope("") holds those of more than one scope. A recount of a scope
 // wakes both.
 func ConfirmScope(name string) Scope { return Scope{Kind: KindConfirm, Key: name} }
+
+// HoldsRetries marks the confirm a [Condition].
+func (*Confirm) HoldsRetries() {}

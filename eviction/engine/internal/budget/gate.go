@@ -99,15 +99,6 @@ type (
 	Condition interface{ HoldsRetries() }
 )
 
-// condition, embedded, makes a budget a [Condition] whose waits reserve nothing.
-type condition struct{}
-
-// HoldsRetries marks the budget a [Condition].
-func (condition) HoldsRetries() {}
-
-// Release does nothing: the wait reserves nothing.
-func (condition) Release(any, int64) {}
-
 // Hold is what the gate keeps of an eviction that waits at it, for the caller to keep and
 // give back; the gate's lock guards it.
 type Hold struct {

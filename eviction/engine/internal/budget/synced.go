@@ -7,10 +7,7 @@ import "sync/atomic"
 // brake, Confirm's census) would count a part, and let go what the whole would hold (a
 // restart in the middle of an outage, whose deadlines are long past). The caller calls
 // Done, then [Gate.Wake] with [SyncedScope]. Make it with new(Synced).
-type Synced struct {
-	condition
-	done atomic.Bool
-}
+type Synced struct{ done atomic.Bool }
 
 // Done records that the caller has been told of everything; from then on Admit lets go.
 func (s *Synced) Done() { s.done.Store(true) }
@@ -23,5 +20,11 @@ func (s *Synced) Admit(*Request, any) (Verdict, any) {
 	return Verdict{Wait: true, Scope: SyncedScope, Reason: "NotSynced"}, nil
 }
 
+// Release does nothing: a wait reserves nothing.
+func (s *Synced) Release(any, int64) {}
+
 // SyncedScope is the scope under which Synced holds evictions.
 var SyncedScope = Scope{Kind: KindSynced}
+
+// HoldsRetries marks the wait for Synced a [Condition].
+func (*Synced) HoldsRetries() {}
