@@ -13,8 +13,8 @@ import (
 // hovering there does not flap. A group all of whose holders carry the key is fully
 // disrupted: its evictions of the key pause (FullPause), or go at a rate of their own
 // (FullRate, which Tokens takes), the group's other rules not holding them. A holder update
-// costs O(its taints), and when a scope's number of holders changes, a look at each key
-// counted there (a fleet has a handful). Make it with NewBrake.
+// costs O(its taints), and O(the keys counted in a scope) when that scope's number of
+// holders changes. Make it with NewBrake.
 type Brake struct {
 	all, group scopeRules
 	holders    map[string]holderMark
@@ -30,11 +30,11 @@ type BrakeRules struct {
 	FullRate                Rate
 }
 
-// scopeRules are the rules of one kind of scope: all holders, or one group.
+// scopeRules are the rules of one kind of scope: all holders, or one group (the only one
+// with full disruption's).
 type scopeRules struct {
 	fraction  float64
 	floor     int
-	group     bool // full disruption applies
 	fullPause bool
 	fullRate  Rate
 }
@@ -63,7 +63,7 @@ type keyCount struct {
 func NewBrake(r BrakeRules) *Brake {
 	b := &Brake{
 		all:     scopeRules{fraction: r.Fraction, floor: r.Holders},
-		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, group: true, fullPause: r.FullPause, fullRate: r.FullRate},
+		group:   scopeRules{fraction: r.GroupFraction, floor: r.GroupHolders, fullPause: r.FullPause, fullRate: r.FullRate},
 		holders: make(map[string]holderMark),
 		zones:   make(map[string]*tally),
 	}
@@ -98,10 +98,8 @@ func (b *Brake) Release(any, int64) {}
 // fullBucket returns the bucket of the fully disrupted group's rate that c takes a token
 // of, or nil.
 func (b *Brake) fullBucket(c Cause) *bucket {
-	if z := b.zones[c.Group]; z != nil {
-		if k := z.keys[c.Key]; k != nil {
-			return k.full
-		}
+	if z := b.zones[c.Group]; z != nil && z.keys[c.Key] != nil {
+		return z.keys[c.Key].full
 	}
 	return nil
 }
@@ -182,7 +180,7 @@ func (c *keyCount) decide(holders int, r scopeRules) {
 		c.over = false
 	}
 	c.paused = c.over || r.floor > 0 && c.n >= r.floor
-	full := r.group && c.n > 0 && c.n == holders
+	full := c.n > 0 && c.n == holders
 	switch {
 	case full && r.fullRate.PerSecond > 0:
 		c.paused = false // down altogether: it goes, at its own rate
@@ -210,19 +208,17 @@ func noExecuteKeys(taints []v1.Taint) []string {
 
 // sameKeys reports whether keys are the distinct keys of the NoExecute taints.
 func sameKeys(keys []string, taints []v1.Taint) bool {
-	n := 0
 	for i := range taints {
-		if taints[i].Effect != v1.TaintEffectNoExecute {
-			continue
-		}
-		if !slices.Contains(keys, taints[i].Key) {
+		if taints[i].Effect == v1.TaintEffectNoExecute && !slices.Contains(keys, taints[i].Key) {
 			return false
 		}
-		if !slices.ContainsFunc(taints[:i], func(t v1.Taint) bool { return t.Key == taints[i].Key && t.Effect == v1.TaintEffectNoExecute }) {
-			n++ // a key not seen before
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(taints, func(t v1.Taint) bool { return t.Key == k && t.Effect == v1.TaintEffectNoExecute }) {
+			return false
 		}
 	}
-	return n == len(keys)
+	return true
 }
 
 // HoldsRetries marks the brake a [Condition].

@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 )
 
 // Damping is the engine's LoopDamping: a target re-created under the same workload, and
@@ -10,8 +11,8 @@ import (
 // n counting the workload's re-created targets evicted in a row. The jitter of each wait is
 // drawn from the workload and n, not at random, so that the same workload and count wait
 // the same however often asked (and a what-if gives the controller's times). It counts
-// what went (Went) and reserves nothing; a question costs O(1), and once a window a look at
-// each workload kept, to forget those whose span has ended. Make it with NewDamping.
+// what went (Went) and reserves nothing; a question costs O(1), and once a window O(the
+// workloads kept), to forget those whose span has ended. Make it with NewDamping.
 type Damping struct {
 	window int64
 	delay  func(n int, jitter float64) int64
@@ -104,13 +105,8 @@ func (d *Damping) Went(r *Request) {
 
 // forget drops, once a window, the workloads whose damping span has ended.
 func (d *Damping) forget(now int64) {
-	if now-d.swept < d.window {
-		return
-	}
-	d.swept = now
-	for key, w := range d.owners {
-		if now >= d.spanEnd(w) {
-			delete(d.owners, key)
-		}
+	if now-d.swept >= d.window {
+		d.swept = now
+		maps.DeleteFunc(d.owners, func(_ Key, w *damped) bool { return now >= d.spanEnd(w) })
 	}
 }

@@ -20,8 +20,8 @@ type Owner struct {
 	Kind, Name string
 }
 
-// Request is one eviction that is due, as the gate asks its budgets about it. The caller
-// may reuse it, and its Causes, once Admit returns: a budget must not keep it.
+// Request is one eviction that is due, as the gate asks its budgets about it; a budget must
+// not keep it, since the caller may reuse it (and its Causes) once Admit returns.
 type Request struct {
 	Key     types.NamespacedName // the target
 	UID     types.UID            // its incarnation
@@ -32,9 +32,9 @@ type Request struct {
 	Now     int64                // the time of the question (unix nanoseconds)
 }
 
-// Scope names what holds evictions until it is released (a taint key the brake paused, in
-// one group if Grouped; a census scope; a place in line, Seq; the wait for Synced); budgets
-// tell theirs apart by Kind.
+// Scope names what holds evictions until it is released ([Gate.Wake]): a paused taint key
+// (in one Group if Grouped), a census scope, a place in line (Seq), the wait for Synced.
+// Budgets tell theirs apart by Kind.
 type Scope struct {
 	Kind    Kind
 	Key     string
@@ -65,7 +65,7 @@ type Verdict struct {
 }
 
 // Go is the verdict of a budget that lets the eviction go.
-var Go = Verdict{}
+var Go Verdict
 
 // Budget is one limit on evictions that are due, called under the gate's lock only.
 type Budget interface {
@@ -79,15 +79,14 @@ type Budget interface {
 // The optional interfaces of a budget, which the gate asks for by type. Each appends to
 // released the scopes whose evictions may go now.
 type (
-	// Recorder is told of each eviction that every budget let go: its call comes next.
+	// Recorder is told of each eviction that every budget let go.
 	Recorder interface{ Went(r *Request) }
 	// Tracker is told, once, of the end of each eviction that went: its target is gone or
 	// moved, it left past its GoneBy, or it was closed without an action.
 	Tracker interface {
 		Ended(now int64, released []Scope) []Scope
 	}
-	// Refiller is asked after each Admit, Release and Ended: its room opens at other times
-	// than when one of the scopes it holds changes.
+	// Refiller is asked after each Admit, Release and Ended, and by [Gate.Refill].
 	Refiller interface {
 		Refill(released []Scope) []Scope
 	}
@@ -95,14 +94,13 @@ type (
 	HolderCounter interface {
 		HolderUpdated(name, group string, taints []v1.Taint, deleted bool, released []Scope) []Scope
 	}
-	// Condition holds while a condition of the cluster lasts (the brake, Confirm, the wait
-	// for Synced), so it holds the retries of an eviction that went too; the budgets that
-	// count what went (rates, windows, InFlight) are not asked again by a retry.
+	// Condition holds while a condition of the cluster lasts, so it is asked about the
+	// retries of an eviction that went too; the other budgets are not.
 	Condition interface{ HoldsRetries() }
 )
 
-// Hold is what the gate keeps of an eviction that waits at it, for the caller to keep in
-// the eviction and give back; its fields are guarded by the gate's lock.
+// Hold is what the gate keeps of an eviction that waits at it, for the caller to keep and
+// give back; the gate's lock guards it.
 type Hold struct {
 	due    int64
 	seq    uint64 // the order in which holds were made: ties of due wake in it
@@ -129,8 +127,7 @@ type Woken[E comparable] struct {
 
 // Gate is what an eviction that is due passes before its first call: its budgets, asked in
 // order; the first that says wait decides, and those after it give back what they reserved.
-// E is the caller's eviction, by pointer: the gate's waiting sets hold it, and nothing else
-// of it. It is safe for concurrent use.
+// E is the caller's eviction, by pointer. It is safe for concurrent use.
 type Gate[E comparable] struct {
 	mu      sync.Mutex
 	budgets []Budget
@@ -153,7 +150,7 @@ func NewGate[E comparable](budgets ...Budget) *Gate[E] {
 func (g *Gate[E]) Admit(ev E, r *Request, h *Hold, retry bool) (*Hold, Decision[E]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	states := g.fresh // most evictions go at once: they get a hold only if they wait
+	states := g.fresh // most evictions go at once: a hold only for those that wait
 	if h != nil {
 		g.unwait(ev, h)
 		states = h.states
@@ -206,8 +203,8 @@ func (g *Gate[E]) Release(ev E, h *Hold, now int64) []Woken[E] {
 	return g.refill(nil)
 }
 
-// Refill returns the evictions that the Refillers let go now: for a room that grew with
-// something no scope of theirs shows (InFlight.Fraction's, with the evictions kept).
+// Refill returns the evictions that the Refillers let go now, for a room that grew with
+// something no scope shows (InFlight's fraction, with the evictions kept).
 func (g *Gate[E]) Refill() []Woken[E] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -278,7 +275,7 @@ func (g *Gate[E]) unwait(ev E, h *Hold) {
 	h.scope, h.waits = Scope{}, false
 }
 
-// refill wakes what the Refillers say may go now, with released.
+// refill wakes released and what the Refillers say may go now.
 func (g *Gate[E]) refill(released []Scope) []Woken[E] {
 	for _, b := range g.budgets {
 		if r, ok := b.(Refiller); ok {
@@ -288,31 +285,31 @@ func (g *Gate[E]) refill(released []Scope) []Woken[E] {
 	return g.wake(released)
 }
 
+// wake takes the evictions that scopes held out of their waits, in the order they fell due
+// (so that they take the rate limits' tokens in that order), ties in the order they first
+// waited.
 func (g *Gate[E]) wake(scopes []Scope) []Woken[E] {
-	var holds []*Hold
-	var evs []E
+	type woke struct {
+		ev E
+		h  *Hold
+	}
+	var ws []woke
 	for _, s := range scopes {
 		for ev, h := range g.waiting[s] {
 			h.scope, h.waits = Scope{}, false
-			holds, evs = append(holds, h), append(evs, ev)
+			ws = append(ws, woke{ev, h})
 		}
 		delete(g.waiting, s)
 	}
-	if len(holds) == 0 {
+	if len(ws) == 0 {
 		return nil
 	}
-	// Deadline order, so that they take the rate limits' tokens in that order; ties in
-	// the order they first waited.
-	order := make([]int, len(holds))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(holds[a].due, holds[b].due), cmp.Compare(holds[a].seq, holds[b].seq))
+	slices.SortFunc(ws, func(a, b woke) int {
+		return cmp.Or(cmp.Compare(a.h.due, b.h.due), cmp.Compare(a.h.seq, b.h.seq))
 	})
-	out := make([]Woken[E], len(order))
-	for i, j := range order {
-		out[i] = Woken[E]{Ev: evs[j], Due: holds[j].due}
+	out := make([]Woken[E], len(ws))
+	for i, w := range ws {
+		out[i] = Woken[E]{Ev: w.ev, Due: w.h.due}
 	}
 	return out
 }

@@ -49,7 +49,7 @@ func (f *InFlight) room() int {
 }
 
 // Admit lets the eviction go while there is room and no one waits before it; otherwise it
-// takes a ticket and waits for its scope.
+// waits in line.
 func (f *InFlight) Admit(_ *Request, state any) (Verdict, any) {
 	t, _ := state.(*ticket)
 	if t != nil && t.woken {
@@ -88,24 +88,28 @@ func (f *InFlight) Release(state any, _ int64) {
 		f.waiting--
 	}
 	t.inLine, t.woken = false, false
-	if n := len(f.line) - f.head; n > 64 && n > 2*f.waiting {
-		// Mostly places given up: keep those in line, so that the line's storage follows
-		// the evictions that wait, not all that ever waited.
-		live := make([]*ticket, 0, f.waiting)
-		for _, t := range f.line[f.head:] {
-			if t.inLine {
-				live = append(live, t)
-			}
-		}
-		f.line, f.head = live, 0
+	f.compact()
+}
+
+// compact keeps only those in line once the places left or given up are most of the line,
+// so that its storage follows the evictions that wait, not all that ever waited.
+func (f *InFlight) compact() {
+	if len(f.line) <= 64 || len(f.line) <= 2*f.waiting {
+		return
 	}
+	live := make([]*ticket, 0, f.waiting)
+	for _, t := range f.line[f.head:] {
+		if t.inLine {
+			live = append(live, t)
+		}
+	}
+	f.line, f.head = live, 0
 }
 
 // Went counts the eviction in flight.
 func (f *InFlight) Went(*Request) { f.open++ }
 
-// Ended takes an eviction out of flight; Refill, which the gate calls next, lets the first
-// in line go.
+// Ended takes an eviction out of flight; Refill, called next, lets the first in line go.
 func (f *InFlight) Ended(_ int64, released []Scope) []Scope {
 	f.open--
 	return released
@@ -129,8 +133,6 @@ func (f *InFlight) Refill(released []Scope) []Scope {
 		room--
 		released = append(released, Scope{Kind: KindInFlight, Seq: t.seq})
 	}
-	if f.head > 64 && f.head*2 > len(f.line) {
-		f.line, f.head = append(f.line[:0:0], f.line[f.head:]...), 0
-	}
+	f.compact()
 	return released
 }

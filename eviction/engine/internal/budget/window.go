@@ -1,6 +1,9 @@
 package budget
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Key names what a budget counts apart: a namespace, or a workload within one.
 type Key struct {
@@ -13,8 +16,8 @@ type Key struct {
 // nanoseconds. Those that wait for one key come back in the order they came, as many at
 // each opening as it lets go. It counts what went (Went) and reserves nothing, so it comes
 // before the rate limits, whose wait would let an eviction go later than it counted it. A
-// question costs O(log of the key's evictions in the window), and once a window a look at
-// each key kept, to forget those whose window is empty. Make it with NewWindow.
+// question costs O(log of the key's evictions in the window), and once a window O(the
+// keys kept), to forget the idle ones. Make it with NewWindow.
 type Window struct {
 	max    int
 	per    int64
@@ -96,10 +99,16 @@ func (w *Window) Release(state any, now int64) {
 	if log := w.keys[ws.key]; log != nil {
 		log.waiting--
 		log.served++
-		if log.waiting == 0 && log.prune(now-w.per) == 0 {
+		if w.idle(log, now) {
 			delete(w.keys, ws.key)
 		}
 	}
+}
+
+// idle reports whether nothing is left of log at now: no eviction in its window, and none
+// waiting.
+func (w *Window) idle(log *windowLog, now int64) bool {
+	return log.waiting == 0 && log.prune(now-w.per) == 0
 }
 
 // Went counts the eviction in its key's window.
@@ -124,15 +133,10 @@ func (l *windowLog) prune(since int64) int {
 	return len(l.went)
 }
 
-// forget drops, once a window, the keys whose window is empty and where none waits.
+// forget drops, once a window, the idle keys.
 func (w *Window) forget(now int64) {
-	if now-w.swept < w.per {
-		return
-	}
-	w.swept = now
-	for key, log := range w.keys {
-		if log.prune(now-w.per) == 0 && log.waiting == 0 {
-			delete(w.keys, key)
-		}
+	if now-w.swept >= w.per {
+		w.swept = now
+		maps.DeleteFunc(w.keys, func(_ Key, log *windowLog) bool { return w.idle(log, now) })
 	}
 }

@@ -6,23 +6,18 @@ import (
 	"time"
 )
 
-// The rule's constants.
 const (
-	// minLatency: the limit grows only while the calls take at least this long. A call
-	// answered in microseconds (an actuator in the same process, a fake clientset) has no
-	// latency for more workers to hide: their rate moves with the scheduler's noise.
+	// minLatency: the limit grows only while the calls take at least this long; calls
+	// answered in microseconds (a fake clientset) have no latency for more workers to hide.
 	minLatency = time.Millisecond
 	minSamples = 8 // the fewest calls an epoch measures, whatever the limit
-	// startupGain: in the start-up the limit doubles while the rate grows by this factor
-	// over the rate before the last doubling; startupStalls epochs in a row that do not
-	// end it. An API server's throughput rises slowly with the calls in flight (etcd
-	// commits more writes a batch), by much less than the doubling.
+	// startupGain: in the start-up the limit doubles while the rate grows by this factor;
+	// startupStalls epochs in a row that do not end it. An API server's throughput rises
+	// slowly with the calls in flight, by much less than the doubling.
 	startupGain   = 1.1
 	startupStalls = 2
-	// tolerance is how much a rate must rise to pay for a larger limit, and may fall for a
-	// smaller one to be kept: the noise a comparison of two epochs ignores.
-	tolerance  = 0.05
-	holdEpochs = 3 // epochs the limit holds between two probes
+	tolerance     = 0.05 // the noise a comparison of two epochs' rates ignores
+	holdEpochs    = 3    // epochs the limit holds between two probes
 	// window is how many measured epochs the best recent rate looks back over: long enough
 	// to span a probe cycle, short enough to forget a capacity that went away.
 	window  = 8
@@ -35,12 +30,10 @@ type Outcome int
 const (
 	// Done: the call succeeded.
 	Done Outcome = iota
-	// Failed: the call failed for a reason of its target's (a refusal, a conflict, the
-	// target gone): the server answered, so it counts as served, but a refusal may come
-	// faster than an action, so it does not set the epoch's least latency.
+	// Failed: the call failed for a reason of its target's: it counts as served, but does
+	// not set the epoch's least latency (a refusal may come faster than an action).
 	Failed
-	// Overloaded: the server refused the call for load (too many requests, a timeout, a
-	// server error): the limit backs off.
+	// Overloaded: the server refused the call for load: the limit backs off.
 	Overloaded
 )
 
@@ -57,17 +50,17 @@ const (
 
 // Limit decides how many actuator calls may run at once by the rate at which they
 // complete, measured each epoch (the calls begun since the limit last changed) by Little's
-// law: the calls in flight on average over their mean latency. Calls refused for load are
-// left out, and an epoch whose calls in flight never came near the limit measured the
-// demand, and is not used. It starts at floor and doubles while the rate rises by
-// startupGain, as TCP BBR's start-up. Then it cycles: it holds, measures, tries a quarter
-// more and keeps it if the rate rises by tolerance, or else a fifth less and keeps it if
-// the rate stays within tolerance of the rate before and within twice that of the best of
-// the last window epochs. An Overloaded call brings it down by backoff, once an epoch, and
-// the probes stay below that limit for a while. It is safe for concurrent use.
+// law. Calls refused for load are left out, and an epoch whose calls in flight never came
+// near the limit measured the demand, and is not used. It starts at floor and doubles
+// while the rate rises by startupGain, as TCP BBR's start-up. Then it cycles: it holds,
+// measures, tries a quarter more and keeps it if the rate rises by tolerance, or else a
+// fifth less and keeps it if the rate stays within tolerance of the rate before and within
+// twice that of the best of the last window epochs. An Overloaded call brings it down by
+// backoff, once an epoch, and the probes stay below that limit for a while. It is safe for
+// concurrent use.
 type Limit struct {
 	mu          sync.Mutex
-	set         func(int) int // applies a limit: the schedule's SetWorkers
+	set         func(int) int // applies a limit
 	limit       int
 	floor, ceil int
 	fixed       bool
@@ -84,7 +77,7 @@ type Limit struct {
 	baseLimit int       // the limit a failed probe returns to
 	recent    []float64 // the rates of the last window measured epochs, newest last
 	// overloadAt is the limit at the last overload signal (0: none lately): probes stay
-	// below it for 2 × window measured epochs (overloadAge), then may try it again.
+	// below it for 2 × window measured epochs (overloadAge).
 	overloadAt, overloadAge int
 }
 
@@ -110,15 +103,14 @@ type Call struct {
 // floor (at most ceil) and moves between floor and ceil. It applies each limit with set,
 // which returns the limit applied.
 func New(fixed, floor, ceil int, set func(int) int) *Limit {
-	c := &Limit{set: set}
-	if fixed > 0 {
-		c.limit, c.floor, c.ceil, c.fixed = fixed, fixed, fixed, true
+	c := &Limit{set: set, fixed: fixed > 0}
+	if c.fixed {
+		c.floor, c.ceil = fixed, fixed
 	} else {
 		c.ceil = max(ceil, 1)
 		c.floor = max(min(floor, c.ceil), 1)
-		c.limit = c.floor
 	}
-	c.limit = c.set(c.limit)
+	c.limit = c.set(c.floor)
 	return c
 }
 
@@ -149,22 +141,19 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 		c.backOff()
 		return
 	}
-	if o == Overloaded || call.epoch != c.epoch {
-		if c.inflight == 0 && c.ep.n > 0 {
-			c.newEpoch(c.limit) // the calls stopped: the next burst is measured afresh
+	if o != Overloaded && call.epoch == c.epoch {
+		rtt := now.Sub(call.start)
+		c.ep.n++
+		c.ep.time += rtt
+		if o == Done && (!c.ep.started || rtt < c.ep.minRTT) {
+			c.ep.minRTT, c.ep.started = rtt, true
 		}
-		return
+		if c.ep.n >= c.epochCalls() {
+			c.endEpoch(now)
+			return
+		}
 	}
-	rtt := now.Sub(call.start)
-	c.ep.n++
-	c.ep.time += rtt
-	if o == Done && (!c.ep.started || rtt < c.ep.minRTT) {
-		c.ep.minRTT, c.ep.started = rtt, true
-	}
-	switch {
-	case c.ep.n >= c.epochCalls():
-		c.endEpoch(now)
-	case c.inflight == 0:
+	if c.inflight == 0 && c.ep.n > 0 {
 		c.newEpoch(c.limit) // the calls stopped: the next burst is measured afresh
 	}
 }
@@ -172,15 +161,11 @@ func (c *Limit) End(call Call, now time.Time, o Outcome) {
 // endEpoch moves the limit by what the epoch measured.
 func (c *Limit) endEpoch(now time.Time) {
 	ep := c.ep
-	// Nearly full: a worker between two calls (rechecking its next target) is not in
-	// flight, so a limit that binds shows as a little less than full.
-	if ep.peak*4 < c.limit*3 {
-		c.newEpoch(c.limit) // the demand bound this epoch, not the limit
-		return
-	}
 	span := now.Sub(ep.start).Seconds()
-	if ep.time <= 0 || span <= 0 {
-		c.newEpoch(c.limit) // a clock that did not move measures nothing
+	// Not nearly full (a worker between two calls is not in flight): the demand bound this
+	// epoch, not the limit; or a clock that did not move: it measured nothing.
+	if ep.peak*4 < c.limit*3 || ep.time <= 0 || span <= 0 {
+		c.newEpoch(c.limit)
 		return
 	}
 	// Little's law: the calls in flight on average over the epoch, over their latency.
@@ -192,12 +177,11 @@ func (c *Limit) endEpoch(now time.Time) {
 	if len(c.recent) > window {
 		c.recent = c.recent[1:]
 	}
-	canGrow := ep.minRTT >= minLatency
+	next := c.cycleNext
 	if c.phase == startup {
-		c.newEpoch(c.startupNext(rate, canGrow))
-	} else {
-		c.newEpoch(c.cycleNext(rate, canGrow))
+		next = c.startupNext
 	}
+	c.newEpoch(next(rate, ep.minRTT >= minLatency))
 }
 
 // startupNext is the limit after a start-up epoch that measured rate. A doubling that
@@ -208,16 +192,15 @@ func (c *Limit) startupNext(rate float64, canGrow bool) int {
 	if rate > c.baseRate {
 		c.baseRate, c.baseLimit = rate, c.limit
 	}
-	switch {
-	case grows && c.limit < c.ceil:
-		c.grownRate, c.stalls = rate, 0
-		return c.grow(2 * c.limit)
-	case !grows && c.stalls+1 < startupStalls && canGrow && c.limit < c.ceil:
+	if canGrow && c.limit < c.ceil && (grows || c.stalls+1 < startupStalls) {
 		c.stalls++
-		return c.grow(2 * c.limit)
+		if grows {
+			c.grownRate, c.stalls = rate, 0
+		}
+		return min(2*c.limit, c.ceil)
 	}
 	// Hold here, or where the best rate was if this one is below it; the probes are not
-	// measured against the start-up's rates, which a client's burst of tokens may have lifted.
+	// measured against the start-up's rates, which a client's burst may have lifted.
 	c.phase, c.held = hold, 0
 	c.recent = c.recent[:0]
 	if rate < (1-tolerance)*c.baseRate {
@@ -272,9 +255,6 @@ func (c *Limit) advance(now time.Time) {
 	}
 	c.ep.last = now
 }
-
-// grow is n, at most ceil.
-func (c *Limit) grow(n int) int { return min(n, c.ceil) }
 
 // probe returns the next limit to measure from baseLimit: a quarter more when higher is
 // true and the cap allows it (and a recent overload signal: below its limit), else a fifth

@@ -2,9 +2,8 @@ package intake
 
 // fifo is a queue of keys in arrival order with the latest payload of each: a key put again
 // while it waits keeps its place. The waiting keys move to the front of the slice once as
-// many were taken, so a busy spell that never empties it allocates nothing once grown. It
-// lets its storage go when it empties after more than 1024 keys waited at once (a Go map
-// never shrinks), and keeps a smaller one for the next burst.
+// many were taken, so a busy spell allocates nothing once grown. It lets its storage go
+// when it empties after more than 1024 keys waited at once (a Go map never shrinks).
 type fifo[K comparable, V any] struct {
 	keys  []K // waiting from keys[head] on
 	head  int

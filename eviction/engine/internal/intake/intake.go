@@ -33,7 +33,6 @@ type Intake[H, T any] struct {
 }
 
 // shard is the work of one worker: the holders hashed onto it, and the targets on them.
-// Its lock guards its fields, and is held while nothing is called but keepHolder.
 type shard[H, T any] struct {
 	mu      sync.Mutex
 	changed sync.Cond // broadcast when work is put, and when the worker finds none or stops
@@ -52,9 +51,8 @@ type failures struct {
 }
 
 // New returns an Intake of workers workers. keepHolder chooses what to keep when a holder
-// update comes while one is queued (nil: the newer); clk and delay pace the retries of
-// holders whose listing failed, and quiet is how long such failures go unlogged after one
-// that was (see [Intake.HolderFailed]).
+// update comes while one is queued (nil: the newer); clk, delay and quiet are for
+// [Intake.HolderFailed].
 func New[H, T any](workers int, keepHolder func(queued, next H) H, clk clock.Clock, delay func(failures int) time.Duration, quiet time.Duration) (*Intake[H, T], error) {
 	in := &Intake[H, T]{shards: make([]shard[H, T], workers), keepHolder: keepHolder, delay: delay, quiet: quiet}
 	for i := range in.shards {
@@ -71,9 +69,9 @@ func New[H, T any](workers int, keepHolder func(queued, next H) H, clk clock.Clo
 	return in, nil
 }
 
-// HolderFailed puts the holder update ev back in the intake after the delay of its count of
-// failures in a row, its listing at now having failed. It returns that count, and whether to
-// log this failure as an error: the first, then one per quiet period while it keeps failing.
+// HolderFailed puts the holder update ev back in the intake after delay(its failures in a
+// row), its listing at now having failed. It returns that count, and whether to log this
+// failure as an error: the first, then one per quiet period while it keeps failing.
 func (in *Intake[H, T]) HolderFailed(name string, ev H, now time.Time) (n int, logIt bool) {
 	s := in.shardOf(name)
 	s.mu.Lock()
@@ -132,8 +130,8 @@ func (in *Intake[H, T]) shardOf(holder string) *shard[H, T] {
 	return &in.shards[h%uint32(len(in.shards))]
 }
 
-// Handlers process the updates: each is called by one worker at a time, for the updates of
-// its shard in order.
+// Handlers process the updates: each worker calls them for the updates of its shard, in
+// order.
 type Handlers[H, T any] struct {
 	Holder func(ctx context.Context, name string, ev H)
 	Target func(ctx context.Context, key Key, ev T)
