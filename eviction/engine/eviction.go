@@ -11,12 +11,12 @@ import (
 )
 
 // An eviction is all the Engine keeps of one target's eviction, from its first Scheduled
-// until it is closed or the Source shows it done, and of the target's lookups that wait to
-// be retried. The store holds it by pointer, one per key; the schedule, the budgets'
-// waiting sets and RetryUnreachable's index hold the same pointer and keep nothing of it.
-// It changes only through the transitions below, under its stripe's lock, each making its
-// report to the Observer here alone. A test checks this table against the code's, and
-// stats.badTransitions counts a transition made from a state its row does not leave:
+// until it is closed or the Source shows it done, and of the target's lookups waiting for a
+// retry. The store holds it, one per key; the schedule, the budgets' waiting sets and
+// RetryUnreachable's index hold the same pointer and nothing of it. Under its stripe's lock,
+// its state changes only by the transitions below, each making its report here alone. A test
+// checks this table against the code's; stats.badTransitions counts a transition made from a
+// state its row does not leave:
 //
 //	transition    from                          to          report
 //	open          idle                          scheduled   Scheduled
@@ -39,8 +39,8 @@ import (
 // running: in an Actuator call. retrying: a call or the recheck before one failed, and the
 // retry waits its backoff. closing: closed while a call ran. acted: the Actuator did its
 // work; it stays until the Source shows the target gone or bound elsewhere, so that a
-// lagging Source never has it acted on twice. Within a state, admit, forward, leaving and
-// the lookup methods change what it keeps, here too.
+// lagging Source never has it acted on twice. The other methods below change what it keeps
+// within a state.
 type eviction struct {
 	key    types.NamespacedName
 	uid    types.UID
@@ -171,6 +171,15 @@ func (c *cursor[T]) more() *extra {
 
 func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
 
+// countdown returns where FromObservation's countdown of the eviction started: now if none
+// is open.
+func (c *cursor[T]) countdown(now time.Time) time.Time {
+	if c.ev != nil && c.ev.state != idle && c.ev.x != nil && c.ev.x.since != 0 {
+		return time.Unix(0, c.ev.x.since)
+	}
+	return now
+}
+
 // schedule opens an eviction of the target uid, due at at on holder, or moves the open one
 // there; since is FromObservation's countdown start (0 otherwise).
 func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since int64) {
@@ -194,8 +203,7 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	case s == idle:
 		c.to(trOpen)
 		if c.e.opts.InFlight.Fraction > 0 {
-			// One more kept is more room for InFlight.Fraction: those in line take it now,
-			// not at the next eviction that asks or ends.
+			// One more kept is more room for InFlight.Fraction: those in line take it now.
 			c.e.wake(c.e.gate.Refill())
 		}
 	case s == running || s == closing:
@@ -245,11 +253,8 @@ func (c *cursor[T]) start() Attempt {
 
 // dryRun closes the due eviction with Succeeded, and no call.
 func (c *cursor[T]) dryRun() {
-	ref, a := c.ref(), Attempt{Due: c.dueTime()}
-	c.releaseHold()
-	c.to(trDryRun)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.e.obs.Succeeded(ref, a, true)
+	c.end(trDryRun)
+	c.e.obs.Succeeded(c.ref(), Attempt{Due: c.dueTime()}, true)
 }
 
 // failRecheck records that the recheck before a call failed with err. A hold at the
@@ -331,26 +336,26 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 		c.to(trCloseRunning)
 		return
 	}
-	ref := c.ref()
-	c.releaseHold()
-	c.to(trClose)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.report(kind, ref, reason)
+	c.end(trClose)
+	c.report(kind, reason)
 }
 
 // finish makes the report owed by an eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
-	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
-	c.to(trFinish)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.report(owed, ref, reason)
+	owed, reason := c.ev.x.owed, c.ev.x.reason
+	c.end(trFinish)
+	c.report(owed, reason)
 }
 
-// forget drops the acted eviction, whose target the Source shows gone or moved. It leaves
+// forget drops the acted eviction, whose target the Source shows gone or moved.
+func (c *cursor[T]) forget() { c.end(trForget) }
+
+// end moves the eviction by tr to idle, giving back what it holds at the budgets. It leaves
 // the evictions kept before it leaves flight, so that the room InFlight.Fraction gives the
 // ones in line (a share of those kept) is already the smaller one.
-func (c *cursor[T]) forget() {
-	c.to(trForget)
+func (c *cursor[T]) end(tr transition) {
+	c.releaseHold()
+	c.to(tr)
 	c.clearMarks()
 }
 
@@ -360,11 +365,11 @@ func (c *cursor[T]) backoff(n *int, now time.Time) int64 {
 	return now.Add(c.e.opts.Backoff.Delay(*n)).UnixNano()
 }
 
-func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
+func (c *cursor[T]) report(kind closeKind, reason Reason) {
 	if kind == closeSkipped {
-		c.e.obs.Skipped(ref, reason)
+		c.e.obs.Skipped(c.ref(), reason)
 	} else {
-		c.e.obs.Cancelled(ref, reason)
+		c.e.obs.Cancelled(c.ref(), reason)
 	}
 }
 
@@ -524,18 +529,13 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 		c.forget() // the action took effect, or another target took the key
 	}
 	open := c.ev != nil && c.ev.state.open()
-	if open && !v.exists {
-		c.close(closeCancelled, ReasonTargetDeleted)
-		return
-	}
 	if c.ev != nil && c.ev.state != idle && v.exists && c.ev.uid != v.target.UID {
-		if c.ev.state == running || c.ev.state == closing {
-			if open {
-				c.close(closeCancelled, ReasonReplaced)
-			}
+		if open {
+			c.close(closeCancelled, ReasonReplaced)
+		}
+		if c.ev.state == closing {
 			return // the new target is decided when the call on the old one has ended
 		}
-		c.close(closeCancelled, ReasonReplaced)
 		open = false
 	}
 	c.decide(v, open, now)
@@ -543,12 +543,9 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 
 // decide applies the rules' decision about v to the eviction, open or not.
 func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
-	openOn, since := "", now
+	openOn, since := "", c.countdown(now)
 	if c.ev != nil && c.ev.state != idle {
 		openOn = c.ev.holder
-		if x := c.ev.x; x != nil && x.since != 0 {
-			since = time.Unix(0, x.since)
-		}
 	}
 	d := c.e.rules.decide(v, openOn, since, now)
 	if d.Stay {
