@@ -7,15 +7,13 @@ import (
 )
 
 // Backoff is how long an [Engine] waits to try again after a failure (of an Actuator call,
-// of the recheck, of an update's Source lookup): the n-th retry waits Base·2^(n-1), at most
-// Cap, less a random fraction of up to Jitter of that, so that targets failing together do
-// not retry in lockstep. The zero value waits 100 ms, doubling up to 2 minutes, with a
-// jitter of 0.2.
+// of the recheck, of a Source lookup): the n-th retry waits Base·2^(n-1), at most Cap, less
+// a random fraction of up to Jitter of that. The zero value waits 100 ms, doubling up to 2
+// minutes, with a jitter of 0.2.
 type Backoff struct {
 	// Base is the delay before the first retry. 0 means 100 ms; negative is an error.
 	Base time.Duration
-	// Cap is the longest delay. 0 means 2 minutes (or Base, if larger); negative is an
-	// error.
+	// Cap is the longest delay. 0 means 2 minutes (or Base, if larger); negative is an error.
 	Cap time.Duration
 	// Jitter is the largest fraction of a delay taken away at random, at most 1. 0 means
 	// 0.2; a negative value turns jitter off.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,12 +23,10 @@ import (
 var ErrRunTwice = errors.New("engine: Run called more than once")
 
 // Engine acts on targets whose tolerations of their holders' NoExecute taints have run out,
-// as the package doc describes. T is the caller's type of target, such as *v1.Pod; updates
-// are processed by [Options.Workers] goroutines.
+// as the package doc describes. T is the caller's type of target, such as *v1.Pod.
 //
 // All methods are safe for concurrent use. The update methods, Synced, Recounted and
-// RetryUnreachable return at once: they take no lock that a decision in progress holds.
-// The zero Engine is not usable: create one with [New].
+// RetryUnreachable return at once. The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
 	act   Actuator
@@ -50,7 +49,7 @@ type Engine[T any] struct {
 	stats   counters
 
 	started atomic.Bool
-	halt    context.CancelCauseFunc // stops Run with a worker's panic; set before they start
+	halt    context.CancelCauseFunc // stops Run with a worker's panic
 	failure atomic.Pointer[PanicError]
 }
 
@@ -83,10 +82,7 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	workers := opts.MaxActWorkers
-	if opts.ActWorkers > 0 {
-		workers = opts.ActWorkers
-	}
+	workers := cmp.Or(opts.ActWorkers, opts.MaxActWorkers) // a pinned count, or the most
 	e.queue, err = timedqueue.New(e.work, timedqueue.Options{Clock: opts.Clock, Workers: workers})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -97,8 +93,8 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 
 // HolderUpdated takes a holder's new state (added or changed) and returns at once; a worker
 // then decides again about its targets. With a [Brake] it also counts the holder's taint
-// keys and group, O(its taints), and wakes what a pause it ends held. Callers may leave out
-// updates that change neither the NoExecute taints ([TaintsChanged]) nor the group.
+// keys and group. Callers may leave out updates that change neither the NoExecute taints
+// ([TaintsChanged]) nor the group.
 func (e *Engine[T]) HolderUpdated(h Holder) {
 	if e.gate != nil {
 		e.wake(e.gate.HolderUpdated(h.Name, h.Group, h.Taints, false))
@@ -130,12 +126,10 @@ func (e *Engine[T]) TargetDeleted(t T) {
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t, deleted: true})
 }
 
-// Synced tells the Engine that it has been told of every holder and target its Source has:
-// the informers have synced and their handlers delivered what they listed. Until then an
-// Engine with a [Brake] or [Confirm] lets no due eviction pass (Delayed, [ReasonNotSynced]):
-// those count holders and targets, and one started mid-outage would otherwise act on the
-// first it hears of. Without them, and after the first call, it does nothing. It returns
-// at once.
+// Synced tells the Engine that it has been told of every holder and target its Source has.
+// Until then an Engine with a [Brake] or [Confirm], which count them, lets no due eviction
+// pass (Delayed, [ReasonNotSynced]). Without them, and after the first call, it does
+// nothing. It returns at once.
 func (e *Engine[T]) Synced() {
 	if e.synced != nil {
 		e.synced.Done()
@@ -144,9 +138,9 @@ func (e *Engine[T]) Synced() {
 }
 
 // Recounted tells the Engine that the counts or the confirmation of the [Census] scope name
-// changed: an act worker asks the budgets again about each eviction it holds, in the order
-// they fell due. Without [Confirm] it does nothing. It returns at once; it must not be
-// called from within [Census.Reach].
+// changed: the evictions it holds ask the budgets again, in the order they fell due.
+// Without [Confirm] it does nothing. It returns at once; it must not be called from within
+// [Census.Reach].
 func (e *Engine[T]) Recounted(name string) {
 	if e.gate != nil && e.opts.Confirm.Fraction > 0 {
 		// Evictions held by several scopes wait under the scope they share ("").
@@ -168,16 +162,14 @@ func (e *Engine[T]) ActWorkers() int { return e.conc.Current() }
 func (e *Engine[T]) Backlog() int { return e.intake.Backlog() }
 
 // Len returns the number of targets the Engine keeps an eviction of: those open, and those
-// acted on whose removal (or move) the Source does not show yet; after an outage it falls
-// back to the open ones.
+// acted on whose removal (or move) the Source does not show yet.
 func (e *Engine[T]) Len() int { return e.stats.kept() }
 
 // Run processes updates and acts on targets until ctx is done, then waits for every
 // goroutine it started (a running Actuator call sees its context cancelled) and returns
 // ctx's error; or, when a Source or Observer method panics in a worker, stops the same way
-// and returns a *[PanicError]. It logs to ctx's logger (logr.FromContext, as
-// klog.FromContext). Updates from before Run are processed when it starts. A second call
-// returns [ErrRunTwice].
+// and returns a *[PanicError]. It logs to ctx's logger (logr.FromContext). Updates from
+// before Run are processed when it starts. A second call returns [ErrRunTwice].
 func (e *Engine[T]) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return ErrRunTwice

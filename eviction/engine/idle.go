@@ -19,13 +19,11 @@ var ErrStopped = errors.New("engine: Run has returned and work is left")
 //
 // It is meant for tests and simulations on a fake clock: feed updates, WaitIdle, step the
 // clock, WaitIdle again. When it returns, the schedule's timer is armed for the next
-// deadline, so a step right after fires exactly what is due by then. On the real clock,
-// "due now" moves on while it waits.
+// deadline, so a step right after fires exactly what is due by then.
 //
-// Before Run has started its schedule, it waits for Run (give it a ctx that ends if Run may
-// never come); after Run has returned, it returns nil if nothing was left, and [ErrStopped]
-// otherwise. An Actuator call that never returns keeps it waiting. It must not be called
-// from this Engine's Observer or Actuator, whose work it would wait for.
+// Before Run has started its schedule, it waits for Run; after Run has returned, it returns
+// nil if nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns
+// keeps it waiting. It must not be called from this Engine's Observer or Actuator.
 func (e *Engine[T]) WaitIdle(ctx context.Context) error {
 	select {
 	case <-e.queue.Started():

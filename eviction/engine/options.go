@@ -16,10 +16,9 @@ type DeadlineSource uint8
 
 const (
 	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
-	// TimeAdded and when it was first seen on that holder (so a missing or future TimeAdded
-	// counts from first sight, pinned there). A restarted Engine, or a new leader, thus acts
-	// at the same deadlines for every taint with a TimeAdded ([tolerations.Deadline]);
-	// TimeAdded is kept to the second, so a deadline can fall up to a second early.
+	// TimeAdded and when it was first seen on that holder. A restarted Engine, or a new
+	// leader, thus acts at the same deadlines for every taint with a TimeAdded
+	// ([tolerations.Deadline]), up to a second early (TimeAdded is kept to the second).
 	FromTimeAdded DeadlineSource = iota
 	// FromObservation is kube-controller-manager's rule: the countdown starts when the
 	// Engine first schedules the eviction, again at every restart
@@ -27,15 +26,13 @@ const (
 	FromObservation
 )
 
-// MinActWorkers and DefaultMaxActWorkers bound the act workers that follow the Actuator;
-// see [Options.ActWorkers].
+// MinActWorkers and DefaultMaxActWorkers bound the act workers that follow the Actuator
+// ([Options.ActWorkers]); DefaultActTimeout is the default of [Options.ActTimeout].
 const (
 	MinActWorkers        = 8
 	DefaultMaxActWorkers = 128
+	DefaultActTimeout    = 30 * time.Second
 )
-
-// DefaultActTimeout is the default of [Options.ActTimeout].
-const DefaultActTimeout = 30 * time.Second
 
 // Options configures an [Engine]. Each field's zero value is the default it names; the
 // budgets (RateLimit to Confirm) are off by default. [New] rejects a negative count of
@@ -50,10 +47,9 @@ type Options struct {
 	Workers int
 	// ActWorkers is how many Actuator calls may run at once; a positive value pins it. 0
 	// makes it follow the Actuator's throughput from [MinActWorkers] (MaxActWorkers if
-	// smaller) up to MaxActWorkers: it starts low, grows while more calls in flight complete
-	// more a second, holds where that stops (a server at capacity, a client's rate limiter),
-	// and backs off on calls that fail for load ([IsOverload]); calls answered in under a
-	// millisecond keep it low. [Engine.ActWorkers] tells where it is.
+	// smaller) up to MaxActWorkers: it grows while more calls in flight complete more a
+	// second, and backs off on calls that fail for load ([IsOverload]).
+	// [Engine.ActWorkers] tells where it is.
 	ActWorkers int
 	// MaxActWorkers caps ActWorkers that follow the Actuator; 0 means [DefaultMaxActWorkers].
 	MaxActWorkers int
@@ -65,9 +61,9 @@ type Options struct {
 	// failed.
 	Backoff Backoff
 	// Unreachable, when not nil, says whether an Actuator's error means that what it acts
-	// through could not be reached (an API server that is down), not a failure of the
-	// target: see [Engine.RetryUnreachable]. It is called under the Engine's locks: it must
-	// be safe for concurrent use, return quickly, and never call the Engine.
+	// through could not be reached (see [Engine.RetryUnreachable]). It is called under the
+	// Engine's locks: it must be safe for concurrent use, return quickly, and never call
+	// the Engine.
 	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision.
 	Observer Observer
@@ -81,12 +77,12 @@ type Options struct {
 	DryRun bool
 
 	// RateLimit bounds all evictions ([Limit]). A due eviction that finds no token waits for
-	// its slot; evictions due together take their tokens in deadline order, one cancelled
-	// gives its slot back, and only the first attempt takes one.
+	// its slot, in deadline order; one cancelled gives its slot back; only the first
+	// attempt takes one.
 	RateLimit Limit
 	// TaintRateLimits bounds, per taint key, the evictions that a NoExecute taint with that
-	// key makes due (the device-taint KEP's EvictionsPerSecond); an eviction due because of
-	// several waits for the slowest of its limits and RateLimit. nil limits nothing.
+	// key makes due; one due because of several waits for the slowest of its limits and
+	// RateLimit. nil limits nothing.
 	TaintRateLimits map[string]Limit
 	// Brake pauses the evictions a taint key causes while too many holders carry it.
 	Brake Brake

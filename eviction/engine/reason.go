@@ -6,13 +6,11 @@ type Reason string
 // Reasons given to [Observer.Cancelled]; a [Source] gives its own for a target that is
 // leaving ([Target.Leaving]), which come to [Observer.Skipped].
 const (
-	// ReasonNotTainted: no holder of the target carries a NoExecute taint (any more), or
-	// none is known.
+	// ReasonNotTainted: no known holder of the target carries a NoExecute taint.
 	ReasonNotTainted Reason = "NotTainted"
 	// ReasonTolerated: the target tolerates every NoExecute taint of its holders forever.
 	ReasonTolerated Reason = "Tolerated"
-	// ReasonHolderDeleted: the holder whose taint made the target due was deleted, and no
-	// other makes it due.
+	// ReasonHolderDeleted: the holder whose taint made the target due was deleted.
 	ReasonHolderDeleted Reason = "HolderDeleted"
 	// ReasonTargetDeleted: the target was deleted.
 	ReasonTargetDeleted Reason = "TargetDeleted"

@@ -8,9 +8,8 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// callBound is the timeout of one Actuator call (Options.ActTimeout): its context, and what
-// cancels it on the clock: a pooled timer where the clock has AfterFunc, or a timer and a
-// goroutine, which unbound waits for.
+// callBound is the timeout of one Actuator call: its context, and what cancels it on the
+// clock: a pooled timer where the clock has AfterFunc, or a timer and a goroutine.
 type callBound struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -19,8 +18,7 @@ type callBound struct {
 	exited chan struct{}
 }
 
-// callTimer is a timer of the pool: an outage makes tens of thousands of calls in seconds,
-// and a timer made for each would cost several allocations a call.
+// callTimer is a timer of the pool, which saves an outage's calls several allocations each.
 type callTimer struct {
 	t clock.Timer
 	// cancel is set before the timer is reset and read when it fires; the clock orders the
