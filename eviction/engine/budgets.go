@@ -39,8 +39,8 @@ type Brake struct {
 	// Fraction pauses a key carried by more than this fraction of all holders: 0 (off) or
 	// in (0, 1]; 1 never pauses.
 	Fraction float64
-	// ZoneFraction does the same within each group, for the targets on its holders (a zone
-	// with most of its nodes down is more likely cut off than broken): 0 (off) or in (0, 1].
+	// ZoneFraction does the same within each group, for the targets on its holders: 0 (off)
+	// or in (0, 1].
 	ZoneFraction float64
 	// Holders pauses a key carried by at least this many holders; 0 is off.
 	Holders int
@@ -72,7 +72,7 @@ func (b Brake) validate() error {
 	return errors.Join(errs...)
 }
 
-// fractionErr is the error of the option name, a fraction out of 0 (off) and (0, 1].
+// fractionErr is the error of the option name, a fraction v out of 0 (off) and (0, 1].
 func fractionErr(name string, v float64) error {
 	if v != 0 && !(v > 0 && v <= 1) { // NaN fails both
 		return fmt.Errorf("engine: %s must be 0 (off) or in (0, 1]: got %v", name, v)
@@ -102,11 +102,11 @@ type Cause struct {
 	Group  string
 }
 
-// gate returns the budgets o sets in the order they are asked: those that hold until
-// released (Synced, Confirm, the brake), those that count what went (InFlight, the windows,
-// LoopDamping), and last the rate limits, which reserve a slot that a later wait would make
-// an eviction miss; and the Synced budget (nil if none needs it). kept counts the evictions
-// kept, O(1), for InFlight.Fraction.
+// gate returns the budgets o sets (nil for none) in the order they are asked: those that
+// hold until released (Synced, Confirm, the brake), those that count what went (InFlight,
+// the windows, LoopDamping), and last the rate limits, which reserve a slot that a later
+// wait would make an eviction miss; and Synced (nil if no budget needs it). kept counts the
+// evictions kept, for InFlight.Fraction.
 func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced) {
 	var bs []budget.Budget
 	add := func(b budget.Budget, on bool) {
@@ -185,10 +185,7 @@ type Window struct {
 }
 
 func (w Window) validate(field string) error {
-	if w == (Window{}) {
-		return nil
-	}
-	if w.Max < 1 || w.Per <= 0 {
+	if w != (Window{}) && (w.Max < 1 || w.Per <= 0) {
 		return fmt.Errorf("engine: %s: Max (%d) must be at least 1 and Per (%v) positive, or both zero (off)", field, w.Max, w.Per)
 	}
 	return nil

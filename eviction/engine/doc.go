@@ -82,8 +82,8 @@ package engine
 //     eviction (eviction.go), opened and armed in the schedule when the rules (decide.go) say.
 //   - act.go: at the deadline an act worker locks the stripe again, rechecks from the
 //     Source and settles once more; the budgets admit it; start reports Started; the
-//     Actuator is called without the lock, bounded (timeout.go), its rate counted for the
-//     act workers' limit (internal/concurrency); afterCall applies the outcome.
+//     Actuator is called without the lock, bounded, its rate counted for the act
+//     workers' limit (internal/concurrency); afterCall applies the outcome.
 //   - The removal comes back as a target update, and settle forgets the eviction, which
 //     tells InFlight that it ended.
 //

@@ -135,7 +135,6 @@ var (
 )
 
 // cursor is one target's eviction (nil for none) as a decision holds it, its stripe locked.
-// The transitions are its methods.
 type cursor[T any] struct {
 	e   *Engine[T]
 	st  *stripe
@@ -147,7 +146,6 @@ func (c *cursor[T]) ref() Ref {
 	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
 }
 
-// to moves the eviction by tr.
 func (c *cursor[T]) to(tr transition) {
 	from := c.ev.state
 	if !slices.Contains(tr.from, from) {
@@ -161,7 +159,6 @@ func (c *cursor[T]) to(tr transition) {
 	c.ev.state = tr.to
 }
 
-// more returns the eviction's extra, made if need be.
 func (c *cursor[T]) more() *extra {
 	if c.ev.x == nil {
 		c.ev.x = &extra{}
@@ -235,14 +232,12 @@ func (c *cursor[T]) admit() {
 	c.ev.x.unhold()
 }
 
-// unhold forgets a hold at the budgets, if x is not nil.
 func (x *extra) unhold() {
 	if x != nil {
 		x.hold, x.until, x.heldFor = nil, 0, ""
 	}
 }
 
-// start reports Started for a call, and returns its Attempt.
 func (c *cursor[T]) start() Attempt {
 	c.ev.calls++
 	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
@@ -251,7 +246,6 @@ func (c *cursor[T]) start() Attempt {
 	return a
 }
 
-// dryRun closes the due eviction with Succeeded, and no call.
 func (c *cursor[T]) dryRun() {
 	c.end(trDryRun)
 	c.e.obs.Succeeded(c.ref(), Attempt{Due: c.dueTime()}, true)
@@ -373,7 +367,6 @@ func (c *cursor[T]) report(kind closeKind, reason Reason) {
 	}
 }
 
-// releaseHold gives back what the eviction holds at the budgets.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
 		c.e.wake(c.e.gate.Release(c.ev, x.hold, c.e.clock.Now().UnixNano()))
@@ -541,7 +534,6 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 	c.decide(v, open, now)
 }
 
-// decide applies the rules' decision about v to the eviction, open or not.
 func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
 	openOn, since := "", c.countdown(now)
 	if c.ev != nil && c.ev.state != idle {
@@ -592,3 +584,22 @@ func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.
 	}
 	return due // held or retrying
 }
+
+// An eviction keeps its deadline in unix nanoseconds, 8 bytes rather than a time.Time's 24
+// and a pointer; the years 1678 to 2262, as the schedule's, later and earlier ones clamped.
+var (
+	minDue = time.Unix(0, math.MinInt64)
+	maxDue = time.Unix(0, math.MaxInt64)
+)
+
+func dueNanos(at time.Time) int64 {
+	switch {
+	case at.Before(minDue):
+		return math.MinInt64
+	case at.After(maxDue):
+		return math.MaxInt64
+	}
+	return at.UnixNano()
+}
+
+func nanosTime(n int64, loc *time.Location) time.Time { return time.Unix(0, n).In(loc) }

@@ -75,7 +75,7 @@ func (c *counters) delay(reason Reason, d int64) {
 	}
 }
 
-// kept returns the evictions kept (open, closing or acted), O(1).
+// kept returns the evictions kept: open, closing or acted.
 func (c *counters) kept() int {
 	var n int64
 	for s := scheduled; s < nStates; s++ {

@@ -48,7 +48,6 @@ func newStore() *store {
 	return s
 }
 
-// lock takes the lock of key's stripe and returns the stripe.
 func (s *store) lock(key types.NamespacedName) *stripe {
 	st := &s.stripes[maphash.Comparable(s.seed, key)%stripeCount]
 	st.lock <- struct{}{}
@@ -57,7 +56,6 @@ func (s *store) lock(key types.NamespacedName) *stripe {
 
 func (st *stripe) unlock() { <-st.lock }
 
-// put returns key's eviction, making an idle one when it has none.
 func (st *stripe) put(key types.NamespacedName) *eviction {
 	if ev := st.evictions[key]; ev != nil {
 		return ev

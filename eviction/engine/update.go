@@ -126,7 +126,6 @@ func orNotFound[V any](v V, found bool, err error) (V, bool, error) {
 	return v, found, err
 }
 
-// lookupFailed counts and logs a failed lookup for c's target, which is retried.
 func (e *Engine[T]) lookupFailed(ctx context.Context, c *cursor[T], err error, now time.Time) {
 	e.stats.sourceErrors.Add(1)
 	e.logLookup(ctx, c.lookupFailed(now), "looking up a target failed; will retry", err, "target", c.key.String())
@@ -139,7 +138,6 @@ func (e *Engine[T]) lastKnownHolder(name string, _ time.Time) (holderView, error
 	return holderView{found: ok, taints: k.started, group: k.group}, nil
 }
 
-// logLookup logs a failed lookup at V(2), or as an error when logIt says so.
 func (e *Engine[T]) logLookup(ctx context.Context, logIt bool, msg string, err error, kv ...any) {
 	logger := logr.FromContextOrDiscard(ctx)
 	if logIt {
