@@ -18,8 +18,6 @@ type Limit struct {
 	Burst     int
 }
 
-func (l Limit) limits() bool { return l.PerSecond > 0 }
-
 func (l Limit) validate(field string) error {
 	if err := budget.Rate(l).Validate(field); err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -65,7 +63,7 @@ func (b Brake) validate() error {
 	if b.Holders < 0 || b.ZoneHolders < 0 {
 		errs = append(errs, fmt.Errorf("engine: Brake.Holders (%d) and Brake.ZoneHolders (%d) must not be negative", b.Holders, b.ZoneHolders))
 	}
-	if b.FullDisruption.Pause && b.FullDisruption.Rate.limits() {
+	if b.FullDisruption.Pause && b.FullDisruption.Rate.PerSecond > 0 {
 		errs = append(errs, errors.New("engine: Brake.FullDisruption: Pause and Rate are exclusive"))
 	}
 	errs = append(errs, b.FullDisruption.Rate.validate("Brake.FullDisruption.Rate"))

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -50,10 +52,7 @@ func (u *unreachableIndex) forget(ev *eviction) {
 func (u *unreachableIndex) take() []*eviction {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]*eviction, 0, len(u.set))
-	for ev := range u.set {
-		out = append(out, ev)
-	}
+	out := slices.Collect(maps.Keys(u.set))
 	u.set = nil
 	return out
 }
