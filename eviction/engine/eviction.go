@@ -34,13 +34,7 @@ import (
 //	finish        closing                       idle        Cancelled or Skipped (the one owed)
 //	forget        acted                         idle        (none: the Source caught up)
 //
-// idle: none is open; the value stays only while a lookup waits to be retried. scheduled:
-// it waits for its deadline, or for an act worker. held: due, it waits at a budget.
-// running: in an Actuator call. retrying: a call or the recheck before one failed, and the
-// retry waits its backoff. closing: closed while a call ran. acted: the Actuator did its
-// work; it stays until the Source shows the target gone or bound elsewhere, so that a
-// lagging Source never has it acted on twice. The other methods below change what it keeps
-// within a state.
+// The other methods below change what it keeps within a state.
 type eviction struct {
 	key    types.NamespacedName
 	uid    types.UID
@@ -55,12 +49,14 @@ type eviction struct {
 type state uint8
 
 const (
-	idle state = iota
-	scheduled
-	held
-	running
-	retrying
-	closing
+	idle      state = iota // none is open; it stays only while a lookup waits to be retried
+	scheduled              // it waits for its deadline, or for an act worker
+	held                   // due, it waits at a budget
+	running                // in an Actuator call
+	retrying               // a call or the recheck before one failed; the retry waits its backoff
+	closing                // closed while a call ran
+	// acted: the Actuator did its work. It stays until the Source shows the target gone or
+	// bound elsewhere, so that a lagging Source never has it acted on twice.
 	acted
 	nStates
 )

@@ -49,8 +49,7 @@ type Options struct {
 	// ActWorkers is how many Actuator calls may run at once; a positive value pins it. 0
 	// makes it follow the Actuator's throughput from [MinActWorkers] (MaxActWorkers if
 	// smaller) up to MaxActWorkers: it grows while more calls in flight complete more a
-	// second, and backs off on calls that fail for load ([IsOverload]).
-	// [Engine.ActWorkers] tells where it is.
+	// second, and backs off on calls that fail for load ([IsOverload]); see [Engine.ActWorkers].
 	ActWorkers int
 	// MaxActWorkers caps ActWorkers that follow the Actuator; 0 means [DefaultMaxActWorkers].
 	MaxActWorkers int
@@ -58,13 +57,11 @@ type Options struct {
 	// the cause [ErrActTimeout], and the call counts as failed. 0 means [DefaultActTimeout];
 	// negative, no bound.
 	ActTimeout time.Duration
-	// Backoff paces the retries of a failed eviction and of an update whose Source lookup
-	// failed.
+	// Backoff paces the retries of a failed eviction and of a failed Source lookup.
 	Backoff Backoff
 	// Unreachable, when not nil, says whether an Actuator's error means that what it acts
-	// through could not be reached (see [Engine.RetryUnreachable]). It is called under the
-	// Engine's locks: it must be safe for concurrent use, return quickly, and never call
-	// the Engine.
+	// through could not be reached ([Engine.RetryUnreachable]). It is called under the
+	// Engine's locks: it must be safe for concurrent use, quick, and never call the Engine.
 	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision.
 	Observer Observer
