@@ -92,14 +92,14 @@ func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	}
 	returns := e.unreach.returns.Load()
 	a := c.start()
-	return call{ref: c.ref(), a: a, returns: returns}, true
+	return call{ref: c.ev.ref(), a: a, returns: returns}, true
 }
 
 // recheck reads c's target and its holders from the Source into v, right before acting.
 func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 	obj, found, err := orNotFound(e.src.Target(c.key))
 	if err != nil {
-		err = fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
+		err = fmt.Errorf("engine: recheck target %s: %w", c.ev.ref(), err)
 	} else {
 		err = e.newView(v, obj, found, e.currentHolder, now)
 	}

@@ -138,8 +138,8 @@ type cursor[T any] struct {
 	ev  *eviction
 }
 
-func (c *cursor[T]) ref() Ref {
-	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
+func (ev *eviction) ref() Ref {
+	return Ref{Namespace: ev.key.Namespace, Name: ev.key.Name, UID: ev.uid, Holder: ev.holder}
 }
 
 func (c *cursor[T]) to(tr transition) {
@@ -204,7 +204,7 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	default:
 		c.to(trMove)
 	}
-	c.e.obs.Scheduled(c.ref(), at)
+	c.e.obs.Scheduled(c.ev.ref(), at)
 }
 
 // hold keeps the due eviction at the budgets with h until until (0: until woken), for
@@ -219,7 +219,7 @@ func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	c.to(trHold)
 	c.e.stats.delay(reason, +1)
 	if report {
-		c.e.obs.Delayed(c.ref(), reason)
+		c.e.obs.Delayed(c.ev.ref(), reason)
 	}
 }
 
@@ -238,13 +238,13 @@ func (c *cursor[T]) start() Attempt {
 	c.ev.calls++
 	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
 	c.to(trStart)
-	c.e.obs.Started(c.ref(), a)
+	c.e.obs.Started(c.ev.ref(), a)
 	return a
 }
 
 func (c *cursor[T]) dryRun() {
 	c.end(trDryRun)
-	c.e.obs.Succeeded(c.ref(), Attempt{Due: c.dueTime()}, true)
+	c.e.obs.Succeeded(c.ev.ref(), Attempt{Due: c.dueTime()}, true)
 }
 
 // failRecheck records that the recheck before a call failed with err. A hold at the
@@ -253,7 +253,7 @@ func (c *cursor[T]) failRecheck(err error, now time.Time) {
 	x := c.more()
 	x.retryAt = c.backoff(&x.fails, now)
 	c.to(trFailRecheck)
-	c.e.obs.Failed(c.ref(), Attempt{Due: c.dueTime()}, err)
+	c.e.obs.Failed(c.ev.ref(), Attempt{Due: c.dueTime()}, err)
 }
 
 // fail records that the call cl failed with err: the retry waits its backoff, unless a move
@@ -357,9 +357,9 @@ func (c *cursor[T]) backoff(n *int, now time.Time) int64 {
 
 func (c *cursor[T]) report(kind closeKind, reason Reason) {
 	if kind == closeSkipped {
-		c.e.obs.Skipped(c.ref(), reason)
+		c.e.obs.Skipped(c.ev.ref(), reason)
 	} else {
-		c.e.obs.Cancelled(c.ref(), reason)
+		c.e.obs.Cancelled(c.ev.ref(), reason)
 	}
 }
 

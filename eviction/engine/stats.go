@@ -111,14 +111,14 @@ func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
 	if ev == nil {
 		return Pending{}, false
 	}
-	return e.pendingOf(key, ev, e.clock.Now().Location())
+	return e.pendingOf(ev, e.clock.Now().Location())
 }
 
-func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.Location) (Pending, bool) {
+func (e *Engine[T]) pendingOf(ev *eviction, loc *time.Location) (Pending, bool) {
 	if ev.state != scheduled && ev.state != held && ev.state != retrying {
 		return Pending{}, false
 	}
-	p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
+	p := Pending{Target: ev.ref(), At: nanosTime(ev.due, loc)}
 	if ev.x != nil && ev.x.hold != nil {
 		p.At = nanosTime(e.gate.Due(ev.x.hold), loc) // when it fell due
 	}
@@ -137,8 +137,8 @@ func (e *Engine[T]) Pending() []Pending {
 	for i := range e.store.stripes {
 		st := &e.store.stripes[i]
 		st.lock <- struct{}{}
-		for key, ev := range st.evictions {
-			if p, ok := e.pendingOf(key, ev, loc); ok {
+		for _, ev := range st.evictions {
+			if p, ok := e.pendingOf(ev, loc); ok {
 				out = append(out, p)
 			}
 		}
