@@ -58,8 +58,6 @@ func (a Attempt) First() bool { return a.Call == 1 }
 // NopObserver implements [Observer] with methods that do nothing; its zero value is ready.
 type NopObserver struct{}
 
-var _ Observer = NopObserver{}
-
 // Scheduled does nothing.
 func (NopObserver) Scheduled(Ref, time.Time) {}
 
