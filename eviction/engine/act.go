@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 	"github.com/taintevict/taintevict/eviction/engine/internal/concurrency"
 )
 
-// call is one Actuator call, from before it to after.
 type call struct {
 	ref     Ref
 	a       Attempt
@@ -90,14 +92,14 @@ func (e *Engine[T]) beforeCall(ctx context.Context, ev *eviction) (call, bool) {
 	}
 	returns := e.unreach.returns.Load()
 	a := c.start()
-	return call{ref: c.ref(), a: a, returns: returns}, true
+	return call{ref: c.ev.ref(), a: a, returns: returns}, true
 }
 
 // recheck reads c's target and its holders from the Source into v, right before acting.
 func (e *Engine[T]) recheck(c *cursor[T], v *view, now time.Time) error {
 	obj, found, err := orNotFound(e.src.Target(c.key))
 	if err != nil {
-		err = fmt.Errorf("engine: recheck target %s: %w", c.ref(), err)
+		err = fmt.Errorf("engine: recheck target %s: %w", c.ev.ref(), err)
 	} else {
 		err = e.newView(v, obj, found, e.currentHolder, now)
 	}
@@ -153,7 +155,6 @@ func (e *Engine[T]) callActuator(ctx context.Context, ref Ref) (err error) {
 	return e.act.Act(b.ctx, ref)
 }
 
-// afterCall ends the call cl to ev, which returned err.
 func (e *Engine[T]) afterCall(ctx context.Context, ev *eviction, cl call, err error) {
 	c := e.lockEviction(ev)
 	defer c.st.unlock()
@@ -175,4 +176,76 @@ func (e *Engine[T]) afterCall(ctx context.Context, ev *eviction, cl call, err er
 		returned := e.unreach.returns.Load() != cl.returns
 		c.fail(cl, err, now, unreach, returned)
 	}
+}
+
+// callBound is the timeout of one Actuator call: its context, and what cancels it on the
+// clock: a pooled timer where the clock has AfterFunc, or a timer and a goroutine.
+type callBound struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *callTimer
+	t      clock.Timer
+	exited chan struct{}
+}
+
+// callTimer is a timer of the pool, which saves an outage's calls several allocations each.
+type callTimer struct {
+	t clock.Timer
+	// cancel is set before the timer is reset and read when it fires; the clock orders the
+	// two, as time.Timer's Reset does.
+	cancel context.CancelCauseFunc
+	cause  error
+}
+
+func (t *callTimer) fire() { t.cancel(t.cause) }
+
+// callTimers are the stopped timers of calls that ended, for the next calls.
+var callTimers sync.Pool
+
+// bound returns the bound of a call under ctx: its context is cancelled with e.timeout
+// once Options.ActTimeout has passed on the clock (never, if negative).
+func (e *Engine[T]) bound(ctx context.Context) callBound {
+	b := callBound{}
+	b.ctx, b.cancel = context.WithCancelCause(ctx)
+	switch c, ok := e.clock.(clock.WithDelayedExecution); {
+	case e.opts.ActTimeout < 0:
+	case ok:
+		if t, ok := callTimers.Get().(*callTimer); ok && t.cause == e.timeout {
+			t.cancel = b.cancel
+			t.t.Reset(e.opts.ActTimeout)
+			b.timer = t
+			break
+		}
+		b.timer = &callTimer{cancel: b.cancel, cause: e.timeout}
+		b.timer.t = c.AfterFunc(e.opts.ActTimeout, b.timer.fire)
+	default:
+		b.t, b.exited = e.clock.NewTimer(e.opts.ActTimeout), make(chan struct{})
+		go func() {
+			defer close(b.exited)
+			select {
+			case <-b.t.C():
+				b.cancel(e.timeout)
+			case <-b.ctx.Done():
+			}
+		}()
+	}
+	return b
+}
+
+// unbound ends the bound b once its call has returned, and reports whether it fired. A
+// timer that has fired, or is firing, is not kept: its function may still read cancel.
+func (e *Engine[T]) unbound(b callBound) (fired bool) {
+	if b.timer != nil && b.timer.t.Stop() {
+		b.timer.cancel = nil
+		callTimers.Put(b.timer)
+	}
+	if b.t != nil {
+		b.t.Stop()
+	}
+	fired = errors.Is(context.Cause(b.ctx), e.timeout)
+	b.cancel(nil)
+	if b.exited != nil {
+		<-b.exited
+	}
+	return fired
 }

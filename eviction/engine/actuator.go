@@ -12,17 +12,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Actuator acts on a target whose time is up: deletes it, evicts it through the Eviction
-// API, migrates it, or moves it elsewhere. The [Engine] calls it from its act workers, at
-// most once at a time for a target, with a context cancelled after [Options.ActTimeout]
-// and when the Engine stops; Act must return when it is. No lock is held while Act runs:
-// it may call the update methods and Pending, but not WaitIdle, which would wait for it.
+// Actuator acts on a target whose time is up: deletes it, evicts it, migrates it, or moves
+// it elsewhere. The [Engine] calls it from its act workers, at most once at a time for a
+// target, with a context cancelled after [Options.ActTimeout] and when the Engine stops;
+// Act must return when it is. No lock is held while Act runs: it may call the update
+// methods and Pending, but not WaitIdle, which would wait for it.
 //
 // Nil (the target is removed, on its way out, or moved off the holder) or an error for
 // which [IsGone] is true ends the eviction. The Engine then does not act on that UID again
-// while the Source still shows it bound to that holder, as a lagging Source does; so a move
-// that keeps the UID must reach the Engine as an update ([Engine.TargetUpdated]), as an
-// informer's handler sends it. Any other error is retried with backoff.
+// while the Source still shows it bound to that holder; so a move that keeps the UID must
+// reach the Engine as an update ([Engine.TargetUpdated]). Any other error is retried with
+// backoff.
 type Actuator interface {
 	Act(ctx context.Context, target Ref) error
 }
@@ -51,11 +51,9 @@ var ErrOverload = errors.New("engine: the server is overloaded")
 
 // IsOverload reports whether err says that the server an [Actuator] calls is overloaded, so
 // that fewer calls run at once ([Options.ActWorkers]): err wraps [ErrOverload] or
-// [ErrActTimeout], or is a Kubernetes API error with code 429 (as API Priority and
-// Fairness rejects; not the Eviction API's refusal for a PodDisruptionBudget), 503, 504, or
-// the reason ServerTimeout or Timeout. A refusal, a conflict or a forbidden verb is the
-// target's, and a plain 500 is this call's (the Eviction API answers it for a pod two
-// PodDisruptionBudgets cover): not overload.
+// [ErrActTimeout], or is a Kubernetes API error with code 429 (but not [IsPDBRefusal]),
+// 503, 504, or the reason ServerTimeout or Timeout. A refusal, a conflict, a forbidden verb
+// or a plain 500 is not overload.
 func IsOverload(err error) bool {
 	if err == nil {
 		return false
@@ -78,11 +76,9 @@ func IsOverload(err error) bool {
 }
 
 // IsPDBRefusal reports whether err is the Eviction API's refusal for a PodDisruptionBudget:
-// a Kubernetes API error with the cause DisruptionBudget (policyv1.DisruptionBudgetCause).
-// The API server gives it with a 429 when a budget allows no disruption now (or it has not
-// processed the budget's latest change) and with a 403 when a budget allows fewer than
-// none or has too many evictions still to confirm. A 429 of API Priority and Fairness (a
-// plain-text body and a Retry-After header) has no such cause, and is no PodDisruptionBudget's.
+// a Kubernetes API error with the cause DisruptionBudget (policyv1.DisruptionBudgetCause),
+// which the API server gives with a 429 or a 403. A 429 of API Priority and Fairness has no
+// such cause.
 func IsPDBRefusal(err error) bool {
 	var status apierrors.APIStatus
 	if err == nil || !errors.As(err, &status) || status.Status().Details == nil {
@@ -100,8 +96,7 @@ var ErrActTimeout = errors.New("engine: actuator call timed out")
 // PanicError is the error [Observer.Failed] reports when the [Actuator] panicked: the
 // Engine recovers it and retries as after any failure. It is also what [Engine.Run] returns
 // when a [Source] or [Observer] method panicked in a worker: the Engine stops rather than
-// go on from a decision made in part (a new one decides afresh; [FromTimeAdded] deadlines
-// survive).
+// go on from a decision made in part.
 type PanicError struct {
 	// Value is what was passed to panic.
 	Value any

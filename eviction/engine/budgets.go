@@ -18,8 +18,6 @@ type Limit struct {
 	Burst     int
 }
 
-func (l Limit) limits() bool { return l.PerSecond > 0 }
-
 func (l Limit) validate(field string) error {
 	if err := budget.Rate(l).Validate(field); err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -27,21 +25,20 @@ func (l Limit) validate(field string) error {
 	return nil
 }
 
-// Brake pauses mass eviction: so many holders going bad at once is more likely a
-// partition, a broken health check or a bug than a failure of each. While a NoExecute
-// taint key is carried by more than a fraction of the holders, or by at least a floor of
-// them, the evictions it causes wait; once it is not, what fell due goes, in deadline
-// order. It counts the holders the Engine was told of ([Engine.HolderUpdated]), all and per
-// [Holder.Group], each as its update arrives: a target that tolerates nothing, on one of
-// the first tainted, may go before the rest of an outage is seen. A target due because of
-// several taints or holders waits while any is paused. Nothing goes before [Engine.Synced].
-// The zero Brake never pauses.
+// Brake pauses mass eviction, as so many holders going bad at once is more likely a
+// partition or a bug: while a NoExecute taint key is carried by more than a fraction of the
+// holders, or by at least a floor of them, the evictions it causes wait; then what fell due
+// goes, in deadline order. It counts the holders the Engine was told of, all and per
+// [Holder.Group], as their updates arrive: a target on one of the first tainted may go
+// before the rest of an outage is seen. A target due because of several taints or holders
+// waits while any is paused. Nothing goes before [Engine.Synced]. The zero Brake never
+// pauses.
 type Brake struct {
 	// Fraction pauses a key carried by more than this fraction of all holders: 0 (off) or
 	// in (0, 1]; 1 never pauses.
 	Fraction float64
-	// ZoneFraction does the same within each group, for the targets on its holders (a zone
-	// with most of its nodes down is more likely cut off than broken): 0 (off) or in (0, 1].
+	// ZoneFraction does the same within each group, for the targets on its holders: 0 (off)
+	// or in (0, 1].
 	ZoneFraction float64
 	// Holders pauses a key carried by at least this many holders; 0 is off.
 	Holders int
@@ -52,10 +49,9 @@ type Brake struct {
 }
 
 // FullDisruption is what the evictions a taint key causes in a group all of whose holders
-// carry it do: pause until one no longer does (Pause), or go at a rate of their own that
-// the group's fraction and floor do not hold, on top of RateLimit and TaintRateLimits
-// (Rate), as kube evicts from a zone wholly down at its healthy rate. Brake.Fraction and
-// Holders still pause: all zones down is likelier the controller's own partition. Pause and
+// carry it do: pause until one no longer does (Pause), or go at a rate of their own, on top
+// of RateLimit and TaintRateLimits, that the group's fraction and floor do not hold (Rate),
+// as kube evicts from a zone wholly down. Brake.Fraction and Holders still pause. Pause and
 // Rate are exclusive; the zero value does neither.
 type FullDisruption struct {
 	Pause bool  // pause the group's evictions of the key
@@ -67,14 +63,14 @@ func (b Brake) validate() error {
 	if b.Holders < 0 || b.ZoneHolders < 0 {
 		errs = append(errs, fmt.Errorf("engine: Brake.Holders (%d) and Brake.ZoneHolders (%d) must not be negative", b.Holders, b.ZoneHolders))
 	}
-	if b.FullDisruption.Pause && b.FullDisruption.Rate.limits() {
+	if b.FullDisruption.Pause && b.FullDisruption.Rate.PerSecond > 0 {
 		errs = append(errs, errors.New("engine: Brake.FullDisruption: Pause and Rate are exclusive"))
 	}
 	errs = append(errs, b.FullDisruption.Rate.validate("Brake.FullDisruption.Rate"))
 	return errors.Join(errs...)
 }
 
-// fractionErr is the error of the option name, a fraction out of 0 (off) and (0, 1].
+// fractionErr is the error of the option name, a fraction v out of 0 (off) and (0, 1].
 func fractionErr(name string, v float64) error {
 	if v != 0 && !(v > 0 && v <= 1) { // NaN fails both
 		return fmt.Errorf("engine: %s must be 0 (off) or in (0, 1]: got %v", name, v)
@@ -87,12 +83,11 @@ func (o Options) validateBudgets() error {
 		o.NamespaceLimit.validate("NamespaceLimit"), o.OwnerLimit.validate("OwnerLimit"), o.LoopDamping.validate(), o.Confirm.validate()}
 	taintRates := o.TaintRateLimits
 	for _, key := range slices.Sorted(maps.Keys(taintRates)) { // one order, one message
-		l := taintRates[key]
 		if key == "" {
 			errs = append(errs, errors.New("engine: TaintRateLimits has an empty taint key"))
-			continue
+		} else {
+			errs = append(errs, taintRates[key].validate(fmt.Sprintf("TaintRateLimits[%q]", key)))
 		}
-		errs = append(errs, l.validate(fmt.Sprintf("TaintRateLimits[%q]", key)))
 	}
 	return errors.Join(errs...)
 }
@@ -108,8 +103,8 @@ type Cause struct {
 // gate returns the budgets o sets (nil for none) in the order they are asked: those that
 // hold until released (Synced, Confirm, the brake), those that count what went (InFlight,
 // the windows, LoopDamping), and last the rate limits, which reserve a slot that a later
-// wait would make an eviction miss. kept counts the evictions kept, O(1), for
-// InFlight.Fraction. A new budget is a file of package budget, an Options field, a line here.
+// wait would make an eviction miss; and Synced (nil if no budget needs it). kept counts the
+// evictions kept, for InFlight.Fraction.
 func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced) {
 	var bs []budget.Budget
 	add := func(b budget.Budget, on bool) {
@@ -154,22 +149,19 @@ func (o Options) gate(kept func() int) (*budget.Gate[*eviction], *budget.Synced)
 // InFlight bounds, as a PodDisruptionBudget does, the targets on their way out at once. An
 // eviction counts, its retries as one, from its first Actuator call until the Source shows
 // the target gone or bound elsewhere, it is closed without an action, or the target is
-// leaving ([Target.Leaving]) and its [Target.GoneBy] has passed: a pod being deleted counts
-// until it is gone or its grace period is over, so that a node that cannot confirm the
-// removal (whose pods stay Terminating) does not hold its places for good. A retry the
-// brake or Confirm holds gives its place back (its calls did nothing), and takes one again
-// when let go, as a new eviction would, counted again by the windows too. One due while
-// the bound is reached waits (Delayed, [ReasonInFlight]) in line in the order they fell
-// due; each that ends lets the first go. Only this Engine's actions count: not those of a
-// former one (before a restart or a change of leader). The zero InFlight bounds nothing.
+// leaving ([Target.Leaving]) and its [Target.GoneBy] has passed (so that pods that stay
+// Terminating on a dead node do not hold their places for good). A retry the brake or
+// Confirm holds gives its place back, and takes one again when let go, as a new eviction
+// would, counted again by the windows too. One due at the bound waits (Delayed,
+// [ReasonInFlight]) in line in the order they fell due; each that ends lets the first go.
+// Only this Engine's actions count, not a former one's. The zero InFlight bounds nothing.
 type InFlight struct {
 	// Max is the most evictions in flight at once; 0 is off.
 	Max int
 	// Fraction bounds them to this fraction, 0 (off) or in (0, 1], of the targets the
 	// Engine keeps an eviction of ([Engine.Len]), at least one: a new eviction kept makes
-	// room for those in line at once, and one dropped (its target gone or moved, or it was
-	// closed) leaves the count before its place is given back, so that the room is the
-	// smaller share. With Max, the smaller holds.
+	// room for those in line at once, and one dropped leaves the count before its place is
+	// given back. With Max, the smaller holds.
 	Fraction float64
 }
 
@@ -181,8 +173,8 @@ func (f InFlight) validate() error {
 }
 
 // Window bounds the evictions of one namespace ([Options.NamespaceLimit]) or workload
-// ([Options.OwnerLimit]): at most Max (at least 1) let go, whatever becomes of them, within
-// any span of Per (positive). One that finds the window full waits until it opens (Delayed,
+// ([Options.OwnerLimit]): at most Max (at least 1) let go within any span of Per
+// (positive). One that finds the window full waits until it opens (Delayed,
 // [ReasonNamespaceLimit] or [ReasonOwnerLimit]), in the order they came. The zero Window
 // bounds nothing.
 type Window struct {
@@ -191,10 +183,7 @@ type Window struct {
 }
 
 func (w Window) validate(field string) error {
-	if w == (Window{}) {
-		return nil
-	}
-	if w.Max < 1 || w.Per <= 0 {
+	if w != (Window{}) && (w.Max < 1 || w.Per <= 0) {
 		return fmt.Errorf("engine: %s: Max (%d) must be at least 1 and Per (%v) positive, or both zero (off)", field, w.Max, w.Per)
 	}
 	return nil
@@ -205,9 +194,8 @@ func (w Window) validate(field string) error {
 // ([Target.Created]) after the owner's latest eviction, or at most a second before (creation
 // times are whole seconds), and due within the owner's span (see Window), waits (Delayed,
 // [ReasonRecreated]) until that eviction is Backoff's n-th delay old, n counting the owner's
-// re-created targets evicted in a row. The delay's jitter is drawn from the owner and n, so
-// that the same owner waits the same whenever asked. Targets without an owner or a creation
-// time, and the owner's other targets, go as usual. The zero LoopDamping damps nothing.
+// re-created targets evicted in a row; its jitter is drawn from the owner and n. Other
+// targets go as usual. The zero LoopDamping damps nothing.
 type LoopDamping struct {
 	// Window is how long after its backoff would end a re-created target is still damped,
 	// so that a backoff longer than Window still counts the next one in a row; an owner
@@ -241,10 +229,10 @@ func (d LoopDamping) validate() error {
 
 // Confirm holds the evictions of a taint that would evict too many targets at once
 // ([Confirm.Exceeds]) until an operator confirms it or it would evict fewer
-// (kubernetes#141422: one DeviceTaintRule with an empty selector evicted every pod that used
-// a device). The caller's [Census] counts each scope (eviction.Manager and clientgo's device
-// side have one). An eviction is held (Delayed, [ReasonUnconfirmed]) while each taint that
-// makes it due is held; nothing goes before [Engine.Synced]. The zero Confirm holds nothing.
+// (kubernetes#141422: a DeviceTaintRule with an empty selector evicted every pod with a
+// device). The caller's [Census] counts each scope. An eviction is held (Delayed,
+// [ReasonUnconfirmed]) while each taint that makes it due is held; nothing goes before
+// [Engine.Synced]. The zero Confirm holds nothing.
 type Confirm struct {
 	// Fraction holds a scope that would evict more than this fraction of all targets: 0
 	// (off) or in (0, 1].
@@ -257,8 +245,7 @@ type Confirm struct {
 }
 
 // Exceeds reports whether a scope that would evict evicts of targets exceeds c: more than
-// Fraction of them, and at least MinTargets. Callers that show why a scope is held (a
-// DeviceTaintRule's status) use it.
+// Fraction of them, and at least MinTargets.
 func (c Confirm) Exceeds(evicts, targets int) bool {
 	return budget.Exceeds(c.Fraction, c.MinTargets, evicts, targets)
 }
@@ -276,15 +263,14 @@ func (c Confirm) validate() error {
 }
 
 // Census counts, for [Confirm], what each scope would evict: a scope is what puts taints on
-// holders, as the caller sees it (a taint key on nodes, a DeviceTaintRule, a pool's
-// ResourceSlices). It calls [Engine.Recounted] when a scope's counts or confirmation change.
+// holders, as the caller sees it (a taint key on nodes, a DeviceTaintRule). It calls
+// [Engine.Recounted] when a scope's counts or confirmation change.
 //
 // Reach appends to into, and returns, the scopes that put cause's taint on cause.Holder,
 // as last counted: what each would evict (the targets bound to the holders it taints, not
 // leaving, that do not tolerate it forever), of how many in all, and whether it is
 // confirmed. A cause of no scope holds nothing. Reach is called under the Engine's locks:
-// it must be safe for concurrent use, O(1) per scope (no listing, no request), never block,
-// and never call the Engine.
+// it must be safe for concurrent use, O(1) per scope, never block, and never call the Engine.
 type Census interface {
 	Reach(cause Cause, into []Reach) []Reach
 }

@@ -20,16 +20,14 @@
 // tolerations. A binding is due when a NoExecute taint of its holder is not tolerated, or
 // the toleration runs out ([github.com/taintevict/taintevict/tolerations.Deadline]); the
 // target is due at the earliest deadline of its bindings. The [Actuator] acts on it by
-// [Ref], with the UID that was due: it may delete, evict, migrate or move it. Decisions
-// read the caller's [Source] and are level-triggered: updates that come late, out of order
-// or merged lose nothing.
+// [Ref], with the UID that was due. Decisions read the caller's [Source] and are
+// level-triggered: updates that come late, out of order or merged lose nothing.
 //
 // # Guarantees
 //
 //   - Deadlines survive a restart ([FromTimeAdded]).
-//   - A change of taints, tolerations or bindings decides again, earlier or later;
-//     untainting, deleting or unbinding cancels; a target leaving on its own
-//     ([Target.Leaving]) is never acted on.
+//   - A change of taints, tolerations or bindings decides again; untainting, deleting or
+//     unbinding cancels; a target leaving on its own ([Target.Leaving]) is never acted on.
 //   - Right before it acts, the Engine decides again from the Source, UID included: a
 //     stale schedule never acts on a target re-created under its name.
 //   - A failed action is retried with [Options.Backoff] until it succeeds, the target is
@@ -55,8 +53,7 @@
 //     Actuator's retries aside).
 //
 // A model-based test checks each of these after every step of random sequences of
-// updates, restarts, failing and hanging actuators, pods that stay Terminating and
-// confirmations.
+// updates, restarts, failing and hanging actuators, and confirmations.
 //
 // # Bad input
 //
@@ -74,23 +71,21 @@ package engine
 // # Reading the code
 //
 // One eviction's state is its *eviction (eviction.go: the value, its states and every
-// transition) and its entry in the schedule (timedqueue). The store (store.go), the
-// budgets' waiting sets (internal/budget) and RetryUnreachable's index (unreachable.go)
-// hold the pointer, nothing more. A taint's path to the Actuator:
+// transition); the store (store.go), the schedule (timedqueue), the budgets' waiting sets
+// (internal/budget) and RetryUnreachable's index (unreachable.go) hold the pointer. A
+// taint's path to the Actuator:
 //
 //   - engine.go: HolderUpdated counts the holder for the brake (internal/budget) and
-//     queues the update (internal/intake), whose holder's worker takes it before its
-//     targets' updates.
+//     queues the update (internal/intake), taken by its worker before its targets'.
 //   - update.go: onHolder records the taints (holders.go) and lists the holder's targets;
 //     decideOn locks each one's stripe (store.go), fills its view (view.go) and settles its
-//     eviction (eviction.go): the rules (decide.go) say when, and it is opened and armed in
-//     the schedule.
-//   - act.go: at the deadline an act worker locks the stripe again; the recheck reads the
+//     eviction (eviction.go), opened and armed in the schedule when the rules (decide.go) say.
+//   - act.go: at the deadline an act worker locks the stripe again, rechecks from the
 //     Source and settles once more; the budgets admit it; start reports Started; the
-//     Actuator is called without the lock, bounded, its rate counted for the act workers'
-//     limit (internal/concurrency); afterCall applies the outcome (eviction.go).
-//   - The removal comes back as a target update (update.go), and settle forgets the
-//     eviction, which tells InFlight that it ended.
+//     Actuator is called without the lock, bounded, its rate counted for the act
+//     workers' limit (internal/concurrency); afterCall applies the outcome.
+//   - The removal comes back as a target update, and settle forgets the eviction, which
+//     tells InFlight that it ended.
 //
 // # Locks
 //
@@ -98,15 +93,14 @@ package engine
 //
 //  1. a stripe's (store.go), for every decision about a target, held across its Source
 //     lookups, Observer calls and the rest of this list, not across the Actuator's call;
-//  2. the gate's (internal/budget), under a stripe's (Admit, Release, Ended, Refill, Due) or alone
-//     (HolderUpdated, Wake); under it only the budgets run, and the Census, which takes
-//     only locks of its own;
+//  2. the gate's (internal/budget), under a stripe's (Admit, Release, Ended, Refill, Due)
+//     or alone (HolderUpdated, Wake); under it only the budgets run, and the Census, which
+//     takes only locks of its own;
 //  3. the act workers' limit's (internal/concurrency), alone around a call, and over the
 //     schedule's lock to apply a new limit;
 //  4. leaf locks, taken last and alone: the holder table's (holders.go), the unreachable
-//     index's (unreachable.go), the schedule's (timedqueue), the intake's shard locks and
-//     its retry schedule's (internal/intake).
+//     index's (unreachable.go), the Stats counters' (stats.go), the schedule's
+//     (timedqueue), the intake's shard locks and its retry schedule's (internal/intake).
 //
-// The update methods, Synced, Recounted and RetryUnreachable take no stripe lock: they
-// count for the brake, queue updates or wake evictions, which an act worker then looks at
-// under the lock. A Census calls Recounted with its own lock released.
+// The update methods, Synced, Recounted and RetryUnreachable take no stripe lock. A Census
+// calls Recounted with its own lock released.

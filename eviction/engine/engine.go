@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,12 +23,10 @@ import (
 var ErrRunTwice = errors.New("engine: Run called more than once")
 
 // Engine acts on targets whose tolerations of their holders' NoExecute taints have run out,
-// as the package doc describes. T is the caller's type of target, such as *v1.Pod; updates
-// are processed by [Options.Workers] goroutines.
+// as the package doc describes. T is the caller's type of target, such as *v1.Pod.
 //
 // All methods are safe for concurrent use. The update methods, Synced, Recounted and
-// RetryUnreachable return at once: they take no lock that a decision in progress holds.
-// The zero Engine is not usable: create one with [New].
+// RetryUnreachable return at once. The zero Engine is not usable: create one with [New].
 type Engine[T any] struct {
 	src   Source[T]
 	act   Actuator
@@ -50,7 +49,7 @@ type Engine[T any] struct {
 	stats   counters
 
 	started atomic.Bool
-	halt    context.CancelCauseFunc // stops Run with a worker's panic; set before they start
+	halt    context.CancelCauseFunc // stops Run with a worker's panic
 	failure atomic.Pointer[PanicError]
 }
 
@@ -83,10 +82,7 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	workers := opts.MaxActWorkers
-	if opts.ActWorkers > 0 {
-		workers = opts.ActWorkers
-	}
+	workers := cmp.Or(opts.ActWorkers, opts.MaxActWorkers) // a pinned count, or the most
 	e.queue, err = timedqueue.New(e.work, timedqueue.Options{Clock: opts.Clock, Workers: workers})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -97,8 +93,8 @@ func New[T any](act Actuator, src Source[T], opts Options) (*Engine[T], error) {
 
 // HolderUpdated takes a holder's new state (added or changed) and returns at once; a worker
 // then decides again about its targets. With a [Brake] it also counts the holder's taint
-// keys and group, O(its taints), and wakes what a pause it ends held. Callers may leave out
-// updates that change neither the NoExecute taints ([TaintsChanged]) nor the group.
+// keys and group. Callers may leave out updates that change neither the NoExecute taints
+// ([TaintsChanged]) nor the group.
 func (e *Engine[T]) HolderUpdated(h Holder) {
 	if e.gate != nil {
 		e.wake(e.gate.HolderUpdated(h.Name, h.Group, h.Taints, false))
@@ -130,12 +126,10 @@ func (e *Engine[T]) TargetDeleted(t T) {
 	e.intake.PutTarget(holder, key, targetEvent[T]{obj: t, deleted: true})
 }
 
-// Synced tells the Engine that it has been told of every holder and target its Source has:
-// the informers have synced and their handlers delivered what they listed. Until then an
-// Engine with a [Brake] or [Confirm] lets no due eviction pass (Delayed, [ReasonNotSynced]):
-// those count holders and targets, and one started mid-outage would otherwise act on the
-// first it hears of. Without them, and after the first call, it does nothing. It returns
-// at once.
+// Synced tells the Engine that it has been told of every holder and target its Source has.
+// Until then an Engine with a [Brake] or [Confirm], which count them, lets no due eviction
+// pass (Delayed, [ReasonNotSynced]). Without them, and after the first call, it does
+// nothing. It returns at once.
 func (e *Engine[T]) Synced() {
 	if e.synced != nil {
 		e.synced.Done()
@@ -144,9 +138,9 @@ func (e *Engine[T]) Synced() {
 }
 
 // Recounted tells the Engine that the counts or the confirmation of the [Census] scope name
-// changed: an act worker asks the budgets again about each eviction it holds, in the order
-// they fell due. Without [Confirm] it does nothing. It returns at once; it must not be
-// called from within [Census.Reach].
+// changed: the evictions it holds ask the budgets again, in the order they fell due.
+// Without [Confirm] it does nothing. It returns at once; it must not be called from within
+// [Census.Reach].
 func (e *Engine[T]) Recounted(name string) {
 	if e.gate != nil && e.opts.Confirm.Fraction > 0 {
 		// Evictions held by several scopes wait under the scope they share ("").
@@ -168,16 +162,14 @@ func (e *Engine[T]) ActWorkers() int { return e.conc.Current() }
 func (e *Engine[T]) Backlog() int { return e.intake.Backlog() }
 
 // Len returns the number of targets the Engine keeps an eviction of: those open, and those
-// acted on whose removal (or move) the Source does not show yet; after an outage it falls
-// back to the open ones.
+// acted on whose removal (or move) the Source does not show yet.
 func (e *Engine[T]) Len() int { return e.stats.kept() }
 
 // Run processes updates and acts on targets until ctx is done, then waits for every
 // goroutine it started (a running Actuator call sees its context cancelled) and returns
 // ctx's error; or, when a Source or Observer method panics in a worker, stops the same way
-// and returns a *[PanicError]. It logs to ctx's logger (logr.FromContext, as
-// klog.FromContext). Updates from before Run are processed when it starts. A second call
-// returns [ErrRunTwice].
+// and returns a *[PanicError]. It logs to ctx's logger (logr.FromContext). Updates from
+// before Run are processed when it starts. A second call returns [ErrRunTwice].
 func (e *Engine[T]) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return ErrRunTwice
@@ -212,5 +204,47 @@ func (e *Engine[T]) recoverWorker() {
 		err := &PanicError{Value: v, Stack: debug.Stack(), In: "a worker"}
 		e.failure.CompareAndSwap(nil, err)
 		e.halt(err)
+	}
+}
+
+// ErrStopped is returned by [Engine.WaitIdle] when Run has returned with work left: updates
+// not processed, or evictions due.
+var ErrStopped = errors.New("engine: Run has returned and work is left")
+
+// WaitIdle blocks until the Engine is idle, or ctx is done, and returns nil or ctx's error.
+// Idle: every update made before the call is processed, and no eviction due at the clock's
+// time is queued, waiting for an act worker, or running (with the updates its call makes).
+// Evictions due later are not waited for, nor those at a budget until it lets them go.
+//
+// It is meant for tests and simulations on a fake clock: feed updates, WaitIdle, step the
+// clock, WaitIdle again. When it returns, the schedule's timer is armed for the next
+// deadline, so a step right after fires exactly what is due by then.
+//
+// Before Run has started its schedule, it waits for Run; after Run has returned, it returns
+// nil if nothing was left, and [ErrStopped] otherwise. An Actuator call that never returns
+// keeps it waiting. It must not be called from this Engine's Observer or Actuator.
+func (e *Engine[T]) WaitIdle(ctx context.Context) error {
+	select {
+	case <-e.queue.Started():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		before, err := e.intake.WaitIdle(ctx)
+		if err == nil {
+			err = e.queue.WaitIdle(ctx)
+		}
+		var after uint64
+		if err == nil {
+			after, err = e.intake.WaitIdle(ctx)
+		}
+		switch {
+		case errors.Is(err, intake.ErrStopped) || errors.Is(err, timedqueue.ErrStopped):
+			return ErrStopped
+		case err != nil:
+			return err
+		case after == before:
+			return nil // no update came while the evictions ran: nothing new can be due
+		}
 	}
 }

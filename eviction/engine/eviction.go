@@ -11,12 +11,12 @@ import (
 )
 
 // An eviction is all the Engine keeps of one target's eviction, from its first Scheduled
-// until it is closed or the Source shows it done, and of the target's lookups that wait to
-// be retried. The store holds it by pointer, one per key; the schedule, the budgets'
-// waiting sets and RetryUnreachable's index hold the same pointer and keep nothing of it.
-// It changes only through the transitions below, under its stripe's lock, each making its
-// report to the Observer here alone. A test checks this table against the code's, and
-// stats.badTransitions counts a transition made from a state its row does not leave:
+// until it is closed or the Source shows it done, and of the target's lookups waiting for a
+// retry. The store holds it, one per key; the schedule, the budgets' waiting sets and
+// RetryUnreachable's index hold the same pointer and nothing of it. Under its stripe's lock,
+// its state changes only by the transitions below, each making its report here alone. A test
+// checks this table against the code's; stats.badTransitions counts a transition made from a
+// state its row does not leave:
 //
 //	transition    from                          to          report
 //	open          idle                          scheduled   Scheduled
@@ -34,13 +34,7 @@ import (
 //	finish        closing                       idle        Cancelled or Skipped (the one owed)
 //	forget        acted                         idle        (none: the Source caught up)
 //
-// idle: none is open; the value stays only while a lookup waits to be retried. scheduled:
-// it waits for its deadline, or for an act worker. held: due, it waits at a budget.
-// running: in an Actuator call. retrying: a call or the recheck before one failed, and the
-// retry waits its backoff. closing: closed while a call ran. acted: the Actuator did its
-// work; it stays until the Source shows the target gone or bound elsewhere, so that a
-// lagging Source never has it acted on twice. Within a state, admit, forward, leaving and
-// the lookup methods change what it keeps, here too.
+// The other methods below change what it keeps within a state.
 type eviction struct {
 	key    types.NamespacedName
 	uid    types.UID
@@ -55,12 +49,14 @@ type eviction struct {
 type state uint8
 
 const (
-	idle state = iota
-	scheduled
-	held
-	running
-	retrying
-	closing
+	idle      state = iota // none is open; it stays only while a lookup waits to be retried
+	scheduled              // it waits for its deadline, or for an act worker
+	held                   // due, it waits at a budget
+	running                // in an Actuator call
+	retrying               // a call or the recheck before one failed; the retry waits its backoff
+	closing                // closed while a call ran
+	// acted: the Actuator did its work. It stays until the Source shows the target gone or
+	// bound elsewhere, so that a lagging Source never has it acted on twice.
 	acted
 	nStates
 )
@@ -135,7 +131,6 @@ var (
 )
 
 // cursor is one target's eviction (nil for none) as a decision holds it, its stripe locked.
-// The transitions are its methods.
 type cursor[T any] struct {
 	e   *Engine[T]
 	st  *stripe
@@ -143,11 +138,10 @@ type cursor[T any] struct {
 	ev  *eviction
 }
 
-func (c *cursor[T]) ref() Ref {
-	return Ref{Namespace: c.key.Namespace, Name: c.key.Name, UID: c.ev.uid, Holder: c.ev.holder}
+func (ev *eviction) ref() Ref {
+	return Ref{Namespace: ev.key.Namespace, Name: ev.key.Name, UID: ev.uid, Holder: ev.holder}
 }
 
-// to moves the eviction by tr.
 func (c *cursor[T]) to(tr transition) {
 	from := c.ev.state
 	if !slices.Contains(tr.from, from) {
@@ -161,7 +155,6 @@ func (c *cursor[T]) to(tr transition) {
 	c.ev.state = tr.to
 }
 
-// more returns the eviction's extra, made if need be.
 func (c *cursor[T]) more() *extra {
 	if c.ev.x == nil {
 		c.ev.x = &extra{}
@@ -170,6 +163,15 @@ func (c *cursor[T]) more() *extra {
 }
 
 func (c *cursor[T]) dueTime() time.Time { return nanosTime(c.ev.due, c.e.loc) }
+
+// countdown returns where FromObservation's countdown of the eviction started: now if none
+// is open.
+func (c *cursor[T]) countdown(now time.Time) time.Time {
+	if c.ev != nil && c.ev.state != idle && c.ev.x != nil && c.ev.x.since != 0 {
+		return time.Unix(0, c.ev.x.since)
+	}
+	return now
+}
 
 // schedule opens an eviction of the target uid, due at at on holder, or moves the open one
 // there; since is FromObservation's countdown start (0 otherwise).
@@ -194,8 +196,7 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	case s == idle:
 		c.to(trOpen)
 		if c.e.opts.InFlight.Fraction > 0 {
-			// One more kept is more room for InFlight.Fraction: those in line take it now,
-			// not at the next eviction that asks or ends.
+			// One more kept is more room for InFlight.Fraction: those in line take it now.
 			c.e.wake(c.e.gate.Refill())
 		}
 	case s == running || s == closing:
@@ -203,7 +204,7 @@ func (c *cursor[T]) schedule(uid types.UID, holder string, at time.Time, since i
 	default:
 		c.to(trMove)
 	}
-	c.e.obs.Scheduled(c.ref(), at)
+	c.e.obs.Scheduled(c.ev.ref(), at)
 }
 
 // hold keeps the due eviction at the budgets with h until until (0: until woken), for
@@ -218,7 +219,7 @@ func (c *cursor[T]) hold(h *budget.Hold, until int64, reason Reason) {
 	c.to(trHold)
 	c.e.stats.delay(reason, +1)
 	if report {
-		c.e.obs.Delayed(c.ref(), reason)
+		c.e.obs.Delayed(c.ev.ref(), reason)
 	}
 }
 
@@ -227,29 +228,23 @@ func (c *cursor[T]) admit() {
 	c.ev.x.unhold()
 }
 
-// unhold forgets a hold at the budgets, if x is not nil.
 func (x *extra) unhold() {
 	if x != nil {
 		x.hold, x.until, x.heldFor = nil, 0, ""
 	}
 }
 
-// start reports Started for a call, and returns its Attempt.
 func (c *cursor[T]) start() Attempt {
 	c.ev.calls++
 	a := Attempt{Call: int(c.ev.calls), Due: c.dueTime()}
 	c.to(trStart)
-	c.e.obs.Started(c.ref(), a)
+	c.e.obs.Started(c.ev.ref(), a)
 	return a
 }
 
-// dryRun closes the due eviction with Succeeded, and no call.
 func (c *cursor[T]) dryRun() {
-	ref, a := c.ref(), Attempt{Due: c.dueTime()}
-	c.releaseHold()
-	c.to(trDryRun)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.e.obs.Succeeded(ref, a, true)
+	c.end(trDryRun)
+	c.e.obs.Succeeded(c.ev.ref(), Attempt{Due: c.dueTime()}, true)
 }
 
 // failRecheck records that the recheck before a call failed with err. A hold at the
@@ -258,7 +253,7 @@ func (c *cursor[T]) failRecheck(err error, now time.Time) {
 	x := c.more()
 	x.retryAt = c.backoff(&x.fails, now)
 	c.to(trFailRecheck)
-	c.e.obs.Failed(c.ref(), Attempt{Due: c.dueTime()}, err)
+	c.e.obs.Failed(c.ev.ref(), Attempt{Due: c.dueTime()}, err)
 }
 
 // fail records that the call cl failed with err: the retry waits its backoff, unless a move
@@ -331,26 +326,26 @@ func (c *cursor[T]) close(kind closeKind, reason Reason) {
 		c.to(trCloseRunning)
 		return
 	}
-	ref := c.ref()
-	c.releaseHold()
-	c.to(trClose)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.report(kind, ref, reason)
+	c.end(trClose)
+	c.report(kind, reason)
 }
 
 // finish makes the report owed by an eviction closed while its call ran, which failed.
 func (c *cursor[T]) finish() {
-	ref, owed, reason := c.ref(), c.ev.x.owed, c.ev.x.reason
-	c.to(trFinish)
-	c.clearMarks() // after: InFlight.Fraction's room counts the evictions kept
-	c.report(owed, ref, reason)
+	owed, reason := c.ev.x.owed, c.ev.x.reason
+	c.end(trFinish)
+	c.report(owed, reason)
 }
 
-// forget drops the acted eviction, whose target the Source shows gone or moved. It leaves
+// forget drops the acted eviction, whose target the Source shows gone or moved.
+func (c *cursor[T]) forget() { c.end(trForget) }
+
+// end moves the eviction by tr to idle, giving back what it holds at the budgets. It leaves
 // the evictions kept before it leaves flight, so that the room InFlight.Fraction gives the
 // ones in line (a share of those kept) is already the smaller one.
-func (c *cursor[T]) forget() {
-	c.to(trForget)
+func (c *cursor[T]) end(tr transition) {
+	c.releaseHold()
+	c.to(tr)
 	c.clearMarks()
 }
 
@@ -360,15 +355,14 @@ func (c *cursor[T]) backoff(n *int, now time.Time) int64 {
 	return now.Add(c.e.opts.Backoff.Delay(*n)).UnixNano()
 }
 
-func (c *cursor[T]) report(kind closeKind, ref Ref, reason Reason) {
+func (c *cursor[T]) report(kind closeKind, reason Reason) {
 	if kind == closeSkipped {
-		c.e.obs.Skipped(ref, reason)
+		c.e.obs.Skipped(c.ev.ref(), reason)
 	} else {
-		c.e.obs.Cancelled(ref, reason)
+		c.e.obs.Cancelled(c.ev.ref(), reason)
 	}
 }
 
-// releaseHold gives back what the eviction holds at the budgets.
 func (c *cursor[T]) releaseHold() {
 	if x := c.ev.x; x != nil && x.hold != nil {
 		c.e.wake(c.e.gate.Release(c.ev, x.hold, c.e.clock.Now().UnixNano()))
@@ -524,31 +518,22 @@ func (c *cursor[T]) settle(v *view, now time.Time) {
 		c.forget() // the action took effect, or another target took the key
 	}
 	open := c.ev != nil && c.ev.state.open()
-	if open && !v.exists {
-		c.close(closeCancelled, ReasonTargetDeleted)
-		return
-	}
 	if c.ev != nil && c.ev.state != idle && v.exists && c.ev.uid != v.target.UID {
-		if c.ev.state == running || c.ev.state == closing {
-			if open {
-				c.close(closeCancelled, ReasonReplaced)
-			}
+		if open {
+			c.close(closeCancelled, ReasonReplaced)
+		}
+		if c.ev.state == closing {
 			return // the new target is decided when the call on the old one has ended
 		}
-		c.close(closeCancelled, ReasonReplaced)
 		open = false
 	}
 	c.decide(v, open, now)
 }
 
-// decide applies the rules' decision about v to the eviction, open or not.
 func (c *cursor[T]) decide(v *view, open bool, now time.Time) {
-	openOn, since := "", now
+	openOn, since := "", c.countdown(now)
 	if c.ev != nil && c.ev.state != idle {
 		openOn = c.ev.holder
-		if x := c.ev.x; x != nil && x.since != 0 {
-			since = time.Unix(0, x.since)
-		}
 	}
 	d := c.e.rules.decide(v, openOn, since, now)
 	if d.Stay {
@@ -595,3 +580,22 @@ func (c *cursor[T]) keepsPlace(uid types.UID, d decision, since int64, now time.
 	}
 	return due // held or retrying
 }
+
+// An eviction keeps its deadline in unix nanoseconds, 8 bytes rather than a time.Time's 24
+// and a pointer; the years 1678 to 2262, as the schedule's, later and earlier ones clamped.
+var (
+	minDue = time.Unix(0, math.MinInt64)
+	maxDue = time.Unix(0, math.MaxInt64)
+)
+
+func dueNanos(at time.Time) int64 {
+	switch {
+	case at.Before(minDue):
+		return math.MinInt64
+	case at.After(maxDue):
+		return math.MaxInt64
+	}
+	return at.UnixNano()
+}
+
+func nanosTime(n int64, loc *time.Location) time.Time { return time.Unix(0, n).In(loc) }

@@ -1,36 +1,28 @@
 package engine
 
-import (
-	"time"
-)
+import "time"
 
 // Observer is told everything an [Engine] decides, for Events, metrics and logs. Its
 // methods are called synchronously from the Engine's goroutines, several at once (never
 // two for one target), under the target's lock: they must be safe for concurrent use,
-// return quickly, and not call the Engine (Pending, WaitIdle or an update method would wait
-// for that lock). One that panics stops the Engine ([PanicError]). Embed [NopObserver] to
-// implement only some.
+// return quickly, and not call the Engine. One that panics stops the Engine ([PanicError]).
+// Embed [NopObserver] to implement only some.
 //
 // The reports about one target come in the order of the decisions. An eviction is open
 // from its first Scheduled until exactly one closing report: Succeeded, Cancelled or
-// Skipped. While it is open, and only then, Scheduled may come again (the deadline or the
-// deciding holder moved), and Delayed, Started and Failed may come. Every Started is
-// followed by exactly one Succeeded, Failed, Cancelled or Skipped. So counting +1 on a
-// target's first Scheduled and -1 on its closing report agrees with [Engine.Stats] whenever
-// the Engine is idle. A target leaving, or acted on already, with no open eviction, is not
-// reported.
+// Skipped. While it is open, and only then, Scheduled may come again, and Delayed, Started
+// and Failed may come. Every Started is followed by exactly one Succeeded, Failed,
+// Cancelled or Skipped. So counting +1 on a target's first Scheduled and -1 on its closing
+// report agrees with [Engine.Stats] whenever the Engine is idle.
 type Observer interface {
 	// Scheduled: the target will be acted on at the given time (at or before now: at once).
 	// It opens the eviction, or moves an open one.
 	Scheduled(target Ref, at time.Time)
-	// Delayed: the eviction is due but waits at a budget, for reason; it stays pending.
-	// Reported when the reason changes, before the first Actuator call; and before a retry
-	// for the budgets that hold while a condition lasts (Paused, Unconfirmed, NotSynced),
-	// which hold retries too: such a retry gives back its place in flight, and is let go
-	// anew once released, when any budget may delay it.
+	// Delayed: the eviction is due but waits at a budget, for reason. Reported when the
+	// reason changes, before the first Actuator call; and before a retry for the budgets
+	// that hold retries too (Paused, Unconfirmed, NotSynced).
 	Delayed(target Ref, reason Reason)
-	// Started: the Actuator is about to be called (never in dry-run mode), for the call
-	// a.Call.
+	// Started: the Actuator is about to be called (never in dry-run mode) for a.Call.
 	Started(target Ref, a Attempt)
 	// Failed: the Actuator call a.Call failed, or (a.Call 0) a lookup of the recheck right
 	// before a call did. Another attempt follows after the backoff, unless a closing report
@@ -65,8 +57,6 @@ func (a Attempt) First() bool { return a.Call == 1 }
 
 // NopObserver implements [Observer] with methods that do nothing; its zero value is ready.
 type NopObserver struct{}
-
-var _ Observer = NopObserver{}
 
 // Scheduled does nothing.
 func (NopObserver) Scheduled(Ref, time.Time) {}

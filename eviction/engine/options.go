@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -16,10 +17,9 @@ type DeadlineSource uint8
 
 const (
 	// FromTimeAdded, the default: a taint's countdown starts at the earlier of its
-	// TimeAdded and when it was first seen on that holder (so a missing or future TimeAdded
-	// counts from first sight, pinned there). A restarted Engine, or a new leader, thus acts
-	// at the same deadlines for every taint with a TimeAdded ([tolerations.Deadline]);
-	// TimeAdded is kept to the second, so a deadline can fall up to a second early.
+	// TimeAdded and when it was first seen on that holder. A restarted Engine, or a new
+	// leader, thus acts at the same deadlines for every taint with a TimeAdded
+	// ([tolerations.Deadline]), up to a second early (TimeAdded is kept to the second).
 	FromTimeAdded DeadlineSource = iota
 	// FromObservation is kube-controller-manager's rule: the countdown starts when the
 	// Engine first schedules the eviction, again at every restart
@@ -27,15 +27,13 @@ const (
 	FromObservation
 )
 
-// MinActWorkers and DefaultMaxActWorkers bound the act workers that follow the Actuator;
-// see [Options.ActWorkers].
+// MinActWorkers and DefaultMaxActWorkers bound the act workers that follow the Actuator
+// ([Options.ActWorkers]); DefaultActTimeout is the default of [Options.ActTimeout].
 const (
 	MinActWorkers        = 8
 	DefaultMaxActWorkers = 128
+	DefaultActTimeout    = 30 * time.Second
 )
-
-// DefaultActTimeout is the default of [Options.ActTimeout].
-const DefaultActTimeout = 30 * time.Second
 
 // Options configures an [Engine]. Each field's zero value is the default it names; the
 // budgets (RateLimit to Confirm) are off by default. [New] rejects a negative count of
@@ -50,10 +48,8 @@ type Options struct {
 	Workers int
 	// ActWorkers is how many Actuator calls may run at once; a positive value pins it. 0
 	// makes it follow the Actuator's throughput from [MinActWorkers] (MaxActWorkers if
-	// smaller) up to MaxActWorkers: it starts low, grows while more calls in flight complete
-	// more a second, holds where that stops (a server at capacity, a client's rate limiter),
-	// and backs off on calls that fail for load ([IsOverload]); calls answered in under a
-	// millisecond keep it low. [Engine.ActWorkers] tells where it is.
+	// smaller) up to MaxActWorkers: it grows while more calls in flight complete more a
+	// second, and backs off on calls that fail for load ([IsOverload]); see [Engine.ActWorkers].
 	ActWorkers int
 	// MaxActWorkers caps ActWorkers that follow the Actuator; 0 means [DefaultMaxActWorkers].
 	MaxActWorkers int
@@ -61,13 +57,11 @@ type Options struct {
 	// the cause [ErrActTimeout], and the call counts as failed. 0 means [DefaultActTimeout];
 	// negative, no bound.
 	ActTimeout time.Duration
-	// Backoff paces the retries of a failed eviction and of an update whose Source lookup
-	// failed.
+	// Backoff paces the retries of a failed eviction and of a failed Source lookup.
 	Backoff Backoff
 	// Unreachable, when not nil, says whether an Actuator's error means that what it acts
-	// through could not be reached (an API server that is down), not a failure of the
-	// target: see [Engine.RetryUnreachable]. It is called under the Engine's locks: it must
-	// be safe for concurrent use, return quickly, and never call the Engine.
+	// through could not be reached ([Engine.RetryUnreachable]). It is called under the
+	// Engine's locks: it must be safe for concurrent use, quick, and never call the Engine.
 	Unreachable func(err error) bool
 	// Observer, when not nil, is told every decision.
 	Observer Observer
@@ -81,12 +75,12 @@ type Options struct {
 	DryRun bool
 
 	// RateLimit bounds all evictions ([Limit]). A due eviction that finds no token waits for
-	// its slot; evictions due together take their tokens in deadline order, one cancelled
-	// gives its slot back, and only the first attempt takes one.
+	// its slot, in deadline order; one cancelled gives its slot back; only the first
+	// attempt takes one.
 	RateLimit Limit
 	// TaintRateLimits bounds, per taint key, the evictions that a NoExecute taint with that
-	// key makes due (the device-taint KEP's EvictionsPerSecond); an eviction due because of
-	// several waits for the slowest of its limits and RateLimit. nil limits nothing.
+	// key makes due; one due because of several waits for the slowest of its limits and
+	// RateLimit. nil limits nothing.
 	TaintRateLimits map[string]Limit
 	// Brake pauses the evictions a taint key causes while too many holders carry it.
 	Brake Brake
@@ -124,4 +118,57 @@ func (o Options) normalize() (Options, error) {
 	o.MaxActWorkers = cmp.Or(o.MaxActWorkers, DefaultMaxActWorkers)
 	o.ActTimeout = cmp.Or(o.ActTimeout, DefaultActTimeout)
 	return o, nil
+}
+
+// Backoff is how long an [Engine] waits to try again after a failure (of an Actuator call,
+// of the recheck, of a Source lookup): the n-th retry waits Base·2^(n-1), at most Cap, less
+// a random fraction of up to Jitter of that. The zero value waits 100 ms, doubling up to 2
+// minutes, with a jitter of 0.2.
+type Backoff struct {
+	// Base is the delay before the first retry. 0 means 100 ms; negative is an error.
+	Base time.Duration
+	// Cap is the longest delay. 0 means 2 minutes (or Base, if larger); negative is an error.
+	Cap time.Duration
+	// Jitter is the largest fraction of a delay taken away at random, at most 1. 0 means
+	// 0.2; a negative value turns jitter off.
+	Jitter float64
+}
+
+// Delay returns the wait after the given failure (1 for the first; smaller counts as 1),
+// jitter included. Zero fields take their defaults; out-of-range ones, which New rejects,
+// count as zero. It is safe for concurrent use.
+func (b Backoff) Delay(failures int) time.Duration { return b.delay(failures, rand.Float64()) }
+
+// delay returns the delay after failures with jitter as the random draw, in [0, 1).
+func (b Backoff) delay(failures int, jitter float64) time.Duration {
+	base, limit, j := b.Base, b.Cap, b.Jitter
+	if base <= 0 {
+		base = 100 * time.Millisecond
+	}
+	if limit <= 0 {
+		limit = 2 * time.Minute
+	}
+	limit = max(limit, base)
+	switch {
+	case j == 0 || j > 1:
+		j = 0.2
+	case j < 0:
+		j = 0
+	}
+	d := base
+	for i := 1; i < failures && d < limit; i++ {
+		if d > limit/2 {
+			d = limit // doubling would pass the cap, or overflow for caps over 146 years
+			break
+		}
+		d *= 2
+	}
+	return d - time.Duration(jitter*j*float64(d))
+}
+
+func (b Backoff) validate() error {
+	if b.Base < 0 || b.Cap < 0 || b.Jitter > 1 {
+		return fmt.Errorf("engine: Backoff: Base (%v) and Cap (%v) must not be negative, Jitter (%v) must be at most 1", b.Base, b.Cap, b.Jitter)
+	}
+	return nil
 }

@@ -26,8 +26,7 @@ type Stats struct {
 	SourceErrors uint64
 }
 
-// Pending returns the open evictions that wait (scheduled, delayed or retrying), those
-// [Engine.Pending] lists.
+// Pending returns the open evictions that wait, those [Engine.Pending] lists.
 func (s Stats) Pending() int {
 	n := s.Scheduled + s.Retrying
 	for _, d := range s.Delayed {
@@ -55,12 +54,11 @@ func (e *Engine[T]) Stats() Stats {
 	return s
 }
 
-// counters count the evictions in each state and held for each reason, as the transitions
-// move them.
+// counters count the evictions in each state and held for each reason.
 type counters struct {
 	n              [nStates]atomic.Int64
 	sourceErrors   atomic.Uint64
-	badTransitions atomic.Uint64 // transitions from a state their row does not leave from
+	badTransitions atomic.Uint64
 
 	mu      sync.Mutex       // guards delayed, a leaf lock
 	delayed map[Reason]int64 // the held evictions by reason, of any budget; none at 0
@@ -77,8 +75,7 @@ func (c *counters) delay(reason Reason, d int64) {
 	}
 }
 
-// kept returns the evictions kept (open, closing or acted), for Len and for a budget
-// under the gate's lock.
+// kept returns the evictions kept: open, closing or acted.
 func (c *counters) kept() int {
 	var n int64
 	for s := scheduled; s < nStates; s++ {
@@ -106,7 +103,7 @@ type Pending struct {
 }
 
 // PendingOf returns the target key's eviction as Pending lists it, or false if it has none
-// that waits. It looks at that target alone, O(1).
+// that waits, in O(1).
 func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
 	st := e.store.lock(key)
 	defer st.unlock()
@@ -114,14 +111,14 @@ func (e *Engine[T]) PendingOf(key types.NamespacedName) (Pending, bool) {
 	if ev == nil {
 		return Pending{}, false
 	}
-	return e.pendingOf(key, ev, e.clock.Now().Location())
+	return e.pendingOf(ev, e.clock.Now().Location())
 }
 
-func (e *Engine[T]) pendingOf(key types.NamespacedName, ev *eviction, loc *time.Location) (Pending, bool) {
+func (e *Engine[T]) pendingOf(ev *eviction, loc *time.Location) (Pending, bool) {
 	if ev.state != scheduled && ev.state != held && ev.state != retrying {
 		return Pending{}, false
 	}
-	p := Pending{Target: Ref{Namespace: key.Namespace, Name: key.Name, UID: ev.uid, Holder: ev.holder}, At: nanosTime(ev.due, loc)}
+	p := Pending{Target: ev.ref(), At: nanosTime(ev.due, loc)}
 	if ev.x != nil && ev.x.hold != nil {
 		p.At = nanosTime(e.gate.Due(ev.x.hold), loc) // when it fell due
 	}
@@ -140,8 +137,8 @@ func (e *Engine[T]) Pending() []Pending {
 	for i := range e.store.stripes {
 		st := &e.store.stripes[i]
 		st.lock <- struct{}{}
-		for key, ev := range st.evictions {
-			if p, ok := e.pendingOf(key, ev, loc); ok {
+		for _, ev := range st.evictions {
+			if p, ok := e.pendingOf(ev, loc); ok {
 				out = append(out, p)
 			}
 		}

@@ -8,8 +8,8 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine/internal/budget"
 )
 
-// stripeCount is a power of two well above the goroutines that decide at once, so that
-// unrelated targets seldom wait for each other.
+// stripeCount is well above the goroutines that decide at once, so that unrelated targets
+// seldom wait for each other.
 const stripeCount = 256
 
 // store holds every target's eviction, at most one per key, in the map of its key's stripe,
@@ -20,8 +20,7 @@ type store struct {
 }
 
 // stripe is one lock and what it guards. The lock is a channel of capacity one, not a
-// sync.Mutex, so that a goroutine waiting for it counts as durably blocked to
-// testing/synctest, in whose bubbles the engine's tests run.
+// sync.Mutex, so that a goroutine waiting for it is durably blocked to testing/synctest.
 type stripe struct {
 	lock      chan struct{}
 	evictions map[types.NamespacedName]*eviction
@@ -42,14 +41,13 @@ func newStore() *store {
 		st := &s.stripes[i]
 		st.lock = make(chan struct{}, 1)
 		st.evictions = map[types.NamespacedName]*eviction{}
-		// Room for two bindings, made at once: most targets have one or two.
+		// Room for two bindings: most targets have one or two.
 		st.scratch.view.target.Bindings = make([]Binding, 0, 2)
 		st.scratch.view.holders = make([]holderView, 0, 2)
 	}
 	return s
 }
 
-// lock takes the lock of key's stripe and returns the stripe.
 func (s *store) lock(key types.NamespacedName) *stripe {
 	st := &s.stripes[maphash.Comparable(s.seed, key)%stripeCount]
 	st.lock <- struct{}{}
@@ -58,7 +56,6 @@ func (s *store) lock(key types.NamespacedName) *stripe {
 
 func (st *stripe) unlock() { <-st.lock }
 
-// put returns key's eviction, making an idle one when it has none.
 func (st *stripe) put(key types.NamespacedName) *eviction {
 	if ev := st.evictions[key]; ev != nil {
 		return ev

@@ -1,18 +1,18 @@
 package engine
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
 
 // RetryUnreachable sends back to a worker now every eviction waiting for the retry of a
-// call that failed as [Options.Unreachable] says: the caller has seen what the Actuator
-// acts through answer again, so the retries need not wait out a backoff that grew while it
-// was away. A call under way that then fails so is retried at once too. It returns how many
-// it sent back, at once. The backoff is kept: one sent back that fails again waits its next
-// backoff, and only a later call's failure can send it back again, so however often it is
-// called, each eviction gets at most one call more per call its backoff allows. Without
-// Options.Unreachable it does nothing.
+// call that failed as [Options.Unreachable] says, for a caller that has seen what the
+// Actuator acts through answer again. A call under way that then fails so is retried at
+// once too. It returns how many it sent back, at once. The backoff is kept: one sent back
+// that fails again waits its next backoff, so each eviction gets at most one call more per
+// call its backoff allows. Without Options.Unreachable it does nothing.
 func (e *Engine[T]) RetryUnreachable() int {
 	if e.opts.Unreachable == nil {
 		return 0
@@ -29,14 +29,11 @@ func (e *Engine[T]) RetryUnreachable() int {
 // unreachableIndex holds the evictions that RetryUnreachable may send back, so that it
 // looks at no other; its lock guards the set.
 type unreachableIndex struct {
-	mu  sync.Mutex
-	set map[*eviction]struct{}
-	// returns counts RetryUnreachable's calls, for a call that ran across one and an
-	// eviction that failed before one.
-	returns atomic.Uint64
+	mu      sync.Mutex
+	set     map[*eviction]struct{}
+	returns atomic.Uint64 // RetryUnreachable's calls
 }
 
-// mark adds ev.
 func (u *unreachableIndex) mark(ev *eviction) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -55,10 +52,7 @@ func (u *unreachableIndex) forget(ev *eviction) {
 func (u *unreachableIndex) take() []*eviction {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]*eviction, 0, len(u.set))
-	for ev := range u.set {
-		out = append(out, ev)
-	}
+	out := slices.Collect(maps.Keys(u.set))
 	u.set = nil
 	return out
 }

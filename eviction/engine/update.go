@@ -94,11 +94,7 @@ func (e *Engine[T]) decideOn(ctx context.Context, key types.NamespacedName, ev t
 		err = herr
 		_ = e.newView(v, obj, found, e.lastKnownHolder, now) // it reads no Source: it cannot fail
 	}
-	if err != nil {
-		e.lookupFailed(ctx, c, err, now)
-	} else {
-		c.lookupSucceeded()
-	}
+	e.looked(ctx, c, err, now)
 	c.settle(v, now)
 }
 
@@ -110,12 +106,9 @@ func (e *Engine[T]) relookup(ctx context.Context, c *cursor[T], now time.Time) {
 	if err == nil {
 		err = e.newView(v, obj, found, e.knownHolder(""), now)
 	}
-	if err != nil {
-		e.lookupFailed(ctx, c, err, now)
-		return
+	if e.looked(ctx, c, err, now) {
+		c.settle(v, now)
 	}
-	c.lookupSucceeded()
-	c.settle(v, now)
 }
 
 // orNotFound returns a Source lookup's results, a NotFound error as found false.
@@ -126,10 +119,15 @@ func orNotFound[V any](v V, found bool, err error) (V, bool, error) {
 	return v, found, err
 }
 
-// lookupFailed counts and logs a failed lookup for c's target, which is retried.
-func (e *Engine[T]) lookupFailed(ctx context.Context, c *cursor[T], err error, now time.Time) {
-	e.stats.sourceErrors.Add(1)
-	e.logLookup(ctx, c.lookupFailed(now), "looking up a target failed; will retry", err, "target", c.key.String())
+// looked counts, logs and retries a failed lookup of c's target; it reports err == nil.
+func (e *Engine[T]) looked(ctx context.Context, c *cursor[T], err error, now time.Time) bool {
+	if err != nil {
+		e.stats.sourceErrors.Add(1)
+		e.logLookup(ctx, c.lookupFailed(now), "looking up a target failed; will retry", err, "target", c.key.String())
+		return false
+	}
+	c.lookupSucceeded()
+	return true
 }
 
 // lastKnownHolder is the holderReader of an update whose holder lookup failed: what the
@@ -139,7 +137,6 @@ func (e *Engine[T]) lastKnownHolder(name string, _ time.Time) (holderView, error
 	return holderView{found: ok, taints: k.started, group: k.group}, nil
 }
 
-// logLookup logs a failed lookup at V(2), or as an error when logIt says so.
 func (e *Engine[T]) logLookup(ctx context.Context, logIt bool, msg string, err error, kv ...any) {
 	logger := logr.FromContextOrDiscard(ctx)
 	if logIt {

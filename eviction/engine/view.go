@@ -37,7 +37,6 @@ func (v *view) binding(name string) int {
 // lost reports whether the target is bound to the holder name, which does not exist.
 func (v *view) lost(name string) bool { i := v.binding(name); return i >= 0 && !v.holders[i].found }
 
-// boundTo reports whether the target is bound to the holder name.
 func (v *view) boundTo(name string) bool { return v.binding(name) >= 0 }
 
 // holderReader reads a binding's holder: as the Engine was told (updates), or from the
@@ -67,7 +66,6 @@ func (e *Engine[T]) newView(v *view, obj T, found bool, read holderReader, now t
 	return nil
 }
 
-// sourceHolder reads the holder name from the Source, for doing.
 func (e *Engine[T]) sourceHolder(name, doing string) (Holder, bool, error) {
 	h, found, err := orNotFound(e.src.Holder(name))
 	if err != nil {
