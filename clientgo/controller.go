@@ -26,97 +26,82 @@ const (
 	// ModeEvict removes pods with an [EvictionDeleter], which honours
 	// PodDisruptionBudgets.
 	ModeEvict Mode = "evict"
-	// ModeDryRun removes nothing: it deletes no pod, marks none and records no Events. The
-	// metrics and the Observers are still told every decision, a due eviction as
-	// Succeeded with dryRun true.
+	// ModeDryRun deletes no pod, marks none and records no Events. The metrics and the
+	// Observers are still told every decision, a due eviction as Succeeded with dryRun
+	// true.
 	ModeDryRun Mode = "dry-run"
 )
 
 // Options configures a [Controller]. The zero value deletes as kube does, with the
 // Manager's defaults, no metrics and no leader election.
 type Options struct {
-	// Mode is how pods are removed; "" means ModeDelete. ModeDryRun is the one way to ask
-	// for a dry run: it sets the Manager's DryRun, calls no Deleter and records no Events.
+	// Mode is how pods are removed; "" means ModeDelete.
 	Mode Mode
 	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
 	PDBTimeout time.Duration
-	// Manager is the Manager's options, every one of them (workers, delete timeout,
-	// Backoff, DeadlineSource, ComparisonOperators, the budgets against mass eviction...),
-	// as [eviction.Options] documents them, with three rules:
-	//   - Manager.DryRun must be false (NewController fails otherwise): Mode says it, so
-	//     that the Deleter, the Events and the Manager cannot disagree.
-	//   - Manager.Clock is the Controller's one clock (nil means the real one): the
-	//     Manager's, the Deleters' (the condition's lastTransitionTime, PDBTimeout), the
-	//     Events', the metrics', and that of Reachability's probes, which has no clock of
-	//     its own. On a fake clock, the taints' TimeAdded must be of the fake clock's time
-	//     line: a TimeAdded of the real clock on a fake clock set after it counts as long
-	//     past, and evicts at once; one after the fake clock's now counts from when the
-	//     Manager first saw the taint. Leader election (package clientgo/lease) runs on
-	//     the real clock, as client-go's does.
+	// Manager is the Manager's options, as [eviction.Options] documents them, with three
+	// rules:
+	//   - Manager.DryRun must be false (NewController fails otherwise): ask for a dry run
+	//     with Mode, so that the Deleter, the Events and the Manager cannot disagree.
+	//   - Manager.Clock (nil: the real one) is the Controller's one clock: the Manager's,
+	//     the Deleters', the Events', the metrics' and Reachability's probes'. On a fake
+	//     clock, the taints' TimeAdded must be of the fake clock's time line: a real
+	//     TimeAdded before the fake now evicts at once, and one after it counts from when
+	//     the Manager first saw the taint. Leader election runs on the real clock.
 	//   - Manager.Observer, if not nil, is told every decision after the Events and the
 	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
 	//     how each pod went.
 	Manager eviction.Options
-	// Observers are told every decision too, after the Events, the metrics and
-	// Manager.Observer. Those that also implement [DeleteObserver] are told how each pod
-	// went.
+	// Observers are told every decision too, after Manager.Observer; those that also
+	// implement [DeleteObserver] are told how each pod went.
 	Observers []eviction.Observer
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WaitIdle, if true, makes [Controller.WaitIdle] available: the informers hand the
-	// Manager its updates through a [Handoff], which keeps a pointer to each node and pod it
-	// handed on. For tests and demonstrations.
+	// WaitIdle, if true, makes [Controller.WaitIdle] available, through a [Handoff]. For
+	// tests and demonstrations.
 	WaitIdle bool
 	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
-	// returns for the controller "node", with kube's taint eviction controller's metric
-	// names ([NodeKubeMetrics]), is told every decision after the Events and, as a
-	// [DeleteObserver], how each pod went. Package clientgo/metrics' Meter keeps them on a
-	// Prometheus registry. nil keeps no metrics.
+	// returns for the controller "node", with [NodeKubeMetrics], is told every decision
+	// after the Events and, as a [DeleteObserver], how each pod went. Package
+	// clientgo/metrics' Meter keeps them on a Prometheus registry.
 	Metrics Meter
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
-	// this replica leads: package clientgo/lease's Elector, on a coordination.k8s.io Lease.
-	// nil runs them from the start.
+	// this replica leads (package clientgo/lease's Elector, on a Lease). nil runs them
+	// from the start.
 	Elector Elector
 	// Alongside are run with the Manager, each in a goroutine of its own, with the
 	// Manager's context: started with it (when Run starts, or on taking the Lease) and
 	// waited for before Run returns (or the Lease is released). Another controller on the
-	// same factory runs its work here to share this one's Lease: the device taint
-	// controller's Lead, for one (package clientgo/device). Each is to return when its
-	// context ends; one that returns an error before that has failed, and stops the
-	// Controller as a failed Manager does (see [Controller.Run]).
+	// same factory runs its work here to share this one's Lease (package clientgo/device's
+	// Lead, for one). Each is to return when its context ends; one that returns an error
+	// before that has failed, and stops the Controller as a failed Manager does.
 	Alongside []func(context.Context) error
 
 	// Reachability, if not nil, is the one whose transport wrapper the client's
 	// rest.Config carries ([Reachability.Wrap]): [Controller.Ready] then fails while the
-	// API server does not answer, Run probes the server (GET /readyz, every
-	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
-	// the evictions whose deletes failed for want of an answer are retried at once
-	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
-	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. One
-	// Reachability may serve several controllers of the client (the device side's too,
-	// through its own Options.Reachability, alone or Alongside).
+	// API server does not answer, Run probes the server while it does not, and when it
+	// answers again the evictions whose deletes failed for want of an answer are retried
+	// at once ([eviction.Manager.RetryUnreachable]). Unless Manager.Unreachable is set,
+	// it is [IsUnreachable]. One Reachability may serve several controllers of the client.
 	Reachability *Reachability
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own (a clientset made from a
-	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
-	// an eviction's requests: see [EventWriter].
+	// controller's client. Give it a rate limiter of its own, so that the Events never
+	// take the tokens of an eviction's requests: see [EventWriter].
 	EventClient kubernetes.Interface
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events, written in order by an [EventWriter], which drops none
-// for want of room), the metrics of [Options.Metrics] and the caller's Observers. With
-// [Options.Elector], only the replica that leads (holds the Lease) runs the Manager; every
-// replica keeps its caches synced, so a new leader starts at once, and since deadlines
-// count from each taint's TimeAdded, it evicts at the same times as the old one. With
-// Options.Manager.Confirm, a node whose [eviction.ConfirmAnnotation] does not name one of
-// its NoExecute taints' keys gets a Warning Event ([UnconfirmedReason]) when the
-// annotation or the taints change: a mistyped key confirms nothing, and the operator who
-// wrote it learns why the evictions stay held.
+// [EventObserver] (kube's Events, written by an [EventWriter]), the metrics of
+// [Options.Metrics] and the caller's Observers. With [Options.Elector], only the replica
+// that leads runs the Manager; every replica keeps its caches synced, so a new leader
+// starts at once, and since deadlines count from each taint's TimeAdded, it evicts at the
+// same times as the old one. With Options.Manager.Confirm, a node whose
+// [eviction.ConfirmAnnotation] does not name one of its NoExecute taints' keys gets a
+// Warning Event ([UnconfirmedReason]) when the annotation or the taints change.
 //
 // As a drop-in it replaces kube's: turn kube-controller-manager's own off
 // (--controllers=*,-taint-eviction-controller), or both controllers evict.
@@ -133,7 +118,6 @@ type Controller struct {
 	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
-	elect     Elector  // nil without leader election
 	handoff   *Handoff // nil without Options.WaitIdle
 }
 
@@ -147,54 +131,24 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if opts.Manager.DryRun {
 		return nil, fmt.Errorf("clientgo: Options.Manager.DryRun is set with Mode %q: ask for a dry run with Mode %q", opts.Mode, ModeDryRun)
 	}
-	logger := klog.FromContext(ctx)
 	inf, err := NewInformers(factory)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{client: client, factory: factory, informers: inf, opts: opts, synced: make(chan struct{})}
-	if err := c.build(logger); err != nil {
+	if err := c.build(klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// build makes the observers, the Deleter, the Manager and the elector, and connects the
-// informers to the Manager.
+// build makes the Manager and connects the informers to it.
 func (c *Controller) build(logger klog.Logger) error {
-	obs := eviction.Observers{}
-	var delObs DeleteObservers
-	if c.opts.Mode != ModeDryRun {
-		ec := c.opts.EventClient
-		if ec == nil {
-			ec = c.client
-		}
-		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
-		ev := NewEventObserver(c.events, EventObserverOptions{})
-		obs, delObs = append(obs, ev), append(delObs, ev)
+	obs, err := c.observers()
+	if err != nil {
+		return err
 	}
-	if c.opts.Metrics != nil {
-		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,
-			Clock: c.opts.Manager.Clock, Stats: c.stats, ActWorkers: c.actWorkers})
-		if err != nil {
-			return fmt.Errorf("clientgo: %w", err)
-		}
-		obs = append(obs, m)
-		if d, ok := m.(DeleteObserver); ok {
-			delObs = append(delObs, d)
-		}
-	}
-	callers := c.opts.Observers
-	if c.opts.Manager.Observer != nil {
-		callers = append([]eviction.Observer{c.opts.Manager.Observer}, callers...)
-	}
-	for _, o := range callers {
-		obs = append(obs, o)
-		if d, ok := o.(DeleteObserver); ok {
-			delObs = append(delObs, d)
-		}
-	}
-	deleter, err := c.deleter(delObs)
+	deleter, err := c.deleter(obs)
 	if err != nil {
 		return err
 	}
@@ -207,7 +161,6 @@ func (c *Controller) build(logger klog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
 	}
-	c.elect = c.opts.Elector
 	var u Updater = c.manager
 	if c.opts.WaitIdle {
 		c.handoff = NewHandoff(c.client, c.manager)
@@ -220,11 +173,44 @@ func (c *Controller) build(logger klog.Logger) error {
 	return err
 }
 
-// deleter returns the Deleter of the Mode, nil in ModeDryRun.
-func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
+// observers returns who is told every decision, in order: the Events, the metrics,
+// Manager.Observer and Observers.
+func (c *Controller) observers() (eviction.Observers, error) {
+	obs := eviction.Observers{}
+	if c.opts.Mode != ModeDryRun {
+		ec := c.opts.EventClient
+		if ec == nil {
+			ec = c.client
+		}
+		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
+		obs = append(obs, NewEventObserver(c.events, EventObserverOptions{}))
+	}
+	if c.opts.Metrics != nil {
+		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,
+			Clock: c.opts.Manager.Clock, Stats: c.stats, ActWorkers: c.actWorkers})
+		if err != nil {
+			return nil, fmt.Errorf("clientgo: %w", err)
+		}
+		obs = append(obs, m)
+	}
+	if c.opts.Manager.Observer != nil {
+		obs = append(obs, c.opts.Manager.Observer)
+	}
+	return append(obs, c.opts.Observers...), nil
+}
+
+// deleter returns the Deleter of the Mode, nil in ModeDryRun, telling those of obs that
+// are DeleteObservers how each pod went.
+func (c *Controller) deleter(obs eviction.Observers) (eviction.Deleter, error) {
+	var delObs DeleteObservers
+	for _, o := range obs {
+		if d, ok := o.(DeleteObserver); ok {
+			delObs = append(delObs, d)
+		}
+	}
 	var o DeleteObserver
-	if len(obs) > 0 {
-		o = obs
+	if len(delObs) > 0 {
+		o = delObs
 	}
 	d, err := c.opts.Mode.NewDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout,
 		Pods: NewInformerCache(c.informers), Observer: o, Clock: c.opts.Manager.Clock})
@@ -239,12 +225,13 @@ func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
 
 func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
 
-// WaitIdle waits until the Manager has been handed every node and pod as the API server
-// holds them now, and is idle, with no change on the server meanwhile; or until ctx is
-// done (its error). It is [Handoff.WaitIdle]: the supported way for a test on a fake
-// clientset, and on a fake clock (Options.Manager.Clock), to wait until what it wrote has
-// reached the Manager and what is due has been done, without guessing. It needs
-// [Options.WaitIdle], and returns an error at once without it.
+var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")
+
+// WaitIdle is [Handoff.WaitIdle]: it waits until the Manager has been handed every node
+// and pod as the API server holds them now, and is idle, with no change on the server
+// meanwhile; or until ctx is done (its error). It is the supported way for a test on a
+// fake clientset and clock to wait until what it wrote has reached the Manager and what
+// is due has been done. Without [Options.WaitIdle] it returns an error at once.
 func (c *Controller) WaitIdle(ctx context.Context) error {
 	if c.handoff == nil {
 		return errNoHandoff
@@ -255,8 +242,8 @@ func (c *Controller) WaitIdle(ctx context.Context) error {
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }
 
-// Events returns what the controller did with its Events so far: queued, written and
-// dropped (all zero in ModeDryRun).
+// Events returns what the controller did with its Events so far (all zero in
+// ModeDryRun).
 func (c *Controller) Events() EventCounts {
 	if c.events == nil {
 		return EventCounts{}
@@ -300,7 +287,29 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.factory.Shutdown() // waits for the informers' goroutines
 		logger.V(1).Info("Stopped")
 	}()
+	failed := c.start(ctx, cancel, &wg)
+	c.factory.StartWithContext(ctx)
+	if err := c.waitForCaches(ctx); err != nil {
+		if ctx.Err() != nil {
+			return leadFailure(failed)
+		}
+		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
+	}
+	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
+	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
+	close(c.synced)
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Run(ctx, c.lead)
+	}
+	<-ctx.Done()
+	return leadFailure(failed)
+}
 
+// start starts, in wg, the EventWriter, the Reachability's Run and, without leader
+// election, the Manager: it keeps the updates that arrive before it runs, so it works
+// through the initial listing while the rest of it still arrives. A failure of the
+// Manager is sent on the returned channel, and cancels ctx.
+func (c *Controller) start(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup) <-chan error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
@@ -310,9 +319,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		})
 	}
 	failed := make(chan error, 1)
-	if c.elect == nil {
-		// The Manager keeps the updates that arrive before it runs; starting it first means
-		// it works through the initial listing while the rest of it still arrives.
+	if c.opts.Elector == nil {
 		wg.Go(func() {
 			if err := c.lead(ctx); err != nil {
 				failed <- err
@@ -320,27 +327,19 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		})
 	}
-	c.factory.StartWithContext(ctx)
-	// Both wait on the informers' channels, without polling: every informer of the
-	// factory (another controller's too), then this one's handlers.
-	err := c.factory.WaitForCacheSyncWithContext(ctx).AsError()
-	if err == nil && !cache.WaitFor(ctx, "", c.handled...) {
-		err = context.Cause(ctx)
+	return failed
+}
+
+// waitForCaches waits, without polling, for every informer of the factory (another
+// controller's too) to sync, then for this one's handlers to have the initial listing.
+func (c *Controller) waitForCaches(ctx context.Context) error {
+	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return leadFailure(failed)
-		}
-		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
+	if !cache.WaitFor(ctx, "", c.handled...) {
+		return context.Cause(ctx)
 	}
-	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
-	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
-	close(c.synced)
-	if c.elect != nil {
-		return c.elect.Run(ctx, c.lead)
-	}
-	<-ctx.Done()
-	return leadFailure(failed)
+	return nil
 }
 
 // leadFailure returns the failure lead sent on failed, if any: Run's context ended for it.
@@ -354,8 +353,8 @@ func leadFailure(failed <-chan error) error {
 }
 
 // lead runs the Manager and Options.Alongside until ctx is done, and waits for all of them.
-// One that returns an error before ctx is done failed (the Manager, when its Source or
-// Observer panicked): lead then stops the others and returns the failures.
+// One that returns an error before ctx is done failed: lead then stops the others and
+// returns the failures.
 func (c *Controller) lead(ctx context.Context) error {
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -397,8 +396,8 @@ func (c *Controller) Ready() error {
 			return err
 		}
 	}
-	if c.elect != nil {
-		return c.elect.Ready()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Ready()
 	}
 	return nil
 }
@@ -406,8 +405,8 @@ func (c *Controller) Ready() error {
 // Healthy returns nil unless the controller should be restarted: with leader election, when
 // the Elector says so (the Lease lost, or not renewed in time).
 func (c *Controller) Healthy() error {
-	if c.elect != nil {
-		return c.elect.Healthy()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Healthy()
 	}
 	return nil
 }
@@ -415,8 +414,8 @@ func (c *Controller) Healthy() error {
 // Leading reports whether the Manager runs: without leader election, once Run has started;
 // with it, while this replica holds the Lease.
 func (c *Controller) Leading() bool {
-	if c.elect != nil {
-		return c.elect.Leading()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Leading()
 	}
 	return c.started.Load()
 }

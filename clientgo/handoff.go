@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -277,6 +276,3 @@ func sameObjects[K comparable, T any](a, b map[K]*T, same func(a, b *T) bool) bo
 	}
 	return true
 }
-
-// errNoHandoff is Controller.WaitIdle's error without Options.WaitIdle.
-var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")
