@@ -10,8 +10,8 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Component is the event source of the controller's Events: what `kubectl get events`
-// shows in its SOURCE column. It is kube's.
+// Component is the event source of the controller's Events (the SOURCE column of
+// `kubectl get events`): kube's.
 const Component = "taint-eviction-controller"
 
 // EventReason is the reason of the Events kube-controller-manager's taint eviction
@@ -27,18 +27,17 @@ const PausedMessage = "the brake holds evictions back: too many nodes carry the 
 // its taint ([eviction.ConfirmAnnotation]).
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
-// Events are the Events an [EventObserver] records: those of one of kube's controllers,
-// its reason and messages, and the cancellations it reports ([NodeEvents]; package
-// clientgo/device has the device taint eviction controller's).
+// Events are the Events an [EventObserver] records: those of one of kube's controllers
+// ([NodeEvents]; package clientgo/device has the device taint eviction controller's).
 type Events struct {
 	// Reason is the reason of every Event.
 	Reason string
 	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
 	// pod: found, to be deleted; its eviction cancelled; paused by the brake; held by
-	// Confirm until an operator confirms the taint (a nil Confirming records none).
+	// Confirm (a nil Confirming records none).
 	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
-	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event:
-	// whether kube's controller records one then.
+	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event,
+	// as with kube's controller.
 	Cancels func(reason eviction.Reason) bool
 }
 
@@ -52,20 +51,20 @@ type Events struct {
 //   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage] when the brake
 //     pauses it, or [ConfirmMessage] when Confirm holds it.
 var NodeEvents = Events{
-	Reason:  EventReason,
-	Marking: func(pod eviction.PodRef) string { return "Marking for deletion Pod " + pod.Namespace + "/" + pod.Name },
-	Cancelling: func(pod eviction.PodRef) string {
-		return "Cancelling deletion of Pod " + pod.Namespace + "/" + pod.Name
-	},
-	Pausing: func(pod eviction.PodRef) string {
-		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + PausedMessage
-	},
-	Confirming: func(pod eviction.PodRef) string {
-		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + ConfirmMessage
-	},
+	Reason:     EventReason,
+	Marking:    func(pod eviction.PodRef) string { return "Marking for deletion Pod " + podName(pod) },
+	Cancelling: func(pod eviction.PodRef) string { return "Cancelling deletion of Pod " + podName(pod) },
+	Pausing:    func(pod eviction.PodRef) string { return pausing(pod, PausedMessage) },
+	Confirming: func(pod eviction.PodRef) string { return pausing(pod, ConfirmMessage) },
 	Cancels: func(reason eviction.Reason) bool {
 		return reason != eviction.ReasonNodeDeleted && reason != eviction.ReasonPodReplaced
 	},
+}
+
+func podName(pod eviction.PodRef) string { return pod.Namespace + "/" + pod.Name }
+
+func pausing(pod eviction.PodRef, why string) string {
+	return "Pausing deletion of Pod " + podName(pod) + ": " + why
 }
 
 // EventObserverOptions configures an [EventObserver]. The zero value records
@@ -76,23 +75,20 @@ type EventObserverOptions struct {
 }
 
 // EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records, on the pod,
-// the Events one of kube's controllers records, with the same type, reason and messages
-// ([Events]), at the same moments:
+// the Events one of kube's controllers records ([Events]), at the same moments:
 //
-//   - Marking, when the Deleter's request first finds the pod ([DeleteObserver.Found]),
-//     once per eviction: not for a pod that the first answer shows gone, as kube writes it
-//     only once its GET found the pod; nor again on a retry. The EventObserver must
-//     therefore be the Deleter's Observer too (a [Controller] makes it so);
+//   - Marking, once per eviction, when the Deleter's request first finds the pod
+//     ([DeleteObserver.Found]): not for a pod the first answer shows gone, as kube writes
+//     it only once its GET found the pod. The EventObserver must therefore be the
+//     Deleter's Observer too (a [Controller] makes it so);
 //   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
 //     cancels with an Event ([Events].Cancels);
 //   - Pausing, ours, when the brake holds a due eviction back, and Confirming, ours, when
-//     Confirm does: the engine reports a delay only when its reason changes, so that is one
-//     Event per pause. A wait for another budget records none (it is routine; the metrics
-//     count it).
+//     Confirm does: one Event per pause, as the engine reports a delay only when its
+//     reason changes. A wait for another budget records none.
 //
 // Retries record no Event, so that a failing API server does not fill the pod's Events with
-// copies. The Events' object references carry the pod's UID, so that they belong to this
-// pod and not to one re-created under its name.
+// copies. The Events' object references carry the pod's UID.
 //
 // Its methods are safe for concurrent use and never block (recording only queues). It
 // keeps one entry per eviction whose pod was found and that has not ended yet. The zero

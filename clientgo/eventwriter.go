@@ -24,8 +24,8 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The retries of an Event the API server did not take: kube's broadcaster tries 12 times,
-// 10 s apart; this writer tries as often, sooner at first.
+// The retries of an Event the API server did not take: as many as kube's broadcaster
+// makes (12, 10 s apart), sooner at first.
 const (
 	eventTries       = 12
 	eventBackoffBase = time.Second
@@ -39,9 +39,8 @@ type EventWriterOptions struct {
 	// Clock stamps the Events and times the retries. nil means the real clock.
 	Clock clock.Clock
 	// Correlator configures kube's aggregation of similar Events and its per-object spam
-	// filter, as client-go's recorder applies them; the zero value is kube's defaults
-	// (the spam filter passes 25 Events per object at once, then one every 5 minutes).
-	// Its Clock, if nil, is Clock.
+	// filter, as client-go's recorder applies them; the zero value is kube's defaults. Its
+	// Clock, if nil, is Clock.
 	Correlator record.CorrelatorOptions
 }
 
@@ -59,15 +58,14 @@ type EventCounts struct {
 
 // EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
 // let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
-// while 1,000 Events wait, it queues every Event without limit (a small record each) and
-// writes them from [EventWriter.Run], one at a time, in the order they were recorded. Give
-// it a client with a rate limiter of its own: then an Event never takes a token that an
-// eviction's request needs.
+// while 1,000 Events wait, it queues every Event without limit and writes them from
+// [EventWriter.Run], one at a time, in the order they were recorded. Give it a client with
+// a rate limiter of its own, so that an Event never takes a token an eviction needs.
 //
-// It writes what client-go's recorder writes (the same Event, through kube's correlator: a
-// repeat is a PATCH of its count). A write that fails for the network, a 429 or a 5xx is
-// tried again after a backoff (1 s, doubling up to 30 s, 12 tries in all), the Events
-// behind it waiting; one the server refuses otherwise is dropped, logged and counted.
+// It writes what client-go's recorder writes, through kube's correlator (a repeat is a
+// PATCH of its count). A write that fails for the network, a 429 or a 5xx is tried again
+// after a backoff (1 s, doubling up to 30 s, 12 tries in all), the Events behind it
+// waiting; one the server refuses otherwise is dropped, logged and counted.
 //
 // Recording (Event, Eventf, AnnotatedEventf) never blocks and is safe for concurrent use,
 // before, during and after Run; an Event recorded once Run has returned is dropped. The
@@ -88,8 +86,7 @@ type EventWriter struct {
 	dropped atomic.Int64
 }
 
-// queuedEvent is an Event as recorded; the Event is made when it is written, so that a long
-// queue holds only this.
+// queuedEvent is an Event as recorded, made into an Event only when it is written.
 type queuedEvent struct {
 	ref                    v1.ObjectReference
 	eventType, reason, msg string
@@ -165,11 +162,7 @@ func (w *EventWriter) Run(ctx context.Context) error {
 		return errors.New("clientgo: EventWriter.Run called more than once")
 	}
 	logger := klog.FromContext(ctx)
-	for {
-		e, ok := w.next(ctx)
-		if !ok {
-			break
-		}
+	for e, ok := w.next(ctx); ok; e, ok = w.next(ctx) {
 		logger.V(3).Info("Event occurred", "object", klog.KRef(e.ref.Namespace, e.ref.Name), "kind", e.ref.Kind,
 			"type", e.eventType, "reason", e.reason, "message", e.msg)
 		w.write(ctx, logger, e)
@@ -186,14 +179,10 @@ func (w *EventWriter) Run(ctx context.Context) error {
 }
 
 // next takes the oldest queued Event, waiting for one until ctx is done. The queue lets go
-// of what it no longer holds: each Event's strings once taken, and the backing array once
-// empty (or, for one that never empties, when append moves what is left to a new one), so
-// that a writer at rest holds no outage's worth.
+// of each Event once taken, and of its backing array once empty, so that a writer at rest
+// holds no outage's worth.
 func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
-	for {
-		if ctx.Err() != nil {
-			return queuedEvent{}, false
-		}
+	for ctx.Err() == nil {
 		w.mu.Lock()
 		if len(w.queue) > 0 {
 			e := w.queue[0]
@@ -210,16 +199,17 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 		case <-w.wake:
 		}
 	}
+	return queuedEvent{}, false
 }
 
 // write writes one Event through the correlator, retrying as the type's doc says; one
-// whose write ctx interrupted counts as dropped.
+// that ctx interrupted counts as dropped.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
 	ev := w.makeEvent(q)
 	res, err := w.correlator.EventCorrelate(ev)
 	if err != nil {
-		// The correlator failed to make the repeat's patch: the result is still the Event
-		// to write, as client-go's recorder goes on.
+		// The repeat's patch failed: the result is still the Event to write, as
+		// client-go's recorder goes on.
 		logger.Error(err, "Event correlation failed", "object", klog.KRef(q.ref.Namespace, q.ref.Name))
 	}
 	if res.Skip {
@@ -249,8 +239,8 @@ func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEve
 	}
 }
 
-// send creates ev, or for a repeat patches the Event it repeats (creating it if it is gone
-// from the server), and tells the correlator what the server holds now.
+// send creates ev, or for a repeat patches the Event it repeats (creating it if gone), and
+// tells the correlator what the server holds now.
 func (w *EventWriter) send(ctx context.Context, ev *v1.Event, patch []byte) error {
 	events := w.client.CoreV1().Events(ev.Namespace)
 	var got *v1.Event
@@ -297,8 +287,7 @@ func (w *EventWriter) makeEvent(q queuedEvent) *v1.Event {
 }
 
 // retriable says whether a write that failed with err may succeed later: the API server
-// was not reached, throttled it (429), or failed itself (5xx); any other refusal will be
-// the same next time.
+// was not reached, throttled it (429), or failed itself (5xx).
 func retriable(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
@@ -308,7 +297,7 @@ func retriable(err error) bool {
 	return code == http.StatusTooManyRequests || code >= 500 || code == 0
 }
 
-// eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
+// eventBackoff is the wait after the try-th failed write.
 func eventBackoff(try int) time.Duration {
 	return min(eventBackoffBase<<min(try-1, 5), eventBackoffCap)
 }

@@ -19,8 +19,7 @@ func (m Mode) NewDeleter(client kubernetes.Interface, opts EvictionDeleterOption
 	case ModeDryRun:
 		return nil, nil
 	case ModeDelete:
-		return NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Observer: opts.Observer,
-			Clock: opts.Clock, Reason: opts.Reason, Message: opts.Message}), nil
+		return NewPodDeleter(client, opts.podOptions()), nil
 	case ModeEvict:
 		d, err := NewEvictionDeleter(client, opts)
 		if err != nil {
