@@ -157,7 +157,7 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.Reachability != nil && mopts.Unreachable == nil {
 		mopts.Unreachable = IsUnreachable
 	}
-	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, mopts)
+	c.manager, err = eviction.New(deleter, managerCache(NewInformerCache(c.informers)), mopts)
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
 	}

@@ -10,11 +10,10 @@ import (
 // restarts as a standby.
 var ErrLeaseLost = errors.New("clientgo: leader election lost")
 
-// Elector runs a controller's work only while this replica leads: the leader election of
-// [Controller] ([Options.Elector]) and of package clientgo/device's. Package
-// github.com/taintevict/taintevict/clientgo/lease implements it on a coordination.k8s.io
-// Lease; it is an interface here so that a program that never elects does not link
-// client-go's leader election.
+// Elector runs a controller's work only while this replica leads ([Options.Elector], and
+// package clientgo/device's). Package clientgo/lease implements it on a Lease; it is an
+// interface here so that a program that never elects does not link client-go's leader
+// election.
 //
 // Implementations are safe for concurrent use; Ready, Healthy and Leading do not block.
 type Elector interface {

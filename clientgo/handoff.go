@@ -18,27 +18,20 @@ import (
 )
 
 // Handoff is the [Updater] between the informers' event handlers and an
-// [eviction.Manager] that remembers the last version of each node and pod it handed on,
-// so that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
-// holds: the supported way for a test (or a demonstration) on a fake clientset, and on a
-// fake clock, to wait without guessing. [eviction.Manager.WaitIdle] alone cannot know
-// whether the informers have delivered an update yet; this can.
+// [eviction.Manager] that remembers the last version of each node and pod it handed on, so
+// that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
+// holds, which [eviction.Manager.WaitIdle] alone cannot: the way for a test (or a
+// demonstration) on a fake clientset and clock to wait without guessing. Give it to
+// [Informers.AddHandlers] in place of the Manager ([Options.WaitIdle] does). It keeps an
+// entry per node and pod: not for a controller of a large cluster.
 //
-// Give it to [Informers.AddHandlers] in place of the Manager; a [Controller] with
-// [Options.WaitIdle] makes one ([Controller.WaitIdle]). It keeps an entry per node and pod,
-// pointing to its object in the informers' cache: meant for tests and demonstrations, not
-// for a controller of a large cluster.
-//
-// On a fake clientset (k8s.io/client-go/kubernetes/fake), a deletion made between an
-// informer's list and its watch is lost (the fake replays to a new watch what was created
-// or changed since the list, not what was deleted; a real API server replays all of it),
-// so that the informer holds a deleted pod forever. When the client is a fake clientset,
+// A fake clientset (k8s.io/client-go/kubernetes/fake) loses a deletion made between an
+// informer's list and its watch, so that the informer holds a deleted pod forever. On one,
 // NewHandoff therefore opens the node and pod watches itself, as the fake's own reactor
 // does, and WaitIdle first waits until both are open: create the Handoff (the Controller)
 // before the informers start, and prepend any watch reactor of your own for nodes or pods
-// after it, or it is not called. A Handoff created after the informers opened a node or
-// pod watch on the fake clientset cannot see that watch: its WaitIdle returns an error
-// that says so at once, rather than wait for a watch that never comes.
+// after it, or it is not called. The WaitIdle of a Handoff created after the informers
+// opened a node or pod watch on the fake clientset returns an error that says so.
 //
 // Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
 // [NewHandoff].
@@ -47,13 +40,11 @@ type Handoff struct {
 	m      *eviction.Manager
 	wake   chan struct{} // a token after each update handed on, and each watch opened
 
-	mu    sync.Mutex
-	nodes map[string]*v1.Node
-	pods  map[types.NamespacedName]*v1.Pod
-	// unopened are the watches of a fake clientset not open yet; nil for a real client.
-	unopened map[string]bool
-	// late names the watches of a fake clientset opened before NewHandoff, sorted.
-	late []string
+	mu       sync.Mutex
+	nodes    map[string]*v1.Node
+	pods     map[types.NamespacedName]*v1.Pod
+	unopened map[string]bool // a fake clientset's watches not open yet
+	late     []string        // a fake clientset's watches opened before NewHandoff
 }
 
 var _ Updater = (*Handoff)(nil)
@@ -70,16 +61,15 @@ func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 	return h
 }
 
-// fakeClientset is what k8s.io/client-go/kubernetes/fake's Clientset offers, which
-// openWatches uses.
+// fakeClientset is what the fake Clientset offers, which openWatches uses.
 type fakeClientset interface {
 	PrependWatchReactor(resource string, reaction k8stesting.WatchReactionFunc)
 	Tracker() k8stesting.ObjectTracker
 	Actions() []k8stesting.Action
 }
 
-// watchedBefore returns the node and pod watches, of "nodes" and "pods", that f has opened
-// so far, sorted: those a reactor prepended now will not see.
+// watchedBefore returns the resources, of "nodes" and "pods", that f has opened a watch of
+// so far: those a reactor prepended now will not see.
 func watchedBefore(f fakeClientset) []string {
 	var late []string
 	for _, resource := range []string{"nodes", "pods"} {
@@ -93,8 +83,8 @@ func watchedBefore(f fakeClientset) []string {
 	return late
 }
 
-// openWatches makes the fake clientset's node and pod watches open through a reactor of
-// the Handoff's, which opens them as the fake's own does and notes them open.
+// openWatches opens the fake clientset's node and pod watches as its own reactor does, and
+// notes them open.
 func (h *Handoff) openWatches(f fakeClientset) {
 	h.unopened = map[string]bool{"nodes": true, "pods": true}
 	for resource := range h.unopened {
@@ -115,8 +105,7 @@ func (h *Handoff) openWatches(f fakeClientset) {
 	}
 }
 
-// NodeUpdated hands the update on to the Manager, then notes it: a WaitIdle of the
-// Manager called after that covers it.
+// NodeUpdated hands the update on to the Manager, then notes it.
 func (h *Handoff) NodeUpdated(old, node *v1.Node) {
 	h.m.NodeUpdated(old, node)
 	h.mu.Lock()
@@ -150,19 +139,16 @@ func (h *Handoff) poke() {
 }
 
 // WaitIdle waits until the Manager has been handed every node and pod as the API server
-// holds them now, and is idle ([eviction.Manager.WaitIdle]: nothing due left undone, nothing
-// running), with no change on the server meanwhile; or until ctx is done, and then
-// returns its error. So every write made before the call, and every update the informers
-// hold, has reached the Manager, and what the Manager did about it (a pod deleted) is on
-// the server. Evictions due later on the Manager's clock are left pending: step a fake
+// holds them now, and is idle ([eviction.Manager.WaitIdle]), with no change on the server
+// meanwhile; or until ctx is done, and then returns its error. So every write made before
+// the call has reached the Manager, and what the Manager did about it (a pod deleted) is
+// on the server. Evictions due later on the Manager's clock are left pending: step a fake
 // clock, then wait again.
 //
-// It lists every node and pod through the client at each round (a round ends when the
-// informers deliver an update), and compares them to what it handed on, but for what
-// NewFactory's informers drop ([Trim]) and type meta. It waits forever on a
-// cluster that never stops changing; give it a ctx with a deadline. It returns an error if
-// a listing fails, and at once if the Handoff was made on a fake clientset whose informers
-// had already opened their watches (NewHandoff).
+// It lists every node and pod through the client whenever the informers deliver an
+// update, and compares them, but for what [Trim] drops and type meta, to what it handed
+// on. It waits forever on a cluster that never stops changing. It returns an error if a
+// listing fails, and at once if the Handoff was made too late on a fake clientset.
 func (h *Handoff) WaitIdle(ctx context.Context) error {
 	if len(h.late) > 0 {
 		return fmt.Errorf("clientgo: WaitIdle: the Handoff was created after the informers opened their watch of %s on the fake clientset, so it cannot wait for that watch: create the Handoff (or the Controller) before the informers start", strings.Join(h.late, " and "))
@@ -204,8 +190,7 @@ func (h *Handoff) open() bool {
 	return len(h.unopened) == 0
 }
 
-// handed reports whether the Manager has been handed s: each node and pod as it is there,
-// and no other.
+// handed reports whether the Manager has been handed s, and nothing else.
 func (h *Handoff) handed(s state) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -239,16 +224,11 @@ func listState(ctx context.Context, client kubernetes.Interface) (state, error) 
 }
 
 func (s state) equal(o state) bool {
-	return sameObjects(s.nodes, o.nodes, func(a, b *v1.Node) bool {
-		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
-	}) && sameObjects(s.pods, o.pods, func(a, b *v1.Pod) bool {
-		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
-	})
+	return sameObjects(s.nodes, o.nodes) && sameObjects(s.pods, o.pods)
 }
 
-// bare returns a copy of a node or a pod without what the comparison ignores: what
-// NewFactory's informers drop ([Trim]: an object trimmed already stays as it is) and the
-// type meta (a listed item has none).
+// bare returns a copy of a node or a pod without what [Trim] drops and the type meta (a
+// listed item has none).
 func bare(obj any) any {
 	trimmed, _ := Trim(obj) // it fails for no node or pod
 	switch o := trimmed.(type) {
@@ -264,13 +244,13 @@ func bare(obj any) any {
 	return trimmed
 }
 
-func sameObjects[K comparable, T any](a, b map[K]*T, same func(a, b *T) bool) bool {
+func sameObjects[K comparable, T any](a, b map[K]*T) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, x := range a {
 		y, ok := b[k]
-		if !ok || !same(x, y) {
+		if !ok || !apiequality.Semantic.DeepEqual(bare(x), bare(y)) {
 			return false
 		}
 	}

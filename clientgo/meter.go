@@ -7,9 +7,8 @@ import (
 )
 
 // Meter keeps the metrics of controllers ([Options.Metrics], and package clientgo/device's).
-// Package github.com/taintevict/taintevict/clientgo/metrics implements it on a Prometheus
-// registry; it is an interface here so that a program that keeps no metrics does not link
-// Prometheus (whose init registers collectors of its own).
+// Package clientgo/metrics implements it on a Prometheus registry; it is an interface here
+// so that a program that keeps no metrics does not link Prometheus.
 type Meter interface {
 	// Instrument returns the Observer that keeps the metrics of the controller c
 	// describes, once per controller; if it also implements [DeleteObserver], the
@@ -29,7 +28,7 @@ type Instrumented struct {
 	// Clock is the controller's clock ([Options.Manager].Clock). nil means the real clock.
 	Clock clock.PassiveClock
 	// Stats, if not nil, reads the controller's evictions by where they stand: the
-	// Manager's (or the engine's) Stats, counters that cost a scrape the same at any scale.
+	// Manager's (or the engine's) Stats.
 	Stats func() eviction.Stats
 	// ActWorkers, if not nil, says how many Deleter calls may run at once now.
 	ActWorkers func() int
@@ -38,9 +37,8 @@ type Instrumented struct {
 // KubeMetrics names the two metrics of one of kube's controllers that delete pods for
 // taints: Subsystem + "_pod_deletions_total", the pods deleted, and Subsystem +
 // "_pod_deletion_duration_seconds", from each pod's deadline to its deletion. The help
-// texts are the whole text of the HELP lines kube-controller-manager serves, with the
-// stability level in front that kube's metrics framework adds ("[ALPHA] Total number..."),
-// so that a scrape reads as kube's. The zero KubeMetrics names none.
+// texts are the whole HELP lines kube-controller-manager serves, stability level
+// ("[ALPHA] ") included. The zero KubeMetrics names none.
 type KubeMetrics struct {
 	Subsystem     string
 	DeletionsHelp string

@@ -15,12 +15,11 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultProbeInterval is how often [Reachability.Run] asks the API server whether it is
-// back, while it is unreachable, when ReachabilityOptions.ProbeInterval is zero.
+// DefaultProbeInterval is the ReachabilityOptions.ProbeInterval that zero means.
 const DefaultProbeInterval = time.Second
 
-// ReachabilityOptions configures a [Reachability]. The zero value gives
-// [DefaultProbeInterval]. It has no clock: [Reachability.Run] takes the controller's.
+// ReachabilityOptions configures a [Reachability]. The zero value is ready to use. It has
+// no clock: [Reachability.Run] takes the controller's.
 type ReachabilityOptions struct {
 	// ProbeInterval is how long Run waits, while the server is unreachable, before each
 	// probe. 0 means DefaultProbeInterval; negative is an error.
@@ -34,16 +33,15 @@ type ReachabilityOptions struct {
 //   - a request that fails without an answer (a refused, reset or broken connection, a
 //     TLS failure), and a watch whose stream breaks (not one its caller closed), make the
 //     server unreachable;
-//   - any answer with a status below 500 makes it reachable again. A 5xx answer changes
-//     nothing: an overloaded or starting server, or a proxy before one that is down,
-//     answers 5xx, and neither proves the server back nor gone;
-//   - a request that ends because its caller gave up (its context ended) changes nothing.
+//   - any answer with a status below 500 makes it reachable again; a 5xx (an overloaded
+//     server, or a proxy before one that is down) proves it neither back nor gone;
+//   - a request whose caller gave up (its context ended) changes nothing.
 //
 // [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
-// unreachable, probes it every ProbeInterval (the one load it adds) and tells the caller
-// each time it comes back, so that the evictions that failed while it was away are retried
-// at once ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller
-// of a client.
+// unreachable, probes it every ProbeInterval and tells the caller each time it comes back,
+// so that the evictions that failed meanwhile are retried at once
+// ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller of a
+// client.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -74,8 +72,7 @@ func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 }
 
 // Err returns nil while the API server is reachable, and otherwise an error that says why
-// and, once a Run has seen it (at once, with a Run running), since when it has not
-// answered, on that Run's clock. It does not block.
+// and, once a Run has seen it, since when it has not answered. It does not block.
 func (r *Reachability) Err() error {
 	if !r.down.Load() {
 		return nil
@@ -92,9 +89,9 @@ func (r *Reachability) Err() error {
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
 }
 
-// Wrap returns rt with every request's outcome recorded. It is a transport wrapper for a
-// client's [k8s.io/client-go/rest.Config]: give it to the Config's Wrap method. The
-// returned RoundTripper is safe for concurrent use when rt is.
+// Wrap returns rt with every request's outcome recorded: give it to the Wrap method of a
+// client's [k8s.io/client-go/rest.Config]. The RoundTripper is safe for concurrent use
+// when rt is.
 func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }
@@ -125,8 +122,8 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving (cancelling the request, or closing the body: client-go's StreamWatcher.Stop,
-// while its receive loop still reads), counts as a failure.
+// leaving (cancelling the request, or closing the body while its receive loop still
+// reads), counts as a failure.
 type watchBody struct {
 	io.ReadCloser
 	r      *Reachability
@@ -142,8 +139,7 @@ func (b *watchBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close marks the stream closed by its caller first, so that the read it interrupts is not
-// counted.
+// Close marks the stream closed first, so that the read it interrupts is not counted.
 func (b *watchBody) Close() error {
 	b.closed.Store(true)
 	return b.ReadCloser.Close()
@@ -185,19 +181,18 @@ func (r *Reachability) poke() {
 }
 
 // Run watches the server's reachability until ctx is done, then returns ctx's error. clk
-// is the clock of the controller that runs it (nil: the real clock): it times the probes,
-// and tells since when the server has not answered (the first Run's). While the server is
-// unreachable Run calls probe every ProbeInterval (after the last probe ended), each call
-// bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the
-// server reachable. probe nil probes nothing: the server is then seen back only when
-// another request, or another Run's probe, gets an answer. Each time the server comes back
-// (and at its start, if it came back before), Run calls returned in its own goroutine;
-// returned must not block for long. Either may be nil.
+// (nil: the real clock) times the probes and, the first Run's, tells since when the server
+// has not answered. While the server is unreachable Run calls probe every ProbeInterval
+// (after the last probe ended), each call bounded by that interval or 5 s, whichever is
+// longer; a probe that returns nil makes the server reachable. A nil probe probes nothing:
+// the server is then seen back only when another request, or another Run's probe, gets an
+// answer. Each time the server comes back (and at its start, if it came back before), Run
+// calls returned, if not nil, in its own goroutine; it must not block for long.
 //
 // Run may be called any number of times, also at once: one for each controller that the
-// Reachability serves, each with what it retries. Each is told every comeback while it
-// runs; one at a time probes, and when it returns while the server is unreachable, another
-// that has a probe takes over.
+// Reachability serves. Each is told every comeback while it runs; one at a time probes,
+// and when it returns while the server is unreachable, another that has a probe takes
+// over.
 func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -243,9 +238,9 @@ func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(cont
 	}
 }
 
-// look is a Run's view of the state: it takes the probing over (a Run with a probe, while
-// the server is unreachable and no other Run probes) or gives it up (the server answers),
-// and returns the comebacks so far and the channel that the next change closes.
+// look takes the probing over (for a Run with a probe, while the server is unreachable and
+// no other Run probes) or gives it up (the server answers), and returns the comebacks so
+// far and the channel that the next change closes.
 func (r *Reachability) look(clk clock.PassiveClock, canProbe bool, probing *bool) (returns uint64, wake <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -274,7 +269,7 @@ func (r *Reachability) stopProbing() {
 }
 
 // probe calls probe with a context that the clock cancels after the interval or 5 s,
-// whichever is longer, and waits for the timer's goroutine before it returns.
+// whichever is longer.
 func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(context.Context) error) error {
 	pctx, cancel := context.WithCancel(ctx)
 	timer := clk.NewTimer(max(r.interval, 5*time.Second))
@@ -294,17 +289,16 @@ func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(co
 }
 
 // IsUnreachable reports whether err, from a client-go request, says that the API server
-// gave no answer: a refused, reset or broken connection or a TLS failure (client-go returns
-// those as a *url.Error), and not the caller's own context ending, nor an answer of any
-// status. It is the Manager's Options.Unreachable that a [Controller] with
-// [Options.Reachability] uses.
+// gave no answer (client-go's *url.Error): not the caller's own context ending, nor an
+// answer of any status. It is the Options.Unreachable of a [Controller]'s Manager with
+// [Options.Reachability].
 func IsUnreachable(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// ReadyzProbe returns the request that asks client's API server whether it is back, for
-// [Reachability.Run]: GET /readyz, which any authenticated user may make; nil for a client
+// ReadyzProbe returns the probe for [Reachability.Run] that asks client's API server
+// whether it is back: GET /readyz, which any authenticated user may make; nil for a client
 // with no REST client (a fake clientset's).
 func ReadyzProbe(client kubernetes.Interface) func(context.Context) error {
 	rc := client.Discovery().RESTClient()
@@ -314,7 +308,7 @@ func ReadyzProbe(client kubernetes.Interface) func(context.Context) error {
 	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
-// isWatch reports whether req asks for a watch: ?watch=true (or 1), as client-go sends it.
+// isWatch reports whether req asks for a watch, as client-go does.
 func isWatch(req *http.Request) bool {
 	w := req.URL.Query().Get("watch")
 	return w == "true" || w == "1"
