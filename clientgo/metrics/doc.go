@@ -16,8 +16,8 @@
 //
 // A controller of another kind, built on the engine, gets the same metrics from [New]
 // with a [clientgo.Instrumented] of its own. It is a package of its own so that a program
-// that keeps no metrics does not link Prometheus, whose init registers collectors of its
-// own on the global registry; nothing here registers on it.
+// that keeps no metrics does not link Prometheus; nothing here registers on the global
+// registry.
 //
 // Errors are prefixed "metrics:".
 package metrics
