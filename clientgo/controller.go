@@ -26,9 +26,8 @@ const (
 	// ModeEvict removes pods with an [EvictionDeleter], which honours
 	// PodDisruptionBudgets.
 	ModeEvict Mode = "evict"
-	// ModeDryRun deletes no pod, marks none and records no Events. The metrics and the
-	// Observers are still told every decision, a due eviction as Succeeded with dryRun
-	// true.
+	// ModeDryRun deletes no pod, marks none and records no Events; the metrics and the
+	// Observers are told a due eviction as Succeeded with dryRun true.
 	ModeDryRun Mode = "dry-run"
 )
 
@@ -39,71 +38,63 @@ type Options struct {
 	Mode Mode
 	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
 	PDBTimeout time.Duration
-	// Manager is the Manager's options, as [eviction.Options] documents them, with three
-	// rules:
+	// Manager is the Manager's options ([eviction.Options]), with three rules:
 	//   - Manager.DryRun must be false (NewController fails otherwise): ask for a dry run
 	//     with Mode, so that the Deleter, the Events and the Manager cannot disagree.
 	//   - Manager.Clock (nil: the real one) is the Controller's one clock: the Manager's,
 	//     the Deleters', the Events', the metrics' and Reachability's probes'. On a fake
-	//     clock, the taints' TimeAdded must be of the fake clock's time line: a real
-	//     TimeAdded before the fake now evicts at once, and one after it counts from when
-	//     the Manager first saw the taint. Leader election runs on the real clock.
+	//     clock, the taints' TimeAdded must be of the fake clock's time line. Leader
+	//     election runs on the real clock.
 	//   - Manager.Observer, if not nil, is told every decision after the Events and the
-	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
-	//     how each pod went.
+	//     metrics, and before Observers.
 	Manager eviction.Options
-	// Observers are told every decision too, after Manager.Observer; those that also
-	// implement [DeleteObserver] are told how each pod went.
+	// Observers are told every decision too, after Manager.Observer. Those of them, and
+	// Manager.Observer, that also implement [DeleteObserver] are told how each pod went.
 	Observers []eviction.Observer
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WaitIdle, if true, makes [Controller.WaitIdle] available, through a [Handoff]. For
-	// tests and demonstrations.
+	// WaitIdle, if true, makes [Controller.WaitIdle] available. For tests and
+	// demonstrations.
 	WaitIdle bool
 	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
 	// returns for the controller "node", with [NodeKubeMetrics], is told every decision
-	// after the Events and, as a [DeleteObserver], how each pod went. Package
-	// clientgo/metrics' Meter keeps them on a Prometheus registry.
+	// after the Events and, as a [DeleteObserver], how each pod went.
 	Metrics Meter
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
-	// this replica leads (package clientgo/lease's Elector, on a Lease). nil runs them
-	// from the start.
+	// this replica leads. nil runs them from the start.
 	Elector Elector
 	// Alongside are run with the Manager, each in a goroutine of its own, with the
 	// Manager's context: started with it (when Run starts, or on taking the Lease) and
 	// waited for before Run returns (or the Lease is released). Another controller on the
-	// same factory runs its work here to share this one's Lease (package clientgo/device's
-	// Lead, for one). Each is to return when its context ends; one that returns an error
-	// before that has failed, and stops the Controller as a failed Manager does.
+	// same factory runs its work here to share this one's Lease. Each is to return when its
+	// context ends; one that returns an error before that has failed, and stops the
+	// Controller as a failed Manager does.
 	Alongside []func(context.Context) error
 
 	// Reachability, if not nil, is the one whose transport wrapper the client's
 	// rest.Config carries ([Reachability.Wrap]): [Controller.Ready] then fails while the
 	// API server does not answer, Run probes the server while it does not, and when it
 	// answers again the evictions whose deletes failed for want of an answer are retried
-	// at once ([eviction.Manager.RetryUnreachable]). Unless Manager.Unreachable is set,
-	// it is [IsUnreachable]. One Reachability may serve several controllers of the client.
+	// at once. Unless Manager.Unreachable is set, it is [IsUnreachable].
 	Reachability *Reachability
 
 	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own, so that the Events never
-	// take the tokens of an eviction's requests: see [EventWriter].
+	// controller's client. Give it a rate limiter of its own: see [EventWriter].
 	EventClient kubernetes.Interface
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events, written by an [EventWriter]), the metrics of
-// [Options.Metrics] and the caller's Observers. With [Options.Elector], only the replica
-// that leads runs the Manager; every replica keeps its caches synced, so a new leader
-// starts at once, and since deadlines count from each taint's TimeAdded, it evicts at the
-// same times as the old one. With Options.Manager.Confirm, a node whose
+// [EventObserver] (kube's Events), the metrics of [Options.Metrics] and the caller's
+// Observers. With [Options.Elector], only the replica that leads runs the Manager; every
+// replica keeps its caches synced, so a new leader starts at once, and evicts at the same
+// times as the old one. With Options.Manager.Confirm, a node whose
 // [eviction.ConfirmAnnotation] does not name one of its NoExecute taints' keys gets a
 // Warning Event ([UnconfirmedReason]) when the annotation or the taints change.
 //
-// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// It replaces kube's: turn kube-controller-manager's own off
 // (--controllers=*,-taint-eviction-controller), or both controllers evict.
 //
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
@@ -122,8 +113,8 @@ type Controller struct {
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
-// starts it and shuts it down. ctx gives only the logger of the event handlers. It fails
-// when an option is out of range, and when opts.Manager.DryRun is set (use ModeDryRun).
+// starts it and shuts it down. ctx gives the logger of the event handlers. It fails when an
+// option is out of range, and when opts.Manager.DryRun is set.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	if opts.Mode == "" {
 		opts.Mode = ModeDelete
@@ -227,11 +218,9 @@ func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
 
 var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")
 
-// WaitIdle is [Handoff.WaitIdle]: it waits until the Manager has been handed every node
-// and pod as the API server holds them now, and is idle, with no change on the server
-// meanwhile; or until ctx is done (its error). It is the supported way for a test on a
-// fake clientset and clock to wait until what it wrote has reached the Manager and what
-// is due has been done. Without [Options.WaitIdle] it returns an error at once.
+// WaitIdle is [Handoff.WaitIdle]: for a test on a fake clientset and clock, it waits until
+// what the test wrote has reached the Manager and what is due has been done. Without
+// [Options.WaitIdle] it returns an error at once.
 func (c *Controller) WaitIdle(ctx context.Context) error {
 	if c.handoff == nil {
 		return errNoHandoff
@@ -256,8 +245,7 @@ func (c *Controller) Events() EventCounts {
 func (c *Controller) Informers() Informers { return c.informers }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
-// every node and pod of the initial listing to the Manager, which may still be working
-// through them (or, on a standby, waits for the Lease).
+// every node and pod of the initial listing to the Manager.
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Run runs the controller until ctx is done: it starts the event recording and the
@@ -265,15 +253,13 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 // it holds the Lease). Before it returns, it stops all of them and waits for their
 // goroutines, the Manager and the EventWriter first, so that no Deleter call or Event is
 // under way when the informers go, and only then releases the Lease (Events still queued
-// then are not written; [Controller.Events] counts them). The Manager logs through ctx's
-// logger ([klog.FromContext]).
+// then are not written). The Manager logs through ctx's logger.
 //
-// Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost (the Manager was
-// stopped at once); an error wrapping the failure when the Manager or one of
-// Options.Alongside failed (returned an error before it was stopped: the Manager does when
-// a method of its Cache or Observer panics, with an [eviction.PanicError]), after it has
-// stopped the rest and released the Lease; another error if the caches never synced for
-// another reason. A Controller runs once.
+// Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost; an error
+// wrapping the failure when the Manager (with an [eviction.PanicError], when a method of
+// its Cache or Observer panics) or one of Options.Alongside failed, after it has stopped
+// the rest and released the Lease; another error if the caches never synced for another
+// reason. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("clientgo: Controller.Run called more than once")
@@ -306,9 +292,8 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // start starts, in wg, the EventWriter, the Reachability's Run and, without leader
-// election, the Manager: it keeps the updates that arrive before it runs, so it works
-// through the initial listing while the rest of it still arrives. A failure of the
-// Manager is sent on the returned channel, and cancels ctx.
+// election, the Manager, which works through the initial listing while the rest of it
+// still arrives. A failure of the Manager is sent on the returned channel, and cancels ctx.
 func (c *Controller) start(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup) <-chan error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(ctx) })
@@ -330,8 +315,8 @@ func (c *Controller) start(ctx context.Context, cancel context.CancelFunc, wg *s
 	return failed
 }
 
-// waitForCaches waits, without polling, for every informer of the factory (another
-// controller's too) to sync, then for this one's handlers to have the initial listing.
+// waitForCaches waits for every informer of the factory (another controller's too) to
+// sync, then for this one's handlers to have the initial listing.
 func (c *Controller) waitForCaches(ctx context.Context) error {
 	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return err
@@ -352,8 +337,7 @@ func leadFailure(failed <-chan error) error {
 	}
 }
 
-// lead runs the Manager and Options.Alongside until ctx is done, and waits for all of them.
-// One that returns an error before ctx is done failed: lead then stops the others and
+// lead runs the Manager and Options.Alongside until ctx is done or one of them fails, and
 // returns the failures.
 func (c *Controller) lead(ctx context.Context) error {
 	lctx, stop := context.WithCancel(ctx)
@@ -383,8 +367,8 @@ func (c *Controller) lead(ctx context.Context) error {
 }
 
 // Ready returns nil when the controller is ready: its caches have synced, the API server
-// answers (with [Options.Reachability]; see [Reachability.Err]) and, with leader election,
-// it holds the Lease or is waiting for it. It does not block.
+// answers (with [Options.Reachability]) and, with leader election, the Elector is ready.
+// It does not block.
 func (c *Controller) Ready() error {
 	select {
 	case <-c.synced:
@@ -403,7 +387,7 @@ func (c *Controller) Ready() error {
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when
-// the Elector says so (the Lease lost, or not renewed in time).
+// the Elector says so.
 func (c *Controller) Healthy() error {
 	if c.opts.Elector != nil {
 		return c.opts.Elector.Healthy()

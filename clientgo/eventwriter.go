@@ -24,13 +24,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The retries of an Event the API server did not take: as many as kube's broadcaster
-// makes (12, 10 s apart), sooner at first.
-const (
-	eventTries       = 12
-	eventBackoffBase = time.Second
-	eventBackoffCap  = 30 * time.Second
-)
+// eventTries are the tries of an Event the API server did not take: as many as kube's
+// broadcaster makes (10 s apart), sooner at first ([eventBackoff]).
+const eventTries = 12
 
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
@@ -297,7 +293,5 @@ func retriable(err error) bool {
 	return code == http.StatusTooManyRequests || code >= 500 || code == 0
 }
 
-// eventBackoff is the wait after the try-th failed write.
-func eventBackoff(try int) time.Duration {
-	return min(eventBackoffBase<<min(try-1, 5), eventBackoffCap)
-}
+// eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
+func eventBackoff(try int) time.Duration { return min(time.Second<<min(try-1, 5), 30*time.Second) }

@@ -27,7 +27,10 @@ func HandlerFuncs[T any](logger klog.Logger, f func(old, new *T)) cache.Resource
 			}
 		},
 		DeleteFunc: func(obj any) {
-			t, ok := unwrapDeleted[*T](obj)
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj // the last state the informer knew, as good as any to cancel
+			}
+			t, ok := obj.(*T)
 			if !ok {
 				logger.Info("Ignoring a delete event of an unexpected type", "type", fmt.Sprintf("%T", obj))
 				return

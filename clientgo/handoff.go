@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -229,22 +231,14 @@ func (s state) equal(o state) bool {
 
 // bare returns a copy of a node or a pod without what [Trim] drops and the type meta (a
 // listed item has none).
-func bare(obj any) any {
+func bare(obj runtime.Object) runtime.Object {
 	trimmed, _ := Trim(obj) // it fails for no node or pod
-	switch o := trimmed.(type) {
-	case *v1.Node:
-		c := *o
-		c.TypeMeta = metav1.TypeMeta{}
-		return c
-	case *v1.Pod:
-		c := *o
-		c.TypeMeta = metav1.TypeMeta{}
-		return c
-	}
-	return trimmed
+	o := trimmed.(runtime.Object).DeepCopyObject()
+	o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return o
 }
 
-func sameObjects[K comparable, T any](a, b map[K]*T) bool {
+func sameObjects[K comparable, T runtime.Object](a, b map[K]T) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -134,13 +134,3 @@ func (inf Informers) AddHandlers(m Updater, logger klog.Logger) ([]cache.DoneChe
 	}
 	return []cache.DoneChecker{nodes.HasSyncedChecker(), pods.HasSyncedChecker()}, nil
 }
-
-// unwrapDeleted returns the object of a delete event: for a delete that only a relist
-// noticed, the last state the informer knew.
-func unwrapDeleted[T any](obj any) (T, bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	t, ok := obj.(T)
-	return t, ok
-}

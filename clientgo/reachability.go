@@ -15,33 +15,23 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultProbeInterval is the ReachabilityOptions.ProbeInterval that zero means.
+// DefaultProbeInterval is the ProbeInterval that zero means.
 const DefaultProbeInterval = time.Second
 
-// ReachabilityOptions configures a [Reachability]. The zero value is ready to use. It has
-// no clock: [Reachability.Run] takes the controller's.
+// ReachabilityOptions configures a [Reachability]. The zero value is ready to use.
 type ReachabilityOptions struct {
-	// ProbeInterval is how long Run waits, while the server is unreachable, before each
-	// probe. 0 means DefaultProbeInterval; negative is an error.
+	// ProbeInterval is how long Run waits before each probe; negative is an error.
 	ProbeInterval time.Duration
 }
 
 // Reachability tells whether the API server answers, from the outcomes of the requests a
-// client makes anyway: it adds no request while the server answers. Put its transport
-// wrapper into the client's [k8s.io/client-go/rest.Config] ([Reachability.Wrap]); then
-//
-//   - a request that fails without an answer (a refused, reset or broken connection, a
-//     TLS failure), and a watch whose stream breaks (not one its caller closed), make the
-//     server unreachable;
-//   - any answer with a status below 500 makes it reachable again; a 5xx (an overloaded
-//     server, or a proxy before one that is down) proves it neither back nor gone;
-//   - a request whose caller gave up (its context ended) changes nothing.
-//
-// [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
-// unreachable, probes it every ProbeInterval and tells the caller each time it comes back,
-// so that the evictions that failed meanwhile are retried at once
-// ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller of a
-// client.
+// client makes anyway ([Reachability.Wrap] goes into its [k8s.io/client-go/rest.Config]):
+// a request that fails without an answer (a refused, reset or broken connection, a TLS
+// failure), and a watch whose stream breaks, make the server unreachable; an answer with
+// a status below 500 makes it reachable again; a 5xx, and a request whose caller gave up,
+// change nothing. [Reachability.Err] says so for a readiness probe; [Reachability.Run],
+// while the server is unreachable, probes it and tells the caller each time it comes
+// back. One Reachability serves every controller of a client.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -51,11 +41,11 @@ type Reachability struct {
 	down atomic.Bool // read on every request; written under mu
 
 	mu      sync.Mutex
-	since   time.Time          // when the server became unreachable, on clock; zero until a Run saw it
+	since   time.Time          // when the server became unreachable; zero until a Run saw it
 	clock   clock.PassiveClock // the first Run's
 	last    error              // the failure that made or kept the server unreachable
 	returns uint64             // the comebacks
-	changed chan struct{}      // closed, and replaced, at every change of down, to wake every Run
+	changed chan struct{}      // closed, and replaced, to wake every Run
 	probing bool               // a Run probes
 }
 
@@ -74,9 +64,6 @@ func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 // Err returns nil while the API server is reachable, and otherwise an error that says why
 // and, once a Run has seen it, since when it has not answered. It does not block.
 func (r *Reachability) Err() error {
-	if !r.down.Load() {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -183,11 +170,10 @@ func (r *Reachability) poke() {
 // Run watches the server's reachability until ctx is done, then returns ctx's error. clk
 // (nil: the real clock) times the probes and, the first Run's, tells since when the server
 // has not answered. While the server is unreachable Run calls probe every ProbeInterval
-// (after the last probe ended), each call bounded by that interval or 5 s, whichever is
-// longer; a probe that returns nil makes the server reachable. A nil probe probes nothing:
-// the server is then seen back only when another request, or another Run's probe, gets an
-// answer. Each time the server comes back (and at its start, if it came back before), Run
-// calls returned, if not nil, in its own goroutine; it must not block for long.
+// after the last probe ended, each call bounded by that interval or 5 s, whichever is
+// longer; one that returns nil makes the server reachable. A nil probe probes nothing.
+// Each time the server comes back (and at its start, if it came back before), Run calls
+// returned, if not nil, in its own goroutine; it must not block for long.
 //
 // Run may be called any number of times, also at once: one for each controller that the
 // Reachability serves. Each is told every comeback while it runs; one at a time probes,

@@ -7,7 +7,5 @@
 //	c, err := clientgo.NewController(ctx, client, factory, clientgo.Options{Elector: e})
 //
 // It is a package of its own so that a program that never elects does not link client-go's
-// leader election.
-//
-// Errors are prefixed "lease:".
+// leader election. Errors are prefixed "lease:".
 package lease
