@@ -12,20 +12,17 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// InformerCache is the [eviction.Cache] over the informers' stores: the Manager reads the
-// cluster from the same caches that feed it updates, so that what it reads is never older
-// than the update it is processing, and costs no API call. Pod and Node return the
-// listers' NotFound error for an object that is not there; PodsOnNode reads
-// [NodeNameIndex].
+// InformerCache is the [eviction.Cache] over the informers' stores, the caches that feed
+// the Manager its updates: what it reads is never older than the update it is processing.
+// Pod and Node return the listers' NotFound error for an object that is not there;
+// PodsOnNode reads [NodeNameIndex].
 //
 // The objects returned are the informers' own: shared, and never to be modified. All
 // methods are safe for concurrent use and never block on the API server. The zero
 // InformerCache is not usable: create one with [NewInformerCache].
 type InformerCache struct {
-	// The stores are read by key rather than through the listers, to save the allocation
-	// of a lister's namespaced lookup.
-	pods, nodes cache.Indexer
-	missingNil  bool // an object not there is nil, with no error (managerCache)
+	pods, nodes cache.Indexer // read by key: a lister's namespaced lookup allocates
+	missingNil  bool          // an object not there is nil, with no error (managerCache)
 }
 
 var _ eviction.Cache = InformerCache{}
@@ -37,8 +34,7 @@ func NewInformerCache(inf Informers) InformerCache {
 }
 
 // managerCache is c as the Controller's Manager reads it: an object not in its store is
-// nil, with no error, as the [eviction.Cache] contract allows. In a zone outage the Manager
-// looks up every evicted pod once more, and a NotFound error costs allocations.
+// nil, with no error, as [eviction.Cache] allows, which saves a NotFound's allocations.
 func managerCache(c InformerCache) InformerCache {
 	c.missingNil = true
 	return c
@@ -73,13 +69,12 @@ func (c InformerCache) Node(name string) (*v1.Node, error) {
 	return get[*v1.Node](c, c.nodes, name, name, nodeResource)
 }
 
-// The resources the listers name in their NotFound errors.
 var (
 	podResource  = v1.Resource("pod")
 	nodeResource = v1.Resource("node")
 )
 
-// podKey is the pod store's key of a pod, as cache.MetaNamespaceKeyFunc makes it.
+// podKey is the pod store's key, as cache.MetaNamespaceKeyFunc makes it.
 func podKey(namespace, name string) string {
 	if namespace == "" {
 		return name

@@ -20,8 +20,7 @@ import (
 )
 
 // The reason and message of the DisruptionTarget condition kube's taint eviction
-// controller sets before it deletes a pod, so that its owners (a Job's pod failure policy)
-// can tell why it went.
+// controller sets before it deletes a pod.
 const (
 	DisruptionReason  = "DeletionByTaintManager"
 	DisruptionMessage = "Taint manager: deleting due to NoExecute taint"
@@ -42,8 +41,7 @@ type PodDeleterOptions struct {
 	Observer DeleteObserver
 	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
 	Clock clock.PassiveClock
-	// Reason and Message are the DisruptionTarget condition's; "" means [DisruptionReason]
-	// and [DisruptionMessage].
+	// Reason and Message are the condition's; "" means DisruptionReason and -Message.
 	Reason, Message string
 }
 
@@ -87,8 +85,7 @@ func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
 	return err
 }
 
-// markAndDelete is Delete, telling the Observer only that the pod was found; also
-// [EvictionDeleter]'s fallback.
+// markAndDelete is Delete, telling the Observer only Found; also EvictionDeleter's fallback.
 func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
 	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
 	pod, err := d.mark(ctx, pods, ref)
@@ -112,8 +109,7 @@ func found(obs DeleteObserver, ref eviction.PodRef) {
 	}
 }
 
-// ended reports whether err, a Deleter call's, ended the eviction (nil, or the pod gone),
-// and if so tells obs, if not nil.
+// ended reports whether err, a Deleter call's, ended the eviction, and tells obs so.
 func ended(obs DeleteObserver, ref eviction.PodRef, how Method, err error) bool {
 	if err != nil && !engine.IsGone(err) {
 		return false
@@ -142,9 +138,8 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 	return pod, apiError(err, ref, "pods/status", "patch")
 }
 
-// from completes c from the cached pod as kube v1.37's UpdatePodCondition does:
-// observedGeneration is the pod's generation, and the transition time of a condition whose
-// status does not change is kept.
+// from completes c from the cached pod as kube v1.37's UpdatePodCondition does: the pod's
+// generation, and the transition time of a condition whose status does not change.
 func (c *disruptionCondition) from(pod *v1.Pod) {
 	c.ObservedGeneration = pod.Generation
 	for _, old := range pod.Status.Conditions {
@@ -158,8 +153,7 @@ func (c *disruptionCondition) from(pod *v1.Pod) {
 	}
 }
 
-// uidRefused reports whether err is the API server's 422 Invalid for a patch whose
-// metadata.uid is not the object's.
+// uidRefused reports whether err is a 422 Invalid for a patch of another metadata.uid.
 func uidRefused(err error) bool {
 	var status apierrors.APIStatus
 	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {

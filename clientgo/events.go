@@ -10,21 +10,18 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Component is the event source of the controller's Events (the SOURCE column of
-// `kubectl get events`): kube's.
+// Component is the source of the controller's Events: kube's.
 const Component = "taint-eviction-controller"
 
-// EventReason is the reason of the Events kube-controller-manager's taint eviction
-// controller records; tools and people that filter on it see this controller's Events too.
+// EventReason is the reason of the Events kube's taint eviction controller records.
 const EventReason = "TaintManagerEviction"
 
-// PausedMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
-// brake holds an eviction back.
+// PausedMessage ends the Event of [NodeEvents] recorded when the brake holds an eviction
+// back.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
-// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
-// Confirm budget of [eviction.Options] holds an eviction back until an operator confirms
-// its taint ([eviction.ConfirmAnnotation]).
+// ConfirmMessage ends the Event of [NodeEvents] recorded when the Confirm budget of
+// [eviction.Options] holds an eviction back until an operator confirms its taint.
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
 // Events are the Events an [EventObserver] records: those of one of kube's controllers
@@ -41,15 +38,10 @@ type Events struct {
 	Cancels func(reason eviction.Reason) bool
 }
 
-// NodeEvents are kube's taint eviction controller's Events, the zero
-// [EventObserverOptions]' Events:
-//
-//   - "Marking for deletion Pod ns/name";
-//   - "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason but the
-//     node's deletion (kube forgets a deleted node's taints and cancels nothing then) and
-//     a pod replaced under its name (kube goes on with the name's eviction);
-//   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage] when the brake
-//     pauses it, or [ConfirmMessage] when Confirm holds it.
+// NodeEvents are kube's taint eviction controller's Events: "Marking for deletion Pod
+// ns/name"; "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason
+// but the node's deletion and the pod's replacement, as kube; and ours, "Pausing deletion
+// of Pod ns/name: " and [PausedMessage] or [ConfirmMessage].
 var NodeEvents = Events{
 	Reason:     EventReason,
 	Marking:    func(pod eviction.PodRef) string { return "Marking for deletion Pod " + podName(pod) },
@@ -70,29 +62,20 @@ func pausing(pod eviction.PodRef, why string) string {
 // EventObserverOptions configures an [EventObserver]. The zero value records
 // [NodeEvents].
 type EventObserverOptions struct {
-	// Events are the Events to record; the zero Events means NodeEvents.
-	Events Events
+	Events Events // the Events to record; the zero Events means NodeEvents
 }
 
-// EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records, on the pod,
-// the Events one of kube's controllers records ([Events]), at the same moments:
+// EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records on the pod
+// the Events of one of kube's controllers ([Events]), at the same moments: Marking, once
+// per eviction, when the Deleter's request first finds the pod ([DeleteObserver.Found]),
+// so it must be the Deleter's Observer too; Cancelling, when a pending eviction is
+// cancelled for a reason [Events].Cancels accepts. And ours: Pausing when the brake holds
+// a due eviction back, Confirming when Confirm does, once per pause. Retries record no
+// Event. The Events' object references carry the pod's UID.
 //
-//   - Marking, once per eviction, when the Deleter's request first finds the pod
-//     ([DeleteObserver.Found]): not for a pod the first answer shows gone, as kube writes
-//     it only once its GET found the pod. The EventObserver must therefore be the
-//     Deleter's Observer too (a [Controller] makes it so);
-//   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
-//     cancels with an Event ([Events].Cancels);
-//   - Pausing, ours, when the brake holds a due eviction back, and Confirming, ours, when
-//     Confirm does: one Event per pause, as the engine reports a delay only when its
-//     reason changes. A wait for another budget records none.
-//
-// Retries record no Event, so that a failing API server does not fill the pod's Events with
-// copies. The Events' object references carry the pod's UID.
-//
-// Its methods are safe for concurrent use and never block (recording only queues). It
-// keeps one entry per eviction whose pod was found and that has not ended yet. The zero
-// EventObserver is not usable: create one with [NewEventObserver].
+// Its methods are safe for concurrent use and never block. It keeps one entry per eviction
+// whose pod was found and that has not ended yet. The zero EventObserver is not usable:
+// create one with [NewEventObserver].
 type EventObserver struct {
 	eviction.NopObserver // Scheduled, Started and Failed record nothing
 	recorder             record.EventRecorder

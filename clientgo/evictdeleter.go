@@ -17,8 +17,7 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// EvictionDeleterOptions configures an [EvictionDeleter]. The zero value evicts through the
-// Eviction API only, on the real clock.
+// EvictionDeleterOptions configures an [EvictionDeleter]. The zero value is ready to use.
 type EvictionDeleterOptions struct {
 	// PDBTimeout, when positive, is how long PodDisruptionBudgets may refuse a pod's
 	// eviction, from the first refusal by one: a call made after that deletes the pod as
@@ -26,13 +25,11 @@ type EvictionDeleterOptions struct {
 	PDBTimeout time.Duration
 	// Pods is passed to the fallback [PodDeleter]; see [PodDeleterOptions.Pods].
 	Pods PodGetter
-	// Observer, if not nil, is told how each pod went: [MethodEvict] or
-	// [MethodDeleteAfterPDBTimeout].
+	// Observer, if not nil, is told how each pod went.
 	Observer DeleteObserver
 	// Clock measures PDBTimeout and stamps the fallback's condition; nil: the real one.
 	Clock clock.PassiveClock
-	// Reason and Message are the fallback's DisruptionTarget condition's; see
-	// [PodDeleterOptions.Reason].
+	// Reason and Message are the fallback's; see [PodDeleterOptions.Reason].
 	Reason, Message string
 }
 
@@ -42,9 +39,8 @@ func (opts EvictionDeleterOptions) podOptions() PodDeleterOptions {
 }
 
 // EvictionDeleter is the [eviction.Deleter] that evicts through the policy/v1 Eviction API,
-// with the pod's UID as a precondition, so that PodDisruptionBudgets are honoured, which
-// kube's taint eviction never does. One API call: the API server sets the DisruptionTarget
-// condition (reason EvictionByEvictionAPI) itself.
+// with the pod's UID as a precondition, so that PodDisruptionBudgets are honoured. One API
+// call: the API server sets the DisruptionTarget condition itself.
 //
 // A refusal by a budget ([engine.IsPDBRefusal]) is returned as an ordinary error, for the
 // Manager to retry with its backoff. With [EvictionDeleterOptions.PDBTimeout], the first
@@ -75,8 +71,8 @@ const staleRefusal = time.Hour
 
 var _ eviction.Deleter = (*EvictionDeleter)(nil)
 
-// NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails when
-// an option is out of range.
+// NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails for a
+// negative PDBTimeout.
 func NewEvictionDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (*EvictionDeleter, error) {
 	if opts.PDBTimeout < 0 {
 		return nil, fmt.Errorf("clientgo: EvictionDeleterOptions.PDBTimeout is negative: %s", opts.PDBTimeout)
@@ -119,7 +115,6 @@ func (d *EvictionDeleter) evict(ctx context.Context, ref eviction.PodRef) error 
 		d.refusedNow(ref.UID)
 		return fmt.Errorf("clientgo: eviction of %s refused by a PodDisruptionBudget: %w", ref, err)
 	case apierrors.IsTooManyRequests(err):
-		// The API server's flow control: no budget was asked, and PDBTimeout does not count it.
 		return fmt.Errorf("clientgo: eviction of %s refused: the API server is busy: %w", ref, err)
 	}
 	return apiError(err, ref, "pods/eviction", "create")
@@ -154,8 +149,8 @@ func (d *EvictionDeleter) refusedNow(uid types.UID) {
 	}
 }
 
-// sweep forgets the refusals of pods not tried for a long time: their evictions were
-// cancelled. Called under mu, when the map has doubled since the last sweep.
+// sweep forgets the refusals of pods not tried for long (their evictions were cancelled).
+// Called under mu.
 func (d *EvictionDeleter) sweep(now time.Time) {
 	for uid, r := range d.refused {
 		if now.Sub(r.last) > d.opts.PDBTimeout+staleRefusal {

@@ -19,13 +19,11 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Handoff is the [Updater] between the informers' event handlers and an
-// [eviction.Manager] that remembers the last version of each node and pod it handed on, so
-// that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
-// holds, which [eviction.Manager.WaitIdle] alone cannot: the way for a test (or a
-// demonstration) on a fake clientset and clock to wait without guessing. Give it to
-// [Informers.AddHandlers] in place of the Manager ([Options.WaitIdle] does). It keeps an
-// entry per node and pod: not for a controller of a large cluster.
+// Handoff is the [Updater] between the informers and an [eviction.Manager] that remembers
+// the last version of each node and pod it handed on, so that [Handoff.WaitIdle] can tell
+// when the Manager has been handed what the API server holds: the way for a test on a fake
+// clientset and clock to wait without guessing. Give it to [Informers.AddHandlers] in
+// place of the Manager ([Options.WaitIdle] does). It keeps an entry per node and pod.
 //
 // A fake clientset (k8s.io/client-go/kubernetes/fake) loses a deletion made between an
 // informer's list and its watch, so that the informer holds a deleted pod forever. On one,
@@ -40,7 +38,7 @@ import (
 type Handoff struct {
 	client kubernetes.Interface
 	m      *eviction.Manager
-	wake   chan struct{} // a token after each update handed on, and each watch opened
+	wake   chan struct{} // a token after each update, and each watch opened
 
 	mu       sync.Mutex
 	nodes    map[string]*v1.Node
@@ -51,8 +49,8 @@ type Handoff struct {
 
 var _ Updater = (*Handoff)(nil)
 
-// NewHandoff returns the Handoff that hands every change on to m, and reads the API
-// server's state through client. On a fake clientset, call it before the informers start.
+// NewHandoff returns the Handoff that hands every change on to m, and lists through client.
+// On a fake clientset, call it before the informers start.
 func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 	h := &Handoff{client: client, m: m, wake: make(chan struct{}, 1),
 		nodes: map[string]*v1.Node{}, pods: map[types.NamespacedName]*v1.Pod{}}
@@ -185,7 +183,7 @@ func (h *Handoff) WaitIdle(ctx context.Context) error {
 	return err
 }
 
-// open reports whether the fake clientset's watches are open (always, on a real client).
+// open reports whether the fake clientset's watches are open.
 func (h *Handoff) open() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -199,7 +197,7 @@ func (h *Handoff) handed(s state) bool {
 	return state{h.nodes, h.pods}.equal(s)
 }
 
-// state is the nodes and pods of a cluster, or those a Handoff handed on.
+// state is the nodes and pods listed, or handed on.
 type state struct {
 	nodes map[string]*v1.Node
 	pods  map[types.NamespacedName]*v1.Pod

@@ -112,11 +112,10 @@ type Updater interface {
 	PodUpdated(old, new *v1.Pod)
 }
 
-// AddHandlers connects the informers to m through [HandlerFuncs]. The informers call their
-// handlers after they have updated their caches, so that when the Manager reads the Cache
-// while processing an update, it sees that update or a newer one, as it relies on. It may
-// be called before or after the informers start. The handlers pass every update: the
-// Manager ignores those that cannot change an eviction more cheaply than a filter here.
+// AddHandlers connects the informers to m through [HandlerFuncs], which an informer calls
+// once its cache has the update, so that the Manager reading the Cache sees that update or
+// a newer one. It may be called before or after the informers start. The handlers pass
+// every update: the Manager ignores the irrelevant ones more cheaply than a filter here.
 //
 // It returns what is done once each handler has been handed its informer's initial
 // listing. Wait for them (cache.WaitFor) before calling Manager.Synced: an informer's own

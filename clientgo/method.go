@@ -7,11 +7,9 @@ type Method string
 
 // The Methods of [PodDeleter] and [EvictionDeleter].
 const (
-	// MethodDelete: the DisruptionTarget status patch, then a DELETE with a UID
-	// precondition ([PodDeleter]).
+	// MethodDelete: the DisruptionTarget status patch, then a DELETE ([PodDeleter]).
 	MethodDelete Method = "delete"
-	// MethodEvict: a policy/v1 Eviction, which honours PodDisruptionBudgets
-	// ([EvictionDeleter]).
+	// MethodEvict: a policy/v1 Eviction ([EvictionDeleter]).
 	MethodEvict Method = "evict"
 	// MethodDeleteAfterPDBTimeout: PodDisruptionBudgets refused the Eviction for longer
 	// than [EvictionDeleterOptions.PDBTimeout], and the pod was deleted as by [PodDeleter].
