@@ -14,13 +14,11 @@ import (
 
 // UnconfirmedReason is the reason of the Warning Event a [Controller] with
 // Options.Manager.Confirm records on a node whose [eviction.ConfirmAnnotation] does not
-// name one of its NoExecute taints' keys: a typo, or another key, confirms nothing, and an
-// eviction Confirm holds for that key stays held.
+// name one of its NoExecute taints' keys.
 const UnconfirmedReason = "ConfirmationNamesNoTaint"
 
-// confirmCheck is the Updater between the informers and the Manager that records that
-// Event when a node's annotation or NoExecute taints change (and for each such node of the
-// initial listing), before it passes the update on.
+// confirmCheck is the Updater that records that Event when a node's annotation or
+// NoExecute taints change, before it passes the update on.
 type confirmCheck struct {
 	Updater
 	recorder record.EventRecorder

@@ -177,8 +177,9 @@ func (c *Controller) observers() (eviction.Observers, error) {
 		obs = append(obs, NewEventObserver(c.events, EventObserverOptions{}))
 	}
 	if c.opts.Metrics != nil {
-		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,
-			Clock: c.opts.Manager.Clock, Stats: c.stats, ActWorkers: c.actWorkers})
+		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics, Clock: c.opts.Manager.Clock,
+			Stats:      func() eviction.Stats { return c.manager.Stats() }, // the Manager is made after
+			ActWorkers: func() int { return c.manager.DeleteWorkers() }})
 		if err != nil {
 			return nil, fmt.Errorf("clientgo: %w", err)
 		}
@@ -199,22 +200,13 @@ func (c *Controller) deleter(obs eviction.Observers) (eviction.Deleter, error) {
 			delObs = append(delObs, d)
 		}
 	}
-	var o DeleteObserver
-	if len(delObs) > 0 {
-		o = delObs
-	}
 	d, err := c.opts.Mode.NewDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout,
-		Pods: NewInformerCache(c.informers), Observer: o, Clock: c.opts.Manager.Clock})
+		Pods: NewInformerCache(c.informers), Observer: delObs, Clock: c.opts.Manager.Clock})
 	if d == nil || err != nil || c.opts.WrapDeleter == nil {
 		return d, err
 	}
 	return c.opts.WrapDeleter(d), nil
 }
-
-// stats and actWorkers read the Manager for the metrics; the Manager is made after them.
-func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
-
-func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
 
 var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")
 

@@ -67,8 +67,6 @@ type PodDeleter struct {
 	opts   PodDeleterOptions
 }
 
-var _ eviction.Deleter = (*PodDeleter)(nil)
-
 // NewPodDeleter returns the PodDeleter that marks and deletes pods through client.
 func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDeleter {
 	opts.Reason, opts.Message = cmp.Or(opts.Reason, DisruptionReason), cmp.Or(opts.Message, DisruptionMessage)

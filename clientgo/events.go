@@ -85,10 +85,7 @@ type EventObserver struct {
 	marked map[types.UID]struct{} // Marking recorded, the eviction not ended
 }
 
-var (
-	_ eviction.Observer = (*EventObserver)(nil)
-	_ DeleteObserver    = (*EventObserver)(nil)
-)
+var _ DeleteObserver = (*EventObserver)(nil)
 
 // NewEventObserver returns the EventObserver that records opts.Events through recorder
 // (nil records none).

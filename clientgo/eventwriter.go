@@ -85,8 +85,6 @@ type queuedEvent struct {
 	at                     time.Time
 }
 
-var _ record.EventRecorder = (*EventWriter)(nil)
-
 // NewEventWriter returns an EventWriter that writes through client.
 func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *EventWriter {
 	w := &EventWriter{client: client, clock: opts.Clock, wake: make(chan struct{}, 1), source: v1.EventSource{Component: cmp.Or(opts.Component, Component)}}

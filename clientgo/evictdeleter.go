@@ -69,8 +69,6 @@ type refusal struct{ first, last time.Time }
 // staleRefusal is how long past PDBTimeout a refusal is remembered without a new attempt.
 const staleRefusal = time.Hour
 
-var _ eviction.Deleter = (*EvictionDeleter)(nil)
-
 // NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails for a
 // negative PDBTimeout.
 func NewEvictionDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (*EvictionDeleter, error) {

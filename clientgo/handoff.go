@@ -47,8 +47,6 @@ type Handoff struct {
 	late     []string        // a fake clientset's watches opened before NewHandoff
 }
 
-var _ Updater = (*Handoff)(nil)
-
 // NewHandoff returns the Handoff that hands every change on to m, and lists through client.
 // On a fake clientset, call it before the informers start.
 func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {

@@ -13,9 +13,8 @@ import (
 )
 
 // NewFactory returns a SharedInformerFactory suited to a taint eviction controller: no
-// periodic resync (the Manager keeps its own schedule), and cached objects trimmed to what
-// the controllers of this module read ([Trim]). Any factory works with [NewInformers]; this
-// one only saves memory and work.
+// periodic resync, and cached objects trimmed ([Trim]). Any factory works with
+// [NewInformers]; this one saves memory and work.
 func NewFactory(client kubernetes.Interface) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(Trim))
 }
@@ -118,9 +117,8 @@ type Updater interface {
 // every update: the Manager ignores the irrelevant ones more cheaply than a filter here.
 //
 // It returns what is done once each handler has been handed its informer's initial
-// listing. Wait for them (cache.WaitFor) before calling Manager.Synced: an informer's own
-// HasSynced comes before its handlers have seen the list, and a brake told too early
-// would count too few nodes.
+// listing: wait for them (cache.WaitFor), not the informers' HasSynced, before calling
+// Manager.Synced.
 func (inf Informers) AddHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
 	nodes, err := inf.Nodes.AddEventHandlerWithOptions(HandlerFuncs(logger, m.NodeUpdated), opts)

@@ -12,23 +12,19 @@ import (
 type Meter interface {
 	// Instrument returns the Observer that keeps the metrics of the controller c
 	// describes, once per controller; if it also implements [DeleteObserver], the
-	// controller's Deleter tells it how each pod went. It fails when the metrics cannot be
-	// kept (a second controller of the same name on one registry, say).
+	// controller's Deleter tells it how each pod went. It fails when they cannot be kept.
 	Instrument(c Instrumented) (eviction.Observer, error)
 }
 
 // Instrumented describes a controller to its [Meter].
 type Instrumented struct {
-	// Controller names the controller among those of one process ("node", "device"): a
-	// Meter labels its metrics with it, so that several controllers share a registry.
+	// Controller names the controller in its process ("node", "device"), for the labels.
 	Controller string
-	// Kube names the metrics of kube's own controller that this controller replaces, for
-	// the Meter to keep under kube's names too; the zero KubeMetrics names none.
+	// Kube names the metrics of kube's controller that this one replaces, to keep too.
 	Kube KubeMetrics
 	// Clock is the controller's clock ([Options.Manager].Clock). nil means the real clock.
 	Clock clock.PassiveClock
-	// Stats, if not nil, reads the controller's evictions by where they stand: the
-	// Manager's (or the engine's) Stats.
+	// Stats, if not nil, reads the controller's evictions by where they stand.
 	Stats func() eviction.Stats
 	// ActWorkers, if not nil, says how many Deleter calls may run at once now.
 	ActWorkers func() int
@@ -45,8 +41,8 @@ type KubeMetrics struct {
 	DurationHelp  string
 }
 
-// NodeKubeMetrics are the metrics of kube's taint eviction controller
-// (pkg/controller/tainteviction/metrics): those a [Controller] keeps under kube's names.
+// NodeKubeMetrics are the metrics of kube's taint eviction controller, which a
+// [Controller] keeps.
 var NodeKubeMetrics = KubeMetrics{
 	Subsystem:     "taint_eviction_controller",
 	DeletionsHelp: "[ALPHA] Total number of Pods deleted by TaintEvictionController since its start.",

@@ -9,11 +9,9 @@ import (
 )
 
 // NewDeleter returns the Deleter that removes pods the Mode's way, through client: a
-// [PodDeleter] for ModeDelete (with opts' Pods, Observer, Clock, Reason and Message), an
-// [EvictionDeleter] for ModeEvict, and nil for ModeDryRun, which removes nothing. It is
-// for a controller of another kind that offers the Modes (package
-// github.com/taintevict/taintevict/controllerruntime). It fails for another Mode ("" too)
-// and when an option is out of range.
+// [PodDeleter] for ModeDelete (without PDBTimeout), an [EvictionDeleter] for ModeEvict,
+// and nil for ModeDryRun. It fails for another Mode ("" too) and when an option is out of
+// range.
 func (m Mode) NewDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (eviction.Deleter, error) {
 	switch m {
 	case ModeDryRun:

@@ -53,8 +53,7 @@ const patchFrame = len(`{"metadata":{"uid":""},"status":{"conditions":[{"type":"
 	len(`"observedGeneration":123456,"lastTransitionTime":"2006-01-02T15:04:05Z",`) +
 	len(`"reason":"","message":""}]}}`)
 
-// appendJSONTime appends t as metav1.Time encodes itself: RFC 3339 in UTC, or null when
-// zero.
+// appendJSONTime appends t as metav1.Time encodes itself.
 func appendJSONTime(b []byte, t metav1.Time) []byte {
 	if t.IsZero() {
 		return append(b, "null"...)

@@ -39,8 +39,7 @@ type Options struct {
 	Name string
 	// Identity of this replica; "" means the host name and a random UUID.
 	Identity string
-	// LeaseDuration is how long a standby waits from the leader's last renewal before it
-	// takes the Lease.
+	// LeaseDuration is how long a standby waits from the last renewal to take the Lease.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long the leader keeps trying to renew before it gives up.
 	RenewDeadline time.Duration
@@ -52,9 +51,8 @@ type Options struct {
 }
 
 // Elector is the [clientgo.Elector] of a coordination.k8s.io Lease: it runs a function
-// only while this replica holds the Lease. Give it to the Options.Elector of a
-// [clientgo.Controller] or of a device Controller; to run several controllers under one
-// Lease, give one Controller the others' work in its [clientgo.Options.Alongside].
+// only while this replica holds the Lease. To run several controllers under one Lease,
+// give one Controller the others' work in its [clientgo.Options.Alongside].
 //
 // Its methods are safe for concurrent use. The zero Elector is not usable: create one with
 // [New].
@@ -77,8 +75,7 @@ type Elector struct {
 
 var _ clientgo.Elector = (*Elector)(nil)
 
-// New returns the Elector of the Lease opts describes, through client. It fails when
-// opts.Namespace is empty.
+// New returns the Elector of the Lease opts describes. It fails without opts.Namespace.
 func New(client kubernetes.Interface, opts Options) (*Elector, error) {
 	if opts.Namespace == "" {
 		return nil, errors.New("lease: Options.Namespace is required")
@@ -200,9 +197,8 @@ func (e *Elector) lead(ctx, lctx context.Context, f func(context.Context) error)
 	}
 }
 
-// Ready returns nil while Run campaigns or leads, and an error before, after, once the
-// Lease is lost ([clientgo.ErrLeaseLost]), and once lead failed (its error). It does not
-// block.
+// Ready returns nil while Run campaigns or leads: an error before, after, once the Lease
+// is lost ([clientgo.ErrLeaseLost]), and once lead failed. It does not block.
 func (e *Elector) Ready() error {
 	if err := e.ended(); err != nil || e.electing.Load() {
 		return err

@@ -34,20 +34,17 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 // Metrics is the [eviction.Observer] (and [clientgo.DeleteObserver]) that keeps one
 // controller's Prometheus metrics:
 //
-//   - kube's two metrics, when [clientgo.Instrumented].Kube names them:
-//     <subsystem>_pod_deletions_total and <subsystem>_pod_deletion_duration_seconds, with
-//     kube's HELP lines and buckets, no label: pods deleted, and the time from each pod's
-//     deadline to the end of its deletion, in seconds (kube's node side multiplies a
-//     duration by a second there, kubernetes#141311; its device side does not);
+//   - kube's two metrics, when [clientgo.Instrumented].Kube names them, with kube's HELP
+//     lines and buckets, no label (the duration in seconds: kube's node side multiplies
+//     it by a second, kubernetes#141311; its device side does not);
 //   - taintevict_evictions_total{controller, outcome, reason}: see the Outcome constants;
 //   - taintevict_evictions_delayed_total{controller, reason}: evictions that were due and
 //     had to wait for a rate limit (RateLimited) or the brake or a budget (Paused), counted
 //     once per change of reason;
 //   - taintevict_pending_evictions{controller} and
-//     taintevict_delayed_evictions{controller, reason}: gauges of the evictions pending
-//     now, and of those among them that are due and wait for a rate limit or a budget
-//     (alert on reason="Paused" above 0), read from [clientgo.Instrumented].Stats, if set,
-//     at each scrape;
+//     taintevict_delayed_evictions{controller, reason}: gauges of the evictions pending,
+//     and of those due that wait for a rate limit or a budget (alert on reason="Paused"
+//     above 0), with [clientgo.Instrumented].Stats;
 //   - taintevict_eviction_lateness_seconds{controller}: when the first Deleter call
 //     started, less the deadline;
 //   - taintevict_delete_workers{controller}: how many Deleter calls may run at once now,
@@ -57,10 +54,10 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 // several controllers share one registry.
 //
 // Give it to the Deleters as their Observer too, so that it can tell evictions from pods
-// found gone, and by which method (a clientgo Controller does). Its methods are safe for
-// concurrent use and do not block. It keeps what a Deleter's Removed tells only until the
-// Succeeded (or Failed, Cancelled or Skipped) that follows it, so only for the Deleter
-// calls running. The zero Metrics is not usable: create one with [New].
+// found gone, and by which method (a clientgo Controller does); it keeps what a Removed
+// tells until the Succeeded, Failed, Cancelled or Skipped that follows. Its methods are
+// safe for concurrent use and do not block. The zero Metrics is not usable: create one
+// with [New].
 type Metrics struct {
 	clock     clock.PassiveClock
 	deletions prometheus.Counter   // nil without kube's names
@@ -141,9 +138,7 @@ func New(reg prometheus.Registerer, c clientgo.Instrumented) (*Metrics, error) {
 }
 
 // Meter is the [clientgo.Meter] that registers the [Metrics] of each controller it
-// instruments on one registry: give the same Meter to the node and the device side, and
-// one /metrics ([Handler]) serves both. The zero Meter is not usable: create one with
-// [NewMeter].
+// instruments on one registry. The zero Meter is not usable: create one with [NewMeter].
 type Meter struct{ reg prometheus.Registerer }
 
 var _ clientgo.Meter = (*Meter)(nil)
@@ -151,14 +146,12 @@ var _ clientgo.Meter = (*Meter)(nil)
 // NewMeter returns the Meter that registers on reg.
 func NewMeter(reg prometheus.Registerer) *Meter { return &Meter{reg: reg} }
 
-// Instrument returns the [Metrics] of the controller c describes, registered on the
-// Meter's registry; see [New].
+// Instrument returns New(reg, c) on the Meter's registry.
 func (m *Meter) Instrument(c clientgo.Instrumented) (eviction.Observer, error) {
 	return New(m.reg, c)
 }
 
-// Handler returns the handler of /metrics, for [clientgo.Controller.Handler]: the metrics
-// of g in Prometheus's text format.
+// Handler returns the handler of /metrics, for [clientgo.Controller.Handler].
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
@@ -204,8 +197,7 @@ func (m *Metrics) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
 	m.removed[key(pod)] = removal{how: how, gone: gone}
 }
 
-// Succeeded counts the outcome and, for a pod deleted, kube's two metrics: the duration is
-// now less due.
+// Succeeded counts the outcome and, for a pod deleted, kube's two metrics.
 func (m *Metrics) Succeeded(pod eviction.PodRef, a eviction.Attempt, dryRun bool) {
 	now := m.clock.Now()
 	r := m.take(pod)
