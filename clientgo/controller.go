@@ -38,15 +38,11 @@ type Options struct {
 	Mode Mode
 	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
 	PDBTimeout time.Duration
-	// Manager is the Manager's options ([eviction.Options]), with three rules:
-	//   - Manager.DryRun must be false (NewController fails otherwise): ask for a dry run
-	//     with Mode, so that the Deleter, the Events and the Manager cannot disagree.
-	//   - Manager.Clock (nil: the real one) is the Controller's one clock: the Manager's,
-	//     the Deleters', the Events', the metrics' and Reachability's probes'. On a fake
-	//     clock, the taints' TimeAdded must be of the fake clock's time line. Leader
-	//     election runs on the real clock.
-	//   - Manager.Observer, if not nil, is told every decision after the Events and the
-	//     metrics, and before Observers.
+	// Manager is the Manager's options ([eviction.Options]). Manager.DryRun must be false:
+	// ask for a dry run with Mode. Manager.Clock (nil: the real one) is the Controller's
+	// one clock, for all but leader election; on a fake clock, the taints' TimeAdded must
+	// be of its time line. Manager.Observer is told every decision after the Events and
+	// the metrics, and before Observers.
 	Manager eviction.Options
 	// Observers are told every decision too, after Manager.Observer. Those of them, and
 	// Manager.Observer, that also implement [DeleteObserver] are told how each pod went.
@@ -54,45 +50,38 @@ type Options struct {
 	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
 	// test's hook). It is not called in ModeDryRun.
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WaitIdle, if true, makes [Controller.WaitIdle] available. For tests and
-	// demonstrations.
+	// WaitIdle, if true, makes [Controller.WaitIdle] available, for tests.
 	WaitIdle bool
-	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
-	// returns for the controller "node", with [NodeKubeMetrics], is told every decision
-	// after the Events and, as a [DeleteObserver], how each pod went.
+	// Metrics, if not nil, keeps the controller's metrics: its Instrument's Observer, for
+	// the controller "node" with [NodeKubeMetrics], is told every decision after the Events.
 	Metrics Meter
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
 	// this replica leads. nil runs them from the start.
 	Elector Elector
-	// Alongside are run with the Manager, each in a goroutine of its own, with the
-	// Manager's context: started with it (when Run starts, or on taking the Lease) and
-	// waited for before Run returns (or the Lease is released). Another controller on the
-	// same factory runs its work here to share this one's Lease. Each is to return when its
-	// context ends; one that returns an error before that has failed, and stops the
+	// Alongside are run with the Manager, each in a goroutine of its own, with its
+	// context: started with it, and waited for before Run returns or the Lease is released
+	// (another controller runs its work here to share this one's Lease). Each is to return
+	// when its context ends; one that returns an error before has failed, and stops the
 	// Controller as a failed Manager does.
 	Alongside []func(context.Context) error
 
-	// Reachability, if not nil, is the one whose transport wrapper the client's
-	// rest.Config carries ([Reachability.Wrap]): [Controller.Ready] then fails while the
-	// API server does not answer, Run probes the server while it does not, and when it
-	// answers again the evictions whose deletes failed for want of an answer are retried
-	// at once. Unless Manager.Unreachable is set, it is [IsUnreachable].
+	// Reachability, if not nil, is the one the client's rest.Config wraps: [Controller.Ready]
+	// then fails while the API server does not answer, and when it answers again the
+	// evictions that failed for want of an answer are retried at once. Unless
+	// Manager.Unreachable is set, it is [IsUnreachable].
 	Reachability *Reachability
 
-	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own: see [EventWriter].
+	// EventClient, if not nil, writes the Events, with a rate limiter of its own.
 	EventClient kubernetes.Interface
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events), the metrics of [Options.Metrics] and the caller's
-// Observers. With [Options.Elector], only the replica that leads runs the Manager; every
-// replica keeps its caches synced, so a new leader starts at once, and evicts at the same
-// times as the old one. With Options.Manager.Confirm, a node whose
-// [eviction.ConfirmAnnotation] does not name one of its NoExecute taints' keys gets a
-// Warning Event ([UnconfirmedReason]) when the annotation or the taints change.
+// [EventObserver], the metrics and the caller's Observers. With [Options.Elector], only
+// the replica that leads runs the Manager; every replica keeps its caches synced, so a new
+// leader starts at once. With Options.Manager.Confirm, a node whose annotation names none
+// of its NoExecute taints' keys gets a Warning Event ([UnconfirmedReason]).
 //
 // It replaces kube's: turn kube-controller-manager's own off
 // (--controllers=*,-taint-eviction-controller), or both controllers evict.
@@ -242,10 +231,9 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Run runs the controller until ctx is done: it starts the event recording and the
 // informers, waits for the caches, and runs the Manager (with leader election, only while
-// it holds the Lease). Before it returns, it stops all of them and waits for their
-// goroutines, the Manager and the EventWriter first, so that no Deleter call or Event is
-// under way when the informers go, and only then releases the Lease (Events still queued
-// then are not written). The Manager logs through ctx's logger.
+// it holds the Lease). Before it returns, it waits for all it started: the Manager first
+// (the Lease is released only then), the EventWriter (Events still queued are not
+// written), then the informers. The Manager logs through ctx's logger.
 //
 // Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost; an error
 // wrapping the failure when the Manager (with an [eviction.PanicError], when a method of
@@ -261,8 +249,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
-		wg.Wait()            // Manager.Run and EventWriter.Run have returned
-		c.factory.Shutdown() // waits for the informers' goroutines
+		wg.Wait()
+		c.factory.Shutdown()
 		logger.V(1).Info("Stopped")
 	}()
 	failed := c.start(ctx, cancel, &wg)

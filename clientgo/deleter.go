@@ -33,9 +33,9 @@ type PodGetter interface {
 
 // PodDeleterOptions configures a [PodDeleter]. The zero value is ready to use.
 type PodDeleterOptions struct {
-	// Pods, if not nil, is read (never the API server) for the pod's generation (the
-	// condition's observedGeneration) and the transition time of a condition set already,
-	// kept so that a repeated patch changes nothing. nil sends no observedGeneration.
+	// Pods, if not nil, is read for the pod's generation (the condition's
+	// observedGeneration) and the transition time of a condition set already, kept so
+	// that a repeated patch changes nothing.
 	Pods PodGetter
 	// Observer, if not nil, is told how each pod went.
 	Observer DeleteObserver

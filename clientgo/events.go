@@ -30,11 +30,9 @@ type Events struct {
 	// Reason is the reason of every Event.
 	Reason string
 	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
-	// pod: found, to be deleted; its eviction cancelled; paused by the brake; held by
-	// Confirm (a nil Confirming records none).
+	// pod: found; cancelled; paused by the brake; held by Confirm (nil records none).
 	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
-	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event,
-	// as with kube's controller.
+	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event.
 	Cancels func(reason eviction.Reason) bool
 }
 
@@ -96,7 +94,7 @@ func NewEventObserver(recorder record.EventRecorder, opts EventObserverOptions) 
 	return &EventObserver{recorder: recorder, events: opts.Events, marked: map[types.UID]struct{}{}}
 }
 
-// Found records Marking, unless recorded already for this eviction.
+// Found records Marking, once per eviction.
 func (o *EventObserver) Found(pod eviction.PodRef) {
 	o.mu.Lock()
 	_, done := o.marked[pod.UID]
@@ -110,8 +108,7 @@ func (o *EventObserver) Found(pod eviction.PodRef) {
 // Removed ends the eviction: the Deleter removed the pod or found it gone.
 func (o *EventObserver) Removed(pod eviction.PodRef, _ Method, _ bool) { o.end(pod) }
 
-// Cancelled records Cancelling, if Events.Cancels says so for reason, and ends the
-// eviction.
+// Cancelled records Cancelling, if Events.Cancels says so, and ends the eviction.
 func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	o.end(pod)
 	if o.events.Cancels(reason) {

@@ -190,8 +190,7 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 
 // write writes one Event, retrying as the type's doc says.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
-	ev := w.makeEvent(q)
-	res, err := w.correlator.EventCorrelate(ev)
+	res, err := w.correlator.EventCorrelate(w.makeEvent(q))
 	if err != nil {
 		// The repeat's patch failed: write the Event still, as client-go's recorder does.
 		logger.Error(err, "Event correlation failed", "object", klog.KRef(q.ref.Namespace, q.ref.Name))

@@ -42,18 +42,17 @@ func (opts EvictionDeleterOptions) podOptions() PodDeleterOptions {
 // with the pod's UID as a precondition, so that PodDisruptionBudgets are honoured. One API
 // call: the API server sets the DisruptionTarget condition itself.
 //
-// A refusal by a budget ([engine.IsPDBRefusal]) is returned as an ordinary error, for the
-// Manager to retry with its backoff. With [EvictionDeleterOptions.PDBTimeout], the first
-// call made that long after the pod's first refusal by a budget deletes the pod instead,
-// as [PodDeleter] does. A 429 of the API server's flow control is returned too
-// ([engine.IsOverload]), and neither starts nor ends the PDBTimeout. NotFound and a failed
-// UID precondition wrap [eviction.ErrPodGone]; Forbidden names what RBAC refused
-// ("forbidden: pods/eviction create").
+// A refusal by a budget ([engine.IsPDBRefusal]) is returned as an error, for the Manager
+// to retry; with [EvictionDeleterOptions.PDBTimeout], the first call made that long after
+// the pod's first refusal deletes the pod instead, as [PodDeleter] does. A 429 of the API
+// server's flow control ([engine.IsOverload]) neither starts nor ends the PDBTimeout.
+// NotFound and a failed UID precondition wrap [eviction.ErrPodGone]; Forbidden names what
+// RBAC refused ("forbidden: pods/eviction create").
 //
 // Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
-// It remembers each pod's first refusal until the pod is evicted, deleted or gone, or the
-// record is older than PDBTimeout plus an hour (an eviction cancelled meanwhile). The zero
-// EvictionDeleter is not usable: create one with [NewEvictionDeleter].
+// It remembers each pod's first refusal until the pod is removed or found gone, or the
+// record is older than PDBTimeout plus an hour. The zero EvictionDeleter is not usable:
+// create one with [NewEvictionDeleter].
 type EvictionDeleter struct {
 	client   kubernetes.Interface
 	opts     EvictionDeleterOptions

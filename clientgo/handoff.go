@@ -3,6 +3,7 @@ package clientgo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -53,7 +54,6 @@ func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 	h := &Handoff{client: client, m: m, wake: make(chan struct{}, 1),
 		nodes: map[string]*v1.Node{}, pods: map[types.NamespacedName]*v1.Pod{}}
 	if f, ok := client.(fakeClientset); ok {
-		h.late = watchedBefore(f)
 		h.openWatches(f)
 	}
 	return h
@@ -66,26 +66,16 @@ type fakeClientset interface {
 	Actions() []k8stesting.Action
 }
 
-// watchedBefore returns the resources, of "nodes" and "pods", that f has opened a watch of
-// so far: those a reactor prepended now will not see.
-func watchedBefore(f fakeClientset) []string {
-	var late []string
-	for _, resource := range []string{"nodes", "pods"} {
-		for _, a := range f.Actions() {
-			if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
-				late = append(late, resource)
-				break
-			}
-		}
-	}
-	return late
-}
-
 // openWatches opens the fake clientset's node and pod watches as its own reactor does, and
-// notes them open.
+// notes them open; and notes those opened already, which it cannot see.
 func (h *Handoff) openWatches(f fakeClientset) {
 	h.unopened = map[string]bool{"nodes": true, "pods": true}
-	for resource := range h.unopened {
+	for _, resource := range []string{"nodes", "pods"} {
+		if slices.ContainsFunc(f.Actions(), func(a k8stesting.Action) bool {
+			return a.GetVerb() == "watch" && a.GetResource().Resource == resource
+		}) {
+			h.late = append(h.late, resource)
+		}
 		f.PrependWatchReactor(resource, func(a k8stesting.Action) (bool, watch.Interface, error) {
 			var opts metav1.ListOptions
 			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
