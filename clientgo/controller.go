@@ -23,8 +23,7 @@ type Mode string
 const (
 	// ModeDelete removes pods with a [PodDeleter]: kube's way, in two API calls.
 	ModeDelete Mode = "delete"
-	// ModeEvict removes pods with an [EvictionDeleter], which honours
-	// PodDisruptionBudgets.
+	// ModeEvict removes pods with an [EvictionDeleter], which honours PDBs.
 	ModeEvict Mode = "evict"
 	// ModeDryRun deletes no pod, marks none and records no Events; the metrics and the
 	// Observers are told a due eviction as Succeeded with dryRun true.
@@ -56,7 +55,7 @@ type Options struct {
 	// the controller "node" with [NodeKubeMetrics], is told every decision after the Events.
 	Metrics Meter
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
-	// this replica leads. nil runs them from the start.
+	// this replica leads.
 	Elector Elector
 	// Alongside are run with the Manager, each in a goroutine of its own, with its
 	// context: started with it, and waited for before Run returns or the Lease is released
@@ -71,7 +70,8 @@ type Options struct {
 	// Manager.Unreachable is set, it is [IsUnreachable].
 	Reachability *Reachability
 
-	// EventClient, if not nil, writes the Events, with a rate limiter of its own.
+	// EventClient, if not nil, writes the Events in the client's place: give it a rate
+	// limiter of its own.
 	EventClient kubernetes.Interface
 }
 

@@ -36,11 +36,9 @@ type PodDeleterOptions struct {
 	// Pods, if not nil, is read for the pod's generation (the condition's
 	// observedGeneration) and the transition time of a condition set already, kept so
 	// that a repeated patch changes nothing.
-	Pods PodGetter
-	// Observer, if not nil, is told how each pod went.
-	Observer DeleteObserver
-	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
-	Clock clock.PassiveClock
+	Pods     PodGetter
+	Observer DeleteObserver     // if not nil, told how each pod went
+	Clock    clock.PassiveClock // stamps the condition's lastTransitionTime; nil: the real one
 	// Reason and Message are the condition's; "" means DisruptionReason and -Message.
 	Reason, Message string
 }

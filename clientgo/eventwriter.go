@@ -29,10 +29,8 @@ const eventTries = 12
 
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
-	// Component is the Events' source (and reportingController); "" means [Component].
-	Component string
-	// Clock stamps the Events and times the retries. nil means the real clock.
-	Clock clock.Clock
+	Component string      // the Events' source; "" means [Component]
+	Clock     clock.Clock // stamps the Events and times the retries; nil: the real clock
 	// Correlator configures kube's aggregation of similar Events and its spam filter, as
 	// client-go's recorder applies them; the zero value is kube's. Its nil Clock is Clock.
 	Correlator record.CorrelatorOptions
@@ -40,10 +38,8 @@ type EventWriterOptions struct {
 
 // EventCounts are what an [EventWriter] did with the Events it was given.
 type EventCounts struct {
-	// Queued wait to be written (one in flight is not counted).
-	Queued int
-	// Written were created (or, for a repeat, patched) on the API server.
-	Written int64
+	Queued  int   // wait to be written (one in flight is not counted)
+	Written int64 // created (or, for a repeat, patched) on the API server
 	// Dropped were not written: refused by the server, failing all their tries, filtered
 	// as spam, invalid, or left in the queue when Run returned.
 	Dropped int64

@@ -23,12 +23,9 @@ type EvictionDeleterOptions struct {
 	// eviction, from the first refusal by one: a call made after that deletes the pod as
 	// [PodDeleter] does. 0 waits for the budgets forever; negative is an error.
 	PDBTimeout time.Duration
-	// Pods is passed to the fallback [PodDeleter]; see [PodDeleterOptions.Pods].
-	Pods PodGetter
-	// Observer, if not nil, is told how each pod went.
-	Observer DeleteObserver
-	// Clock measures PDBTimeout and stamps the fallback's condition; nil: the real one.
-	Clock clock.PassiveClock
+	Pods       PodGetter          // for the fallback [PodDeleter]; see [PodDeleterOptions.Pods]
+	Observer   DeleteObserver     // if not nil, told how each pod went
+	Clock      clock.PassiveClock // measures PDBTimeout, stamps the fallback's; nil: the real one
 	// Reason and Message are the fallback's; see [PodDeleterOptions.Reason].
 	Reason, Message string
 }

@@ -26,13 +26,10 @@ import (
 // clientset and clock to wait without guessing. Give it to [Informers.AddHandlers] in
 // place of the Manager ([Options.WaitIdle] does). It keeps an entry per node and pod.
 //
-// A fake clientset (k8s.io/client-go/kubernetes/fake) loses a deletion made between an
-// informer's list and its watch, so that the informer holds a deleted pod forever. On one,
-// NewHandoff therefore opens the node and pod watches itself, as the fake's own reactor
-// does, and WaitIdle first waits until both are open: create the Handoff (the Controller)
-// before the informers start, and prepend any watch reactor of your own for nodes or pods
-// after it, or it is not called. The WaitIdle of a Handoff created after the informers
-// opened a node or pod watch on the fake clientset returns an error that says so.
+// A fake clientset loses a deletion made between an informer's list and its watch, so on
+// one NewHandoff opens the node and pod watches itself, and WaitIdle first waits until both
+// are open: create the Handoff (the Controller) before the informers start (else WaitIdle
+// fails), and prepend any watch reactor of your own for nodes or pods after it.
 //
 // Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
 // [NewHandoff].

@@ -50,7 +50,7 @@ type Reachability struct {
 }
 
 // NewReachability returns a Reachability that counts the server reachable until a request
-// fails. It fails when an option is out of range.
+// fails. It fails for a negative ProbeInterval.
 func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 	if opts.ProbeInterval < 0 {
 		return nil, fmt.Errorf("clientgo: ReachabilityOptions.ProbeInterval must not be negative, got %v", opts.ProbeInterval)
@@ -109,8 +109,7 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving (cancelling the request, or closing the body while its receive loop still
-// reads), counts as a failure.
+// leaving, counts as a failure.
 type watchBody struct {
 	io.ReadCloser
 	r      *Reachability
@@ -169,16 +168,12 @@ func (r *Reachability) poke() {
 
 // Run watches the server's reachability until ctx is done, then returns ctx's error. clk
 // (nil: the real clock) times the probes and, the first Run's, tells since when the server
-// has not answered. While the server is unreachable Run calls probe every ProbeInterval
-// after the last probe ended, each call bounded by that interval or 5 s, whichever is
-// longer; one that returns nil makes the server reachable. A nil probe probes nothing.
-// Each time the server comes back (and at its start, if it came back before), Run calls
-// returned, if not nil, in its own goroutine; it must not block for long.
-//
-// Run may be called any number of times, also at once: one for each controller that the
-// Reachability serves. Each is told every comeback while it runs; one at a time probes,
-// and when it returns while the server is unreachable, another that has a probe takes
-// over.
+// has not answered. While the server is unreachable Run calls probe (if not nil) every
+// ProbeInterval after the last probe ended, bounded by that interval or 5 s, whichever is
+// longer; one that returns nil makes the server reachable. Each time the server comes back
+// (and at its start, if it came back before), Run calls returned, if not nil, in its own
+// goroutine; it must not block for long. Run may be called several times at once, one per
+// controller: each is told every comeback while it runs, and one at a time probes.
 func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -224,9 +219,8 @@ func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(cont
 	}
 }
 
-// look takes the probing over (for a Run with a probe, while the server is unreachable and
-// no other Run probes) or gives it up (the server answers), and returns the comebacks so
-// far and the channel that the next change closes.
+// look takes the probing over or gives it up, and returns the comebacks so far and the
+// channel that the next change closes.
 func (r *Reachability) look(clk clock.PassiveClock, canProbe bool, probing *bool) (returns uint64, wake <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -275,9 +269,7 @@ func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(co
 }
 
 // IsUnreachable reports whether err, from a client-go request, says that the API server
-// gave no answer (client-go's *url.Error): not the caller's own context ending, nor an
-// answer of any status. It is the Options.Unreachable of a [Controller]'s Manager with
-// [Options.Reachability].
+// gave no answer (a *url.Error): not the caller's own context ending, nor an answer.
 func IsUnreachable(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)

@@ -33,18 +33,14 @@ const (
 // Zero durations take kube-controller-manager's defaults; they must satisfy
 // LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, as client-go requires.
 type Options struct {
-	// Namespace of the Lease; required.
-	Namespace string
-	// Name of the Lease; "" means DefaultName.
-	Name string
-	// Identity of this replica; "" means the host name and a random UUID.
-	Identity string
+	Namespace string // of the Lease; required
+	Name      string // of the Lease; "" means DefaultName
+	Identity  string // of this replica; "" means the host name and a random UUID
 	// LeaseDuration is how long a standby waits from the last renewal to take the Lease.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long the leader keeps trying to renew before it gives up.
 	RenewDeadline time.Duration
-	// RetryPeriod is the time between tries.
-	RetryPeriod time.Duration
+	RetryPeriod   time.Duration // the time between tries
 	// KeepLeaseOnStop keeps the Lease when Run's context ends, as a crash would; by default
 	// it is released once the work under it has stopped, for a standby to take over.
 	KeepLeaseOnStop bool
