@@ -16,12 +16,10 @@ const Component = "taint-eviction-controller"
 // EventReason is the reason of the Events kube's taint eviction controller records.
 const EventReason = "TaintManagerEviction"
 
-// PausedMessage ends the Event of [NodeEvents] recorded when the brake holds an eviction
-// back.
+// PausedMessage ends the Event of [NodeEvents] recorded when the brake holds evictions.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
-// ConfirmMessage ends the Event of [NodeEvents] recorded when the Confirm budget of
-// [eviction.Options] holds an eviction back until an operator confirms its taint.
+// ConfirmMessage ends the Event of [NodeEvents] recorded when Confirm holds an eviction.
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
 // Events are the Events an [EventObserver] records: those of one of kube's controllers
@@ -85,8 +83,7 @@ type EventObserver struct {
 
 var _ DeleteObserver = (*EventObserver)(nil)
 
-// NewEventObserver returns the EventObserver that records opts.Events through recorder
-// (nil records none).
+// NewEventObserver returns the EventObserver that records through recorder (nil: none).
 func NewEventObserver(recorder record.EventRecorder, opts EventObserverOptions) *EventObserver {
 	if opts.Events.Reason == "" {
 		opts.Events = NodeEvents
@@ -116,8 +113,7 @@ func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Delayed records Pausing when the reason is [eviction.ReasonPaused], Confirming when it
-// is [eviction.ReasonUnconfirmed], and nothing for another reason.
+// Delayed records Pausing for [eviction.ReasonPaused], Confirming for ReasonUnconfirmed.
 func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	switch {
 	case reason == eviction.ReasonPaused:

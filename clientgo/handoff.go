@@ -125,15 +125,13 @@ func (h *Handoff) poke() {
 
 // WaitIdle waits until the Manager has been handed every node and pod as the API server
 // holds them now, and is idle ([eviction.Manager.WaitIdle]), with no change on the server
-// meanwhile; or until ctx is done, and then returns its error. So every write made before
-// the call has reached the Manager, and what the Manager did about it (a pod deleted) is
-// on the server. Evictions due later on the Manager's clock are left pending: step a fake
-// clock, then wait again.
+// meanwhile; or until ctx is done, and then returns its error. Evictions due later on the
+// Manager's clock are left pending: step a fake clock, then wait again.
 //
-// It lists every node and pod through the client whenever the informers deliver an
-// update, and compares them, but for what [Trim] drops and type meta, to what it handed
-// on. It waits forever on a cluster that never stops changing. It returns an error if a
-// listing fails, and at once if the Handoff was made too late on a fake clientset.
+// It lists every node and pod whenever the informers deliver an update, and compares them,
+// but for what [Trim] drops, to what it handed on; it waits forever on a cluster that
+// never stops changing. It returns an error if a listing fails, and at once if the
+// Handoff was made too late on a fake clientset.
 func (h *Handoff) WaitIdle(ctx context.Context) error {
 	if len(h.late) > 0 {
 		return fmt.Errorf("clientgo: WaitIdle: the Handoff was created after the informers opened their watch of %s on the fake clientset, so it cannot wait for that watch: create the Handoff (or the Controller) before the informers start", strings.Join(h.late, " and "))

@@ -21,9 +21,8 @@ func NewFactory(client kubernetes.Interface) informers.SharedInformerFactory {
 
 // Trim is the transform of [NewFactory]: it drops managedFields from every object; of a
 // pod, its containers (init and ephemeral too), volumes, affinity, topology spread
-// constraints and container statuses; of a node, its images. It keeps what the node and
-// device sides read. It changes a copy, never the object it is given, which a watch may
-// share with others; objects with nothing to drop pass as they are.
+// constraints and container statuses; of a node, its images. It changes a copy, never the
+// object it is given; objects with nothing to drop pass as they are.
 func Trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *v1.Pod:
@@ -79,9 +78,8 @@ func podsByNodeName(obj any) ([]string, error) {
 	return []string{pod.Spec.NodeName}, nil
 }
 
-// Informers are the two shared informers of a SharedInformerFactory the controller reads:
-// pods, with the spec.nodeName index, and nodes. The zero Informers holds none: create one
-// with [NewInformers].
+// Informers are the pod (with the spec.nodeName index) and node informers of a
+// SharedInformerFactory. The zero Informers holds none: create one with [NewInformers].
 type Informers struct {
 	Pods  cache.SharedIndexInformer
 	Nodes cache.SharedIndexInformer
@@ -96,11 +94,10 @@ func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 		Pods:  factory.Core().V1().Pods().Informer(),
 		Nodes: factory.Core().V1().Nodes().Informer(),
 	}
-	if _, ok := inf.Pods.GetIndexer().GetIndexers()[NodeNameIndex]; ok {
-		return inf, nil
-	}
-	if err := inf.Pods.AddIndexers(cache.Indexers{NodeNameIndex: podsByNodeName}); err != nil {
-		return Informers{}, fmt.Errorf("clientgo: adding the %s index to the pod informer: %w", NodeNameIndex, err)
+	if _, ok := inf.Pods.GetIndexer().GetIndexers()[NodeNameIndex]; !ok {
+		if err := inf.Pods.AddIndexers(cache.Indexers{NodeNameIndex: podsByNodeName}); err != nil {
+			return Informers{}, fmt.Errorf("clientgo: adding the %s index to the pod informer: %w", NodeNameIndex, err)
+		}
 	}
 	return inf, nil
 }

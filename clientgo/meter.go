@@ -31,10 +31,9 @@ type Instrumented struct {
 }
 
 // KubeMetrics names the two metrics of one of kube's controllers that delete pods for
-// taints: Subsystem + "_pod_deletions_total", the pods deleted, and Subsystem +
-// "_pod_deletion_duration_seconds", from each pod's deadline to its deletion. The help
-// texts are the whole HELP lines kube-controller-manager serves, stability level
-// ("[ALPHA] ") included. The zero KubeMetrics names none.
+// taints: Subsystem + "_pod_deletions_total" and Subsystem +
+// "_pod_deletion_duration_seconds", with the whole HELP lines kube-controller-manager
+// serves. The zero KubeMetrics names none.
 type KubeMetrics struct {
 	Subsystem     string
 	DeletionsHelp string

@@ -21,11 +21,9 @@ type disruptionCondition struct {
 	Message            string
 }
 
-// statusPatch returns the strategic merge patch of a pod's status that sets c (the other
-// conditions stay: the list merges by type), with uid in metadata.uid, so that the API
-// server rejects the patch for a pod of another UID. The bytes are those encoding/json
-// writes (the test holds them to it), written straight into one buffer: a generic
-// encoding costs a dozen allocations, once per evicted pod.
+// statusPatch returns the strategic merge patch of a pod's status that sets c, with uid in
+// metadata.uid. The bytes are those encoding/json writes (the test holds them to it),
+// written straight into one buffer: a generic encoding costs a dozen allocations.
 func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
 	b := make([]byte, 0, patchFrame+len(uid)+len(c.Type)+len(c.Status)+len(c.Reason)+len(c.Message))
 	b = append(b, `{"metadata":{"uid":`...)

@@ -106,13 +106,9 @@ func defaults(opts Options) Options {
 	return opts
 }
 
-// Run campaigns for the Lease until ctx is done or the Lease is lost, and runs lead while
-// it holds it, with a context that ends at once when the Lease is lost. The Lease is
-// released (unless Options.KeepLeaseOnStop) only after lead has returned. lead is to return
-// when its context ends; if it returns an error before that, it failed: Run stops
-// campaigning, releases the Lease and returns that error (and Ready and Healthy report
-// it). Otherwise Run returns nil when ctx ended it, [clientgo.ErrLeaseLost] when the Lease
-// was lost, or an error of client-go's leader election. A second call returns an error.
+// Run is [clientgo.Elector.Run] on the Lease, which is released (unless
+// Options.KeepLeaseOnStop) only after lead has returned. A lead that failed is also
+// reported by Ready and Healthy. A second call returns an error.
 func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("lease: Elector.Run called more than once")
