@@ -46,8 +46,7 @@ type Options struct {
 	// Observers are told every decision too, after Manager.Observer. Those of them, and
 	// Manager.Observer, that also implement [DeleteObserver] are told how each pod went.
 	Observers []eviction.Observer
-	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
-	// test's hook). It is not called in ModeDryRun.
+	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (ModeDryRun has none).
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
 	// WaitIdle, if true, makes [Controller.WaitIdle] available, for tests.
 	WaitIdle bool
@@ -57,11 +56,10 @@ type Options struct {
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
 	// this replica leads.
 	Elector Elector
-	// Alongside are run with the Manager, each in a goroutine of its own, with its
-	// context: started with it, and waited for before Run returns or the Lease is released
-	// (another controller runs its work here to share this one's Lease). Each is to return
-	// when its context ends; one that returns an error before has failed, and stops the
-	// Controller as a failed Manager does.
+	// Alongside are run with the Manager (another controller's work, to share its Lease),
+	// each in a goroutine of its own with the Manager's context, and waited for with it.
+	// One that returns an error before its context ends stops the Controller, as a failed
+	// Manager does.
 	Alongside []func(context.Context) error
 
 	// Reachability, if not nil, is the one the client's rest.Config wraps: [Controller.Ready]

@@ -76,9 +76,8 @@ func (r *Reachability) Err() error {
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
 }
 
-// Wrap returns rt with every request's outcome recorded: give it to the Wrap method of a
-// client's [k8s.io/client-go/rest.Config]. The RoundTripper is safe for concurrent use
-// when rt is.
+// Wrap returns rt with every request's outcome recorded, for the Wrap method of a client's
+// [k8s.io/client-go/rest.Config]. It is safe for concurrent use when rt is.
 func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }

@@ -46,12 +46,8 @@ type Options struct {
 	KeepLeaseOnStop bool
 }
 
-// Elector is the [clientgo.Elector] of a coordination.k8s.io Lease: it runs a function
-// only while this replica holds the Lease. To run several controllers under one Lease,
-// give one Controller the others' work in its [clientgo.Options.Alongside].
-//
-// Its methods are safe for concurrent use. The zero Elector is not usable: create one with
-// [New].
+// Elector is the [clientgo.Elector] of a coordination.k8s.io Lease. Its methods are safe
+// for concurrent use. The zero Elector is not usable: create one with [New].
 type Elector struct {
 	watchdog *leaderelection.HealthzAdaptor
 	config   leaderelection.LeaderElectionConfig

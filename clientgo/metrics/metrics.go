@@ -40,21 +40,18 @@ var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180
 //   - taintevict_evictions_total{controller, outcome, reason}: see the Outcome constants;
 //   - taintevict_evictions_delayed_total{controller, reason}: evictions due that waited for
 //     a rate limit (RateLimited) or a budget (Paused), once per change of reason;
-//   - taintevict_pending_evictions{controller} and
-//     taintevict_delayed_evictions{controller, reason}: gauges of the evictions pending,
-//     and of those due that wait for a rate limit or a budget (alert on reason="Paused"
-//     above 0), with [clientgo.Instrumented].Stats;
+//   - with [clientgo.Instrumented].Stats, the gauges taintevict_pending_evictions{controller}
+//     and taintevict_delayed_evictions{controller, reason} (alert on reason="Paused" > 0);
 //   - taintevict_eviction_lateness_seconds{controller}: when the first Deleter call
 //     started, less the deadline;
 //   - taintevict_delete_workers{controller}: how many Deleter calls may run at once now,
 //     when [clientgo.Instrumented].ActWorkers is set.
 //
 // The controller label, [clientgo.Instrumented].Controller, lets controllers share a
-// registry. Give it to the Deleters as their Observer too, so that it can tell evictions from pods
-// found gone, and by which method (a clientgo Controller does); it keeps what a Removed
-// tells until the Succeeded, Failed, Cancelled or Skipped that follows. Its methods are
-// safe for concurrent use and do not block. The zero Metrics is not usable: create one
-// with [New].
+// registry. Give it to the Deleters as their Observer too (a clientgo Controller does), so
+// that it can tell evictions from pods found gone, and by which method; it keeps what a
+// Removed tells until the outcome that follows. Its methods are safe for concurrent use
+// and do not block. The zero Metrics is not usable: create one with [New].
 type Metrics struct {
 	clock     clock.PassiveClock
 	deletions prometheus.Counter   // nil without kube's names
