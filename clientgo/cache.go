@@ -12,19 +12,17 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// InformerCache is the [eviction.Cache] over the informers' stores: the Manager reads the
-// cluster from the same caches that feed it updates, so that what it reads is never older
-// than the update it is processing, and costs no API call. Pod and Node return the
-// listers' NotFound error for an object that is not there; PodsOnNode reads
-// [NodeNameIndex].
+// InformerCache is the [eviction.Cache] over the informers' stores, the caches that feed
+// the Manager its updates: what it reads is never older than the update it is processing.
+// Pod and Node return the listers' NotFound error for an object that is not there;
+// PodsOnNode reads [NodeNameIndex].
 //
 // The objects returned are the informers' own: shared, and never to be modified. All
 // methods are safe for concurrent use and never block on the API server. The zero
 // InformerCache is not usable: create one with [NewInformerCache].
 type InformerCache struct {
-	// The stores are read by key rather than through the listers only to save the
-	// allocation that a lister's namespaced lookup makes, four times per evicted pod.
-	pods, nodes cache.Indexer
+	pods, nodes cache.Indexer // read by key: a lister's namespaced lookup allocates
+	missingNil  bool          // an object not there is nil, with no error (managerCache)
 }
 
 var _ eviction.Cache = InformerCache{}
@@ -33,6 +31,13 @@ var _ eviction.Cache = InformerCache{}
 // [NodeNameIndex] index, as [NewInformers] gives it.
 func NewInformerCache(inf Informers) InformerCache {
 	return InformerCache{pods: inf.Pods.GetIndexer(), nodes: inf.Nodes.GetIndexer()}
+}
+
+// managerCache is c as the Controller's Manager reads it: an object not in its store is
+// nil, with no error, as [eviction.Cache] allows, which saves a NotFound's allocations.
+func managerCache(c InformerCache) InformerCache {
+	c.missingNil = true
+	return c
 }
 
 // PodsOnNode returns the pods whose spec.nodeName is node, from the index. It fails when
@@ -55,50 +60,21 @@ func (c InformerCache) PodsOnNode(node string) ([]*v1.Pod, error) {
 
 // Pod returns the pod from the pod store, or the NotFound error the pod lister returns.
 func (c InformerCache) Pod(namespace, name string) (*v1.Pod, error) {
-	pod, found, err := get[*v1.Pod](c.pods, podKey(namespace, name), podResource)
-	if err == nil && !found {
-		return nil, apierrors.NewNotFound(podResource, name)
-	}
-	return pod, err
+	return get[*v1.Pod](c, c.pods, podKey(namespace, name), name, podResource)
 }
 
 // Node returns the node from the node store, or the NotFound error the node lister
 // returns.
 func (c InformerCache) Node(name string) (*v1.Node, error) {
-	node, found, err := get[*v1.Node](c.nodes, name, nodeResource)
-	if err == nil && !found {
-		return nil, apierrors.NewNotFound(nodeResource, name)
-	}
-	return node, err
+	return get[*v1.Node](c, c.nodes, name, name, nodeResource)
 }
 
-// managerCache is the InformerCache as the Controller's Manager reads it: an object not in
-// its store is nil, with no error, as the [eviction.Cache] contract allows: in a zone
-// outage the Manager looks up every evicted pod once more, and a NotFound error would cost
-// five allocations each.
-type managerCache struct{ InformerCache }
-
-var _ eviction.Cache = managerCache{}
-
-// Pod returns the pod from the pod store, or nil.
-func (c managerCache) Pod(namespace, name string) (*v1.Pod, error) {
-	pod, _, err := get[*v1.Pod](c.pods, podKey(namespace, name), podResource)
-	return pod, err
-}
-
-// Node returns the node from the node store, or nil.
-func (c managerCache) Node(name string) (*v1.Node, error) {
-	node, _, err := get[*v1.Node](c.nodes, name, nodeResource)
-	return node, err
-}
-
-// The resources the listers name in their NotFound errors.
 var (
 	podResource  = v1.Resource("pod")
 	nodeResource = v1.Resource("node")
 )
 
-// podKey is the pod store's key of a pod, as cache.MetaNamespaceKeyFunc makes it.
+// podKey is the pod store's key, as cache.MetaNamespaceKeyFunc makes it.
 func podKey(namespace, name string) string {
 	if namespace == "" {
 		return name
@@ -106,17 +82,22 @@ func podKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-// get returns the object of store under key, and whether there is one, as client-go's
-// listers find it, except that an object of another type than T is an error, not a panic.
-func get[T runtime.Object](store cache.Indexer, key string, resource schema.GroupResource) (T, bool, error) {
+// get returns the object of store under key, as client-go's listers find it, except that an
+// object of another type than T is an error, not a panic.
+func get[T runtime.Object](c InformerCache, store cache.Indexer, key, name string, resource schema.GroupResource) (T, error) {
 	var none T
 	obj, exists, err := store.GetByKey(key)
-	if err != nil || !exists {
-		return none, false, err
+	switch {
+	case err != nil:
+		return none, err
+	case !exists && c.missingNil:
+		return none, nil
+	case !exists:
+		return none, apierrors.NewNotFound(resource, name)
 	}
 	t, ok := obj.(T)
 	if !ok {
-		return none, false, fmt.Errorf("clientgo: the %s store holds a %T under %q", resource.Resource, obj, key)
+		return none, fmt.Errorf("clientgo: the %s store holds a %T under %q", resource.Resource, obj, key)
 	}
-	return t, true, nil
+	return t, nil
 }

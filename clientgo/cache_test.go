@@ -102,7 +102,7 @@ func BenchmarkInformerCache(b *testing.B) {
 // eviction.Cache reads as "does not exist", as it does NotFound.
 func TestManagerCache(t *testing.T) {
 	c, pods, nodes := storeCache(t)
-	m := managerCache{c}
+	m := managerCache(c)
 	pod, node := podOn("a", "p1", "node-1"), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
 	if err := pods.Add(pod); err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestManagerCache(t *testing.T) {
 	if err := plain.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "odd"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = managerCache{InformerCache{pods: plain, nodes: nodes}}.Pod("a", "odd")
+	_, err = managerCache(InformerCache{pods: plain, nodes: nodes}).Pod("a", "odd")
 	if err == nil || err.Error() != `clientgo: the pod store holds a *v1.Node under "a/odd"` {
 		t.Errorf("got %v, want the error %q", err, `clientgo: the pod store holds a *v1.Node under "a/odd"`)
 	}
@@ -175,7 +175,7 @@ func BenchmarkCacheMiss(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		cache eviction.Cache
-	}{{"InformerCache", c}, {"managerCache", managerCache{c}}} {
+	}{{"InformerCache", c}, {"managerCache", managerCache(c)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -14,13 +14,11 @@ import (
 
 // UnconfirmedReason is the reason of the Warning Event a [Controller] with
 // Options.Manager.Confirm records on a node whose [eviction.ConfirmAnnotation] does not
-// name one of its NoExecute taints' keys: a typo, or another key, confirms nothing, and an
-// eviction Confirm holds for that key stays held.
+// name one of its NoExecute taints' keys.
 const UnconfirmedReason = "ConfirmationNamesNoTaint"
 
-// confirmCheck is the Updater between the informers and the Manager that records that
-// Event when a node's annotation or NoExecute taints change (and for each such node of the
-// initial listing), before it passes the update on.
+// confirmCheck is the Updater that records that Event when a node's annotation or
+// NoExecute taints change, before it passes the update on.
 type confirmCheck struct {
 	Updater
 	recorder record.EventRecorder
@@ -32,10 +30,14 @@ func (c confirmCheck) NodeUpdated(old, new *v1.Node) {
 		value, annotated := new.Annotations[eviction.ConfirmAnnotation]
 		changed := old == nil || old.Annotations[eviction.ConfirmAnnotation] != value || engine.TaintsChanged(old.Spec.Taints, new.Spec.Taints)
 		if missed := unconfirmedKeys(value, new.Spec.Taints); annotated && changed && len(missed) > 0 {
+			keys := "those keys"
+			if len(missed) == 1 {
+				keys = "that key"
+			}
 			ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: new.Name, UID: new.UID}
 			c.recorder.Eventf(ref, v1.EventTypeWarning, UnconfirmedReason,
 				"The annotation %s=%q does not name the NoExecute taint key %s of this node: it confirms no eviction of %s; name the key (or \"*\") to confirm it",
-				eviction.ConfirmAnnotation, value, strings.Join(missed, ", "), plural(len(missed), "that key", "those keys"))
+				eviction.ConfirmAnnotation, value, strings.Join(missed, ", "), keys)
 		}
 	}
 	c.Updater.NodeUpdated(old, new)
@@ -51,11 +53,4 @@ func unconfirmedKeys(value string, taints []v1.Taint) []string {
 		}
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -23,102 +23,65 @@ type Mode string
 const (
 	// ModeDelete removes pods with a [PodDeleter]: kube's way, in two API calls.
 	ModeDelete Mode = "delete"
-	// ModeEvict removes pods with an [EvictionDeleter], which honours
-	// PodDisruptionBudgets.
+	// ModeEvict removes pods with an [EvictionDeleter], which honours PDBs.
 	ModeEvict Mode = "evict"
-	// ModeDryRun removes nothing: it deletes no pod, marks none and records no Events. The
-	// metrics and the Observers are still told every decision, a due eviction as
-	// Succeeded with dryRun true.
+	// ModeDryRun deletes no pod, marks none and records no Events; the metrics and the
+	// Observers are told a due eviction as Succeeded with dryRun true.
 	ModeDryRun Mode = "dry-run"
 )
 
 // Options configures a [Controller]. The zero value deletes as kube does, with the
 // Manager's defaults, no metrics and no leader election.
 type Options struct {
-	// Mode is how pods are removed; "" means ModeDelete. ModeDryRun is the one way to ask
-	// for a dry run: it sets the Manager's DryRun, calls no Deleter and records no Events.
+	// Mode is how pods are removed; "" means ModeDelete.
 	Mode Mode
 	// PDBTimeout is [EvictionDeleterOptions.PDBTimeout], for ModeEvict.
 	PDBTimeout time.Duration
-	// Manager is the Manager's options, every one of them (workers, delete timeout,
-	// Backoff, DeadlineSource, ComparisonOperators, the budgets against mass eviction...),
-	// as [eviction.Options] documents them, with three rules:
-	//   - Manager.DryRun must be false (NewController fails otherwise): Mode says it, so
-	//     that the Deleter, the Events and the Manager cannot disagree.
-	//   - Manager.Clock is the Controller's one clock (nil means the real one): the
-	//     Manager's, the Deleters' (the condition's lastTransitionTime, PDBTimeout), the
-	//     Events', the metrics', and that of Reachability's probes, which has no clock of
-	//     its own. On a fake clock, the taints' TimeAdded must be of the fake clock's time
-	//     line: a TimeAdded of the real clock on a fake clock set after it counts as long
-	//     past, and evicts at once; one after the fake clock's now counts from when the
-	//     Manager first saw the taint. Leader election (package clientgo/lease) runs on
-	//     the real clock, as client-go's does.
-	//   - Manager.Observer, if not nil, is told every decision after the Events and the
-	//     metrics, and before Observers; if it also implements [DeleteObserver], it is told
-	//     how each pod went.
+	// Manager is the Manager's options ([eviction.Options]). Manager.DryRun must be false:
+	// ask for a dry run with Mode. Manager.Clock (nil: the real one) is the Controller's
+	// one clock, for all but leader election; on a fake clock, the taints' TimeAdded must
+	// be of its time line. Manager.Observer is told every decision after the Events and
+	// the metrics, and before Observers.
 	Manager eviction.Options
-	// Observers are told every decision too, after the Events, the metrics and
-	// Manager.Observer. Those that also implement [DeleteObserver] are told how each pod
-	// went.
+	// Observers are told every decision too, after Manager.Observer. Those of them, and
+	// Manager.Observer, that also implement [DeleteObserver] are told how each pod went.
 	Observers []eviction.Observer
-	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (for an audit trail, or a
-	// test's hook). It is not called in ModeDryRun.
+	// WrapDeleter, if not nil, wraps the Deleter the Mode chose (ModeDryRun has none).
 	WrapDeleter func(eviction.Deleter) eviction.Deleter
-	// WaitIdle, if true, makes [Controller.WaitIdle] available: the informers hand the
-	// Manager its updates through a [Handoff], which keeps a pointer to each node and pod it
-	// handed on. For tests and demonstrations.
+	// WaitIdle, if true, makes [Controller.WaitIdle] available, for tests.
 	WaitIdle bool
-	// Metrics, if not nil, keeps the controller's metrics: the Observer its Instrument
-	// returns for the controller "node", with kube's taint eviction controller's metric
-	// names ([NodeKubeMetrics]), is told every decision after the Events and, as a
-	// [DeleteObserver], how each pod went. Package clientgo/metrics' Meter keeps them on a
-	// Prometheus registry. nil keeps no metrics.
+	// Metrics, if not nil, keeps the controller's metrics: its Instrument's Observer, for
+	// the controller "node" with [NodeKubeMetrics], is told every decision after the Events.
 	Metrics Meter
 	// Elector, if not nil, makes the Controller run its Manager, and Alongside, only while
-	// this replica leads: package clientgo/lease's Elector, on a coordination.k8s.io Lease.
-	// nil runs them from the start.
+	// this replica leads.
 	Elector Elector
-	// Alongside are run with the Manager, each in a goroutine of its own, with the
-	// Manager's context: started with it (when Run starts, or on taking the Lease) and
-	// waited for before Run returns (or the Lease is released). Another controller on the
-	// same factory runs its work here to share this one's Lease: the device taint
-	// controller's Lead, for one (package clientgo/device). Each is to return when its
-	// context ends; one that returns an error before that has failed, and stops the
-	// Controller as a failed Manager does (see [Controller.Run]).
+	// Alongside are run with the Manager (another controller's work, to share its Lease),
+	// each in a goroutine of its own with the Manager's context, and waited for with it.
+	// One that returns an error before its context ends stops the Controller, as a failed
+	// Manager does.
 	Alongside []func(context.Context) error
 
-	// Reachability, if not nil, is the one whose transport wrapper the client's
-	// rest.Config carries ([Reachability.Wrap]): [Controller.Ready] then fails while the
-	// API server does not answer, Run probes the server (GET /readyz, every
-	// ReachabilityOptions.ProbeInterval) only while it does not, and when it answers again
-	// the evictions whose deletes failed for want of an answer are retried at once
-	// ([eviction.Manager.RetryUnreachable]), rather than after a backoff that grew during
-	// the outage. Unless Manager.Unreachable is set, it is [IsUnreachable]. One
-	// Reachability may serve several controllers of the client (the device side's too,
-	// through its own Options.Reachability, alone or Alongside).
+	// Reachability, if not nil, is the one the client's rest.Config wraps: [Controller.Ready]
+	// then fails while the API server does not answer, and when it answers again the
+	// evictions that failed for want of an answer are retried at once. Unless
+	// Manager.Unreachable is set, it is [IsUnreachable].
 	Reachability *Reachability
 
-	// EventClient, if not nil, is the client the Events are written through; nil means the
-	// controller's client. Give it a rate limiter of its own (a clientset made from a
-	// rest.Config with its own QPS and Burst), so that the Events never take the tokens of
-	// an eviction's requests: see [EventWriter].
+	// EventClient, if not nil, writes the Events in the client's place: give it a rate
+	// limiter of its own.
 	EventClient kubernetes.Interface
 }
 
 // Controller is a drop-in taint eviction controller: the pod and node informers of a
 // SharedInformerFactory feed an [eviction.Manager], which reads their caches through an
 // [InformerCache], removes pods through the Deleter of its [Mode], and reports to an
-// [EventObserver] (kube's Events, written in order by an [EventWriter], which drops none
-// for want of room), the metrics of [Options.Metrics] and the caller's Observers. With
-// [Options.Elector], only the replica that leads (holds the Lease) runs the Manager; every
-// replica keeps its caches synced, so a new leader starts at once, and since deadlines
-// count from each taint's TimeAdded, it evicts at the same times as the old one. With
-// Options.Manager.Confirm, a node whose [eviction.ConfirmAnnotation] does not name one of
-// its NoExecute taints' keys gets a Warning Event ([UnconfirmedReason]) when the
-// annotation or the taints change: a mistyped key confirms nothing, and the operator who
-// wrote it learns why the evictions stay held.
+// [EventObserver], the metrics and the caller's Observers. With [Options.Elector], only
+// the replica that leads runs the Manager; every replica keeps its caches synced, so a new
+// leader starts at once. With Options.Manager.Confirm, a node whose annotation names none
+// of its NoExecute taints' keys gets a Warning Event ([UnconfirmedReason]).
 //
-// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// It replaces kube's: turn kube-controller-manager's own off
 // (--controllers=*,-taint-eviction-controller), or both controllers evict.
 //
 // Its methods are safe for concurrent use. The zero Controller is not usable: create one
@@ -133,13 +96,12 @@ type Controller struct {
 	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
-	elect     Elector  // nil without leader election
 	handoff   *Handoff // nil without Options.WaitIdle
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
-// starts it and shuts it down. ctx gives only the logger of the event handlers. It fails
-// when an option is out of range, and when opts.Manager.DryRun is set (use ModeDryRun).
+// starts it and shuts it down. ctx gives the logger of the event handlers. It fails when an
+// option is out of range, and when opts.Manager.DryRun is set.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	if opts.Mode == "" {
 		opts.Mode = ModeDelete
@@ -147,54 +109,24 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	if opts.Manager.DryRun {
 		return nil, fmt.Errorf("clientgo: Options.Manager.DryRun is set with Mode %q: ask for a dry run with Mode %q", opts.Mode, ModeDryRun)
 	}
-	logger := klog.FromContext(ctx)
 	inf, err := NewInformers(factory)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{client: client, factory: factory, informers: inf, opts: opts, synced: make(chan struct{})}
-	if err := c.build(logger); err != nil {
+	if err := c.build(klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// build makes the observers, the Deleter, the Manager and the elector, and connects the
-// informers to the Manager.
+// build makes the Manager and connects the informers to it.
 func (c *Controller) build(logger klog.Logger) error {
-	obs := eviction.Observers{}
-	var delObs DeleteObservers
-	if c.opts.Mode != ModeDryRun {
-		ec := c.opts.EventClient
-		if ec == nil {
-			ec = c.client
-		}
-		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
-		ev := NewEventObserver(c.events, EventObserverOptions{})
-		obs, delObs = append(obs, ev), append(delObs, ev)
+	obs, err := c.observers()
+	if err != nil {
+		return err
 	}
-	if c.opts.Metrics != nil {
-		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics,
-			Clock: c.opts.Manager.Clock, Stats: c.stats, ActWorkers: c.actWorkers})
-		if err != nil {
-			return fmt.Errorf("clientgo: %w", err)
-		}
-		obs = append(obs, m)
-		if d, ok := m.(DeleteObserver); ok {
-			delObs = append(delObs, d)
-		}
-	}
-	callers := c.opts.Observers
-	if c.opts.Manager.Observer != nil {
-		callers = append([]eviction.Observer{c.opts.Manager.Observer}, callers...)
-	}
-	for _, o := range callers {
-		obs = append(obs, o)
-		if d, ok := o.(DeleteObserver); ok {
-			delObs = append(delObs, d)
-		}
-	}
-	deleter, err := c.deleter(delObs)
+	deleter, err := c.deleter(obs)
 	if err != nil {
 		return err
 	}
@@ -203,11 +135,10 @@ func (c *Controller) build(logger klog.Logger) error {
 	if c.opts.Reachability != nil && mopts.Unreachable == nil {
 		mopts.Unreachable = IsUnreachable
 	}
-	c.manager, err = eviction.New(deleter, managerCache{NewInformerCache(c.informers)}, mopts)
+	c.manager, err = eviction.New(deleter, managerCache(NewInformerCache(c.informers)), mopts)
 	if err != nil {
 		return fmt.Errorf("clientgo: %w", err)
 	}
-	c.elect = c.opts.Elector
 	var u Updater = c.manager
 	if c.opts.WaitIdle {
 		c.handoff = NewHandoff(c.client, c.manager)
@@ -220,31 +151,55 @@ func (c *Controller) build(logger klog.Logger) error {
 	return err
 }
 
-// deleter returns the Deleter of the Mode, nil in ModeDryRun.
-func (c *Controller) deleter(obs DeleteObservers) (eviction.Deleter, error) {
-	var o DeleteObserver
-	if len(obs) > 0 {
-		o = obs
+// observers returns who is told every decision, in order: the Events, the metrics,
+// Manager.Observer and Observers.
+func (c *Controller) observers() (eviction.Observers, error) {
+	obs := eviction.Observers{}
+	if c.opts.Mode != ModeDryRun {
+		ec := c.opts.EventClient
+		if ec == nil {
+			ec = c.client
+		}
+		c.events = NewEventWriter(ec, EventWriterOptions{Clock: c.opts.Manager.Clock})
+		obs = append(obs, NewEventObserver(c.events, EventObserverOptions{}))
+	}
+	if c.opts.Metrics != nil {
+		m, err := c.opts.Metrics.Instrument(Instrumented{Controller: "node", Kube: NodeKubeMetrics, Clock: c.opts.Manager.Clock,
+			Stats:      func() eviction.Stats { return c.manager.Stats() }, // the Manager is made after
+			ActWorkers: func() int { return c.manager.DeleteWorkers() }})
+		if err != nil {
+			return nil, fmt.Errorf("clientgo: %w", err)
+		}
+		obs = append(obs, m)
+	}
+	if c.opts.Manager.Observer != nil {
+		obs = append(obs, c.opts.Manager.Observer)
+	}
+	return append(obs, c.opts.Observers...), nil
+}
+
+// deleter returns the Deleter of the Mode, nil in ModeDryRun, telling those of obs that
+// are DeleteObservers how each pod went.
+func (c *Controller) deleter(obs eviction.Observers) (eviction.Deleter, error) {
+	var delObs DeleteObservers
+	for _, o := range obs {
+		if d, ok := o.(DeleteObserver); ok {
+			delObs = append(delObs, d)
+		}
 	}
 	d, err := c.opts.Mode.NewDeleter(c.client, EvictionDeleterOptions{PDBTimeout: c.opts.PDBTimeout,
-		Pods: NewInformerCache(c.informers), Observer: o, Clock: c.opts.Manager.Clock})
+		Pods: NewInformerCache(c.informers), Observer: delObs, Clock: c.opts.Manager.Clock})
 	if d == nil || err != nil || c.opts.WrapDeleter == nil {
 		return d, err
 	}
 	return c.opts.WrapDeleter(d), nil
 }
 
-// stats and actWorkers read the Manager for the metrics; the Manager is made after them.
-func (c *Controller) stats() eviction.Stats { return c.manager.Stats() }
+var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")
 
-func (c *Controller) actWorkers() int { return c.manager.DeleteWorkers() }
-
-// WaitIdle waits until the Manager has been handed every node and pod as the API server
-// holds them now, and is idle, with no change on the server meanwhile; or until ctx is
-// done (its error). It is [Handoff.WaitIdle]: the supported way for a test on a fake
-// clientset, and on a fake clock (Options.Manager.Clock), to wait until what it wrote has
-// reached the Manager and what is due has been done, without guessing. It needs
-// [Options.WaitIdle], and returns an error at once without it.
+// WaitIdle is [Handoff.WaitIdle]: for a test on a fake clientset and clock, it waits until
+// what the test wrote has reached the Manager and what is due has been done. Without
+// [Options.WaitIdle] it returns an error at once.
 func (c *Controller) WaitIdle(ctx context.Context) error {
 	if c.handoff == nil {
 		return errNoHandoff
@@ -255,8 +210,8 @@ func (c *Controller) WaitIdle(ctx context.Context) error {
 // Manager returns the controller's Manager, for its Pending and Backlog.
 func (c *Controller) Manager() *eviction.Manager { return c.manager }
 
-// Events returns what the controller did with its Events so far: queued, written and
-// dropped (all zero in ModeDryRun).
+// Events returns what the controller did with its Events so far (all zero in
+// ModeDryRun).
 func (c *Controller) Events() EventCounts {
 	if c.events == nil {
 		return EventCounts{}
@@ -269,24 +224,20 @@ func (c *Controller) Events() EventCounts {
 func (c *Controller) Informers() Informers { return c.informers }
 
 // Synced is closed once the informers' caches have synced and their handlers have handed
-// every node and pod of the initial listing to the Manager, which may still be working
-// through them (or, on a standby, waits for the Lease).
+// every node and pod of the initial listing to the Manager.
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Run runs the controller until ctx is done: it starts the event recording and the
 // informers, waits for the caches, and runs the Manager (with leader election, only while
-// it holds the Lease). Before it returns, it stops all of them and waits for their
-// goroutines, the Manager and the EventWriter first, so that no Deleter call or Event is
-// under way when the informers go, and only then releases the Lease (Events still queued
-// then are not written; [Controller.Events] counts them). The Manager logs through ctx's
-// logger ([klog.FromContext]).
+// it holds the Lease). Before it returns, it waits for all it started: the Manager first
+// (the Lease is released only then), the EventWriter (Events still queued are not
+// written), then the informers. The Manager logs through ctx's logger.
 //
-// Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost (the Manager was
-// stopped at once); an error wrapping the failure when the Manager or one of
-// Options.Alongside failed (returned an error before it was stopped: the Manager does when
-// a method of its Cache or Observer panics, with an [eviction.PanicError]), after it has
-// stopped the rest and released the Lease; another error if the caches never synced for
-// another reason. A Controller runs once.
+// Run returns nil when ctx ends it; [ErrLeaseLost] when the lead was lost; an error
+// wrapping the failure when the Manager (with an [eviction.PanicError], when a method of
+// its Cache or Observer panics) or one of Options.Alongside failed, after it has stopped
+// the rest and released the Lease; another error if the caches never synced for another
+// reason. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("clientgo: Controller.Run called more than once")
@@ -296,11 +247,32 @@ func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
-		wg.Wait()            // Manager.Run and EventWriter.Run have returned
-		c.factory.Shutdown() // waits for the informers' goroutines
+		wg.Wait()
+		c.factory.Shutdown()
 		logger.V(1).Info("Stopped")
 	}()
+	failed := c.start(ctx, cancel, &wg)
+	c.factory.StartWithContext(ctx)
+	if err := c.waitForCaches(ctx); err != nil {
+		if ctx.Err() != nil {
+			return leadFailure(failed)
+		}
+		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
+	}
+	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
+	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
+	close(c.synced)
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Run(ctx, c.lead)
+	}
+	<-ctx.Done()
+	return leadFailure(failed)
+}
 
+// start starts, in wg, the EventWriter, the Reachability's Run and, without leader
+// election, the Manager, which works through the initial listing while the rest of it
+// still arrives. A failure of the Manager is sent on the returned channel, and cancels ctx.
+func (c *Controller) start(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup) <-chan error {
 	if c.events != nil {
 		wg.Go(func() { _ = c.events.Run(ctx) })
 	}
@@ -310,9 +282,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		})
 	}
 	failed := make(chan error, 1)
-	if c.elect == nil {
-		// The Manager keeps the updates that arrive before it runs; starting it first means
-		// it works through the initial listing while the rest of it still arrives.
+	if c.opts.Elector == nil {
 		wg.Go(func() {
 			if err := c.lead(ctx); err != nil {
 				failed <- err
@@ -320,27 +290,19 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		})
 	}
-	c.factory.StartWithContext(ctx)
-	// Both wait on the informers' channels, without polling: every informer of the
-	// factory (another controller's too), then this one's handlers.
-	err := c.factory.WaitForCacheSyncWithContext(ctx).AsError()
-	if err == nil && !cache.WaitFor(ctx, "", c.handled...) {
-		err = context.Cause(ctx)
+	return failed
+}
+
+// waitForCaches waits for every informer of the factory (another controller's too) to
+// sync, then for this one's handlers to have the initial listing.
+func (c *Controller) waitForCaches(ctx context.Context) error {
+	if err := c.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return leadFailure(failed)
-		}
-		return fmt.Errorf("clientgo: waiting for the informers' caches: %w", err)
+	if !cache.WaitFor(ctx, "", c.handled...) {
+		return context.Cause(ctx)
 	}
-	logger.V(1).Info("Caches synced", "mode", c.opts.Mode)
-	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
-	close(c.synced)
-	if c.elect != nil {
-		return c.elect.Run(ctx, c.lead)
-	}
-	<-ctx.Done()
-	return leadFailure(failed)
+	return nil
 }
 
 // leadFailure returns the failure lead sent on failed, if any: Run's context ended for it.
@@ -353,9 +315,8 @@ func leadFailure(failed <-chan error) error {
 	}
 }
 
-// lead runs the Manager and Options.Alongside until ctx is done, and waits for all of them.
-// One that returns an error before ctx is done failed (the Manager, when its Source or
-// Observer panicked): lead then stops the others and returns the failures.
+// lead runs the Manager and Options.Alongside until ctx is done or one of them fails, and
+// returns the failures.
 func (c *Controller) lead(ctx context.Context) error {
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -384,8 +345,8 @@ func (c *Controller) lead(ctx context.Context) error {
 }
 
 // Ready returns nil when the controller is ready: its caches have synced, the API server
-// answers (with [Options.Reachability]; see [Reachability.Err]) and, with leader election,
-// it holds the Lease or is waiting for it. It does not block.
+// answers (with [Options.Reachability]) and, with leader election, the Elector is ready.
+// It does not block.
 func (c *Controller) Ready() error {
 	select {
 	case <-c.synced:
@@ -397,17 +358,17 @@ func (c *Controller) Ready() error {
 			return err
 		}
 	}
-	if c.elect != nil {
-		return c.elect.Ready()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Ready()
 	}
 	return nil
 }
 
 // Healthy returns nil unless the controller should be restarted: with leader election, when
-// the Elector says so (the Lease lost, or not renewed in time).
+// the Elector says so.
 func (c *Controller) Healthy() error {
-	if c.elect != nil {
-		return c.elect.Healthy()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Healthy()
 	}
 	return nil
 }
@@ -415,8 +376,8 @@ func (c *Controller) Healthy() error {
 // Leading reports whether the Manager runs: without leader election, once Run has started;
 // with it, while this replica holds the Lease.
 func (c *Controller) Leading() bool {
-	if c.elect != nil {
-		return c.elect.Leading()
+	if c.opts.Elector != nil {
+		return c.opts.Elector.Leading()
 	}
 	return c.started.Load()
 }

@@ -19,9 +19,8 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// The pod condition kube-controller-manager's taint eviction controller sets before it
-// deletes a pod, so that the pod's owners (a Job's pod failure policy, for one) can tell why
-// the pod went.
+// The reason and message of the DisruptionTarget condition kube's taint eviction
+// controller sets before it deletes a pod.
 const (
 	DisruptionReason  = "DeletionByTaintManager"
 	DisruptionMessage = "Taint manager: deleting due to NoExecute taint"
@@ -34,78 +33,56 @@ type PodGetter interface {
 
 // PodDeleterOptions configures a [PodDeleter]. The zero value is ready to use.
 type PodDeleterOptions struct {
-	// Pods, if not nil, is read (never the API server) for the pod's generation, the
-	// condition's observedGeneration as kube sets it, and for the transition time of a
-	// condition set already, kept so that the patch of a pod marked already changes
-	// nothing. nil sends the condition without observedGeneration.
-	Pods PodGetter
-	// Observer, if not nil, is told how each pod went.
-	Observer DeleteObserver
-	// Clock stamps the condition's lastTransitionTime. nil means the real clock.
-	Clock clock.PassiveClock
-	// Reason and Message are the DisruptionTarget condition's; "" means [DisruptionReason]
-	// and [DisruptionMessage] (package clientgo/device sets the device controller's).
+	// Pods, if not nil, is read for the pod's generation (the condition's
+	// observedGeneration) and the transition time of a condition set already, kept so
+	// that a repeated patch changes nothing.
+	Pods     PodGetter
+	Observer DeleteObserver     // if not nil, told how each pod went
+	Clock    clock.PassiveClock // stamps the condition's lastTransitionTime; nil: the real one
+	// Reason and Message are the condition's; "" means DisruptionReason and -Message.
 	Reason, Message string
 }
 
 // PodDeleter is the [eviction.Deleter] that does what kube-controller-manager does, in two
-// API calls where kube makes three:
+// API calls where kube makes three (a GET first, then a DELETE without precondition, which
+// may delete a pod re-created under the same name meanwhile: kubernetes#119862):
 //
-//  1. a strategic merge patch of the pod's status subresource that sets the condition
-//     DisruptionTarget=True (reason [DisruptionReason], message [DisruptionMessage], or
-//     those of [PodDeleterOptions]; observedGeneration the pod's generation, as kube v1.37
-//     sets it) and carries the pod's UID in metadata.uid, so that the API server rejects it
-//     for any other pod of that name;
+//  1. a strategic merge patch of the pod's status that sets DisruptionTarget=True as kube
+//     v1.37 does (with [PodDeleterOptions]' reason and message) and carries the pod's UID
+//     in metadata.uid, so that the API server rejects it for another pod of that name;
 //  2. a DELETE with a UID precondition, unless the patch's answer shows the pod being
-//     deleted already.
+//     deleted already (by an earlier attempt whose answer was lost, say).
 //
-// Kube reads the pod first (a GET) and deletes without a precondition, so that a pod
-// re-created under the same name meanwhile can be deleted in its place (a race of the kind
-// of kubernetes#119862).
-//
-// The patch is sent even when the cached pod is marked already (a retry, or a takeover
-// after a crash): the server then writes nothing, and answers with the pod as it is now,
-// where the cache may lag. A DELETE of an earlier attempt whose answer was lost shows
-// there as a deletionTimestamp, and the pod is not deleted a second time.
-//
-// A pod that is gone (NotFound), replaced (a UID precondition failed: a Conflict) or
-// being deleted already is reported with an error wrapping [eviction.ErrPodGone]: the
-// eviction is done. Any other error, Forbidden included, is returned and retried by the
-// Manager; a Forbidden error's message names the verb RBAC refused ("forbidden: pods
-// delete").
+// A pod that is gone (NotFound), replaced (a failed UID precondition) or being deleted
+// already is reported with an error wrapping [eviction.ErrPodGone]. Any other error is
+// returned, for the Manager to retry; a Forbidden error names the verb RBAC refused
+// ("forbidden: pods delete").
 //
 // Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
 // The zero PodDeleter is not usable: create one with [NewPodDeleter].
 type PodDeleter struct {
 	client kubernetes.Interface
 	opts   PodDeleterOptions
-	clock  clock.PassiveClock
 }
-
-var _ eviction.Deleter = (*PodDeleter)(nil)
 
 // NewPodDeleter returns the PodDeleter that marks and deletes pods through client.
 func NewPodDeleter(client kubernetes.Interface, opts PodDeleterOptions) *PodDeleter {
 	opts.Reason, opts.Message = cmp.Or(opts.Reason, DisruptionReason), cmp.Or(opts.Message, DisruptionMessage)
-	d := &PodDeleter{client: client, opts: opts, clock: opts.Clock}
-	if d.clock == nil {
-		d.clock = clock.RealClock{}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
-	return d
+	return &PodDeleter{client: client, opts: opts}
 }
 
 // Delete marks the pod and deletes it.
 func (d *PodDeleter) Delete(ctx context.Context, ref eviction.PodRef) error {
-	err := d.markAndDelete(ctx, ref, d.opts.Observer)
-	if d.opts.Observer != nil && (err == nil || engine.IsGone(err)) {
-		d.opts.Observer.Removed(ref, MethodDelete, err != nil)
-	}
+	err := d.markAndDelete(ctx, ref)
+	ended(d.opts.Observer, ref, MethodDelete, err)
 	return err
 }
 
-// markAndDelete is Delete, telling obs (if not nil) only that the pod was found; also
-// [EvictionDeleter]'s fallback.
-func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef, obs DeleteObserver) error {
+// markAndDelete is Delete, telling the Observer only Found; also EvictionDeleter's fallback.
+func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef) error {
 	pods := d.client.CoreV1().Pods(ref.Namespace) // one client for both calls
 	pod, err := d.mark(ctx, pods, ref)
 	if err != nil {
@@ -115,12 +92,28 @@ func (d *PodDeleter) markAndDelete(ctx context.Context, ref eviction.PodRef, obs
 		return fmt.Errorf("%w: patch pods/status %s: the pod is being deleted already (since %s)",
 			eviction.ErrPodGone, ref, pod.DeletionTimestamp.UTC().Format(time.RFC3339))
 	}
-	if obs != nil {
-		obs.Found(ref)
-	}
+	found(d.opts.Observer, ref)
 	uid := ref.UID
 	err = pods.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	return apiError(err, ref, "pods", "delete")
+}
+
+// found tells obs, if not nil, that the call found the pod.
+func found(obs DeleteObserver, ref eviction.PodRef) {
+	if obs != nil {
+		obs.Found(ref)
+	}
+}
+
+// ended reports whether err, a Deleter call's, ended the eviction, and tells obs so.
+func ended(obs DeleteObserver, ref eviction.PodRef, how Method, err error) bool {
+	if err != nil && !engine.IsGone(err) {
+		return false
+	}
+	if obs != nil {
+		obs.Removed(ref, how, err != nil)
+	}
+	return true
 }
 
 // mark sets DisruptionTarget=True and returns the pod as the server answered.
@@ -128,7 +121,7 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 	cond := disruptionCondition{
 		Type:               v1.DisruptionTarget,
 		Status:             v1.ConditionTrue,
-		LastTransitionTime: metav1.NewTime(d.clock.Now()),
+		LastTransitionTime: metav1.NewTime(d.opts.Clock.Now()),
 		Reason:             d.opts.Reason,
 		Message:            d.opts.Message,
 	}
@@ -141,10 +134,8 @@ func (d *PodDeleter) mark(ctx context.Context, pods corev1.PodInterface, ref evi
 	return pod, apiError(err, ref, "pods/status", "patch")
 }
 
-// from completes c from the cached pod as kube v1.37 does (pkg/api/v1/pod's
-// UpdatePodCondition and CalculatePodConditionObservedGeneration, with the
-// PodObservedGenerationTracking gate locked on): observedGeneration is the pod's generation,
-// and the transition time of a condition whose status does not change is kept.
+// from completes c from the cached pod as kube v1.37's UpdatePodCondition does: the pod's
+// generation, and the transition time of a condition whose status does not change.
 func (c *disruptionCondition) from(pod *v1.Pod) {
 	c.ObservedGeneration = pod.Generation
 	for _, old := range pod.Status.Conditions {
@@ -158,8 +149,7 @@ func (c *disruptionCondition) from(pod *v1.Pod) {
 	}
 }
 
-// uidRefused reports whether err is the API server's 422 Invalid for a patch whose
-// metadata.uid is not the object's.
+// uidRefused reports whether err is a 422 Invalid for a patch of another metadata.uid.
 func uidRefused(err error) bool {
 	var status apierrors.APIStatus
 	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
@@ -173,9 +163,8 @@ func uidRefused(err error) bool {
 	return false
 }
 
-// apiError maps the API server's answer to a call on resource (verb) for ref: NotFound, and
-// a failed UID precondition, wrap eviction.ErrPodGone; Forbidden names what RBAC refused;
-// the rest is wrapped with the call.
+// apiError wraps the API server's answer to a call for ref: NotFound, and a failed UID
+// precondition, wrap eviction.ErrPodGone; Forbidden names what RBAC refused.
 func apiError(err error, ref eviction.PodRef, resource, verb string) error {
 	switch {
 	case err == nil:
@@ -183,10 +172,8 @@ func apiError(err error, ref eviction.PodRef, resource, verb string) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%w: %s %s %s: %w", eviction.ErrPodGone, verb, resource, ref, err)
 	case apierrors.IsConflict(err), uidRefused(err):
-		// The only precondition sent is the UID: a Conflict (a delete's precondition) or an
-		// Invalid metadata.uid (a patch's: a real API server refuses to change an
-		// immutable UID with 422) says that the pod of that name is another pod now, and
-		// ours is gone.
+		// The only precondition sent is the UID (a real API server refuses a patch of it
+		// with 422): the pod of that name is another pod now, and ours is gone.
 		return fmt.Errorf("%w: %s %s %s: UID precondition failed: %w", eviction.ErrPodGone, verb, resource, ref, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("clientgo: forbidden: %s %s (%s): %w", resource, verb, ref, err)

@@ -10,20 +10,18 @@ import (
 // restarts as a standby.
 var ErrLeaseLost = errors.New("clientgo: leader election lost")
 
-// Elector runs a controller's work only while this replica leads: the leader election of
-// [Controller] ([Options.Elector]) and of package clientgo/device's. Package
-// github.com/taintevict/taintevict/clientgo/lease implements it on a coordination.k8s.io
-// Lease; it is an interface here so that a program that never elects does not link
-// client-go's leader election.
+// Elector runs a controller's work only while this replica leads ([Options.Elector], and
+// package clientgo/device's). Package clientgo/lease implements it on a Lease; it is an
+// interface here so that a program that never elects does not link client-go's leader
+// election.
 //
 // Implementations are safe for concurrent use; Ready, Healthy and Leading do not block.
 type Elector interface {
 	// Run campaigns until ctx is done or the lead is lost, and runs lead while this
-	// replica leads, with a context that ends at once when it stops leading. lead is to
-	// return when its context ends; one that returns an error before that has failed:
-	// Run then stops and returns that error. Otherwise Run returns nil when ctx ended it,
-	// an error wrapping [ErrLeaseLost] when the lead was lost, or an error of its own.
-	// Run is called once.
+	// replica leads, with a context that ends when it stops leading. A lead that returns
+	// an error before its context ends has failed: Run then stops and returns that error.
+	// Otherwise Run returns nil when ctx ended it, an error wrapping [ErrLeaseLost] when
+	// the lead was lost, or an error of its own. Run is called once.
 	Run(ctx context.Context, lead func(context.Context) error) error
 	// Ready returns nil while Run campaigns or leads.
 	Ready() error

@@ -10,93 +10,68 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Component is the event source of the controller's Events: what `kubectl get events`
-// shows in its SOURCE column. It is kube's.
+// Component is the source of the controller's Events: kube's.
 const Component = "taint-eviction-controller"
 
-// EventReason is the reason of the Events kube-controller-manager's taint eviction
-// controller records; tools and people that filter on it see this controller's Events too.
+// EventReason is the reason of the Events kube's taint eviction controller records.
 const EventReason = "TaintManagerEviction"
 
-// PausedMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
-// brake holds an eviction back.
+// PausedMessage ends the Event of [NodeEvents] recorded when the brake holds evictions.
 const PausedMessage = "the brake holds evictions back: too many nodes carry the taint"
 
-// ConfirmMessage ends the Event that an [EventObserver] of [NodeEvents] records when the
-// Confirm budget of [eviction.Options] holds an eviction back until an operator confirms
-// its taint ([eviction.ConfirmAnnotation]).
+// ConfirmMessage ends the Event of [NodeEvents] recorded when Confirm holds an eviction.
 const ConfirmMessage = "the taint would evict too many pods at once; confirm it with the annotation " + eviction.ConfirmAnnotation + "=<taint key> on the node"
 
-// Events are the Events an [EventObserver] records: those of one of kube's controllers,
-// its reason and messages, and the cancellations it reports ([NodeEvents]; package
-// clientgo/device has the device taint eviction controller's).
+// Events are the Events an [EventObserver] records: those of one of kube's controllers
+// ([NodeEvents]; package clientgo/device has the device taint eviction controller's).
 type Events struct {
 	// Reason is the reason of every Event.
 	Reason string
 	// Marking, Cancelling, Pausing and Confirming return the message of the Event about
-	// pod: found, to be deleted; its eviction cancelled; paused by the brake; held by
-	// Confirm until an operator confirms the taint (a nil Confirming records none).
+	// pod: found; cancelled; paused by the brake; held by Confirm (nil records none).
 	Marking, Cancelling, Pausing, Confirming func(pod eviction.PodRef) string
-	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event:
-	// whether kube's controller records one then.
+	// Cancels reports whether an eviction cancelled for reason gets the Cancelling Event.
 	Cancels func(reason eviction.Reason) bool
 }
 
-// NodeEvents are kube's taint eviction controller's Events, the zero
-// [EventObserverOptions]' Events:
-//
-//   - "Marking for deletion Pod ns/name";
-//   - "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason but the
-//     node's deletion (kube forgets a deleted node's taints and cancels nothing then) and
-//     a pod replaced under its name (kube goes on with the name's eviction);
-//   - ours, "Pausing deletion of Pod ns/name: " and [PausedMessage] when the brake
-//     pauses it, or [ConfirmMessage] when Confirm holds it.
+// NodeEvents are kube's taint eviction controller's Events: "Marking for deletion Pod
+// ns/name"; "Cancelling deletion of Pod ns/name", for an eviction cancelled for any reason
+// but the node's deletion and the pod's replacement, as kube; and ours, "Pausing deletion
+// of Pod ns/name: " and [PausedMessage] or [ConfirmMessage].
 var NodeEvents = Events{
-	Reason:  EventReason,
-	Marking: func(pod eviction.PodRef) string { return "Marking for deletion Pod " + pod.Namespace + "/" + pod.Name },
-	Cancelling: func(pod eviction.PodRef) string {
-		return "Cancelling deletion of Pod " + pod.Namespace + "/" + pod.Name
-	},
-	Pausing: func(pod eviction.PodRef) string {
-		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + PausedMessage
-	},
-	Confirming: func(pod eviction.PodRef) string {
-		return "Pausing deletion of Pod " + pod.Namespace + "/" + pod.Name + ": " + ConfirmMessage
-	},
+	Reason:     EventReason,
+	Marking:    func(pod eviction.PodRef) string { return "Marking for deletion Pod " + podName(pod) },
+	Cancelling: func(pod eviction.PodRef) string { return "Cancelling deletion of Pod " + podName(pod) },
+	Pausing:    func(pod eviction.PodRef) string { return pausing(pod, PausedMessage) },
+	Confirming: func(pod eviction.PodRef) string { return pausing(pod, ConfirmMessage) },
 	Cancels: func(reason eviction.Reason) bool {
 		return reason != eviction.ReasonNodeDeleted && reason != eviction.ReasonPodReplaced
 	},
 }
 
+func podName(pod eviction.PodRef) string { return pod.Namespace + "/" + pod.Name }
+
+func pausing(pod eviction.PodRef, why string) string {
+	return "Pausing deletion of Pod " + podName(pod) + ": " + why
+}
+
 // EventObserverOptions configures an [EventObserver]. The zero value records
 // [NodeEvents].
 type EventObserverOptions struct {
-	// Events are the Events to record; the zero Events means NodeEvents.
-	Events Events
+	Events Events // the Events to record; the zero Events means NodeEvents
 }
 
-// EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records, on the pod,
-// the Events one of kube's controllers records, with the same type, reason and messages
-// ([Events]), at the same moments:
+// EventObserver is the [eviction.Observer] (and [DeleteObserver]) that records on the pod
+// the Events of one of kube's controllers ([Events]), at the same moments: Marking, once
+// per eviction, when the Deleter's request first finds the pod ([DeleteObserver.Found]),
+// so it must be the Deleter's Observer too; Cancelling, when a pending eviction is
+// cancelled for a reason [Events].Cancels accepts. And ours: Pausing when the brake holds
+// a due eviction back, Confirming when Confirm does, once per pause. Retries record no
+// Event. The Events' object references carry the pod's UID.
 //
-//   - Marking, when the Deleter's request first finds the pod ([DeleteObserver.Found]),
-//     once per eviction: not for a pod that the first answer shows gone, as kube writes it
-//     only once its GET found the pod; nor again on a retry. The EventObserver must
-//     therefore be the Deleter's Observer too (a [Controller] makes it so);
-//   - Cancelling, when a pending eviction is cancelled for a reason that kube's controller
-//     cancels with an Event ([Events].Cancels);
-//   - Pausing, ours, when the brake holds a due eviction back, and Confirming, ours, when
-//     Confirm does: the engine reports a delay only when its reason changes, so that is one
-//     Event per pause. A wait for another budget records none (it is routine; the metrics
-//     count it).
-//
-// Retries record no Event, so that a failing API server does not fill the pod's Events with
-// copies. The Events' object references carry the pod's UID, so that they belong to this
-// pod and not to one re-created under its name.
-//
-// Its methods are safe for concurrent use and never block (recording only queues). It
-// keeps one entry per eviction whose pod was found and that has not ended yet. The zero
-// EventObserver is not usable: create one with [NewEventObserver].
+// Its methods are safe for concurrent use and never block. It keeps one entry per eviction
+// whose pod was found and that has not ended yet. The zero EventObserver is not usable:
+// create one with [NewEventObserver].
 type EventObserver struct {
 	eviction.NopObserver // Scheduled, Started and Failed record nothing
 	recorder             record.EventRecorder
@@ -106,13 +81,9 @@ type EventObserver struct {
 	marked map[types.UID]struct{} // Marking recorded, the eviction not ended
 }
 
-var (
-	_ eviction.Observer = (*EventObserver)(nil)
-	_ DeleteObserver    = (*EventObserver)(nil)
-)
+var _ DeleteObserver = (*EventObserver)(nil)
 
-// NewEventObserver returns the EventObserver that records opts.Events through recorder
-// (nil records none).
+// NewEventObserver returns the EventObserver that records through recorder (nil: none).
 func NewEventObserver(recorder record.EventRecorder, opts EventObserverOptions) *EventObserver {
 	if opts.Events.Reason == "" {
 		opts.Events = NodeEvents
@@ -120,7 +91,7 @@ func NewEventObserver(recorder record.EventRecorder, opts EventObserverOptions) 
 	return &EventObserver{recorder: recorder, events: opts.Events, marked: map[types.UID]struct{}{}}
 }
 
-// Found records Marking, unless recorded already for this eviction.
+// Found records Marking, once per eviction.
 func (o *EventObserver) Found(pod eviction.PodRef) {
 	o.mu.Lock()
 	_, done := o.marked[pod.UID]
@@ -134,8 +105,7 @@ func (o *EventObserver) Found(pod eviction.PodRef) {
 // Removed ends the eviction: the Deleter removed the pod or found it gone.
 func (o *EventObserver) Removed(pod eviction.PodRef, _ Method, _ bool) { o.end(pod) }
 
-// Cancelled records Cancelling, if Events.Cancels says so for reason, and ends the
-// eviction.
+// Cancelled records Cancelling, if Events.Cancels says so, and ends the eviction.
 func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	o.end(pod)
 	if o.events.Cancels(reason) {
@@ -143,8 +113,7 @@ func (o *EventObserver) Cancelled(pod eviction.PodRef, reason eviction.Reason) {
 	}
 }
 
-// Delayed records Pausing when the reason is [eviction.ReasonPaused], Confirming when it
-// is [eviction.ReasonUnconfirmed], and nothing for another reason.
+// Delayed records Pausing for [eviction.ReasonPaused], Confirming for ReasonUnconfirmed.
 func (o *EventObserver) Delayed(pod eviction.PodRef, reason eviction.Reason) {
 	switch {
 	case reason == eviction.ReasonPaused:

@@ -24,54 +24,39 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The retries of an Event the API server did not take: kube's broadcaster tries 12 times,
-// 10 s apart; this writer tries as often, sooner at first.
-const (
-	eventTries       = 12
-	eventBackoffBase = time.Second
-	eventBackoffCap  = 30 * time.Second
-)
+// eventTries are the tries of an Event the API server did not take, as many as kube's.
+const eventTries = 12
 
 // EventWriterOptions configures an [EventWriter]. The zero value is ready to use.
 type EventWriterOptions struct {
-	// Component is the Events' source (and reportingController); "" means [Component].
-	Component string
-	// Clock stamps the Events and times the retries. nil means the real clock.
-	Clock clock.Clock
-	// Correlator configures kube's aggregation of similar Events and its per-object spam
-	// filter, as client-go's recorder applies them; the zero value is kube's defaults
-	// (the spam filter passes 25 Events per object at once, then one every 5 minutes).
-	// Its Clock, if nil, is Clock.
+	Component string      // the Events' source; "" means [Component]
+	Clock     clock.Clock // stamps the Events and times the retries; nil: the real clock
+	// Correlator configures kube's aggregation of similar Events and its spam filter, as
+	// client-go's recorder applies them; the zero value is kube's. Its nil Clock is Clock.
 	Correlator record.CorrelatorOptions
 }
 
 // EventCounts are what an [EventWriter] did with the Events it was given.
 type EventCounts struct {
-	// Queued wait to be written (one in flight is not counted).
-	Queued int
-	// Written were created (or, for a repeat, patched) on the API server.
-	Written int64
-	// Dropped were not written: refused by the server (a 4xx other than 429), failing
-	// for all their tries, filtered as spam, recorded with an unknown type or about an
-	// object with no reference, or left in the queue when Run returned.
+	Queued  int   // wait to be written (one in flight is not counted)
+	Written int64 // created (or, for a repeat, patched) on the API server
+	// Dropped were not written: refused by the server, failing all their tries, filtered
+	// as spam, invalid, or left in the queue when Run returned.
 	Dropped int64
 }
 
-// EventWriter is a [record.EventRecorder] for a controller that must not lose an Event nor
-// let its Events slow an eviction. Unlike client-go's broadcaster, which drops what comes
-// while 1,000 Events wait, it queues every Event without limit (a small record each) and
-// writes them from [EventWriter.Run], one at a time, in the order they were recorded. Give
-// it a client with a rate limiter of its own: then an Event never takes a token that an
-// eviction's request needs.
+// EventWriter is a [record.EventRecorder] that loses no Event for want of room: unlike
+// client-go's broadcaster, which drops what comes while 1,000 Events wait, it queues every
+// Event and writes them from [EventWriter.Run], one at a time, in order, through kube's
+// correlator, as client-go's recorder would. A write that fails for the network, a 429 or
+// a 5xx is tried again after a backoff (1 s, doubling up to 30 s, 12 tries in all), the
+// Events behind it waiting; one the server refuses otherwise is dropped, logged and
+// counted. Give it a client with a rate limiter of its own, so that an Event never takes
+// a token an eviction needs.
 //
-// It writes what client-go's recorder writes (the same Event, through kube's correlator: a
-// repeat is a PATCH of its count). A write that fails for the network, a 429 or a 5xx is
-// tried again after a backoff (1 s, doubling up to 30 s, 12 tries in all), the Events
-// behind it waiting; one the server refuses otherwise is dropped, logged and counted.
-//
-// Recording (Event, Eventf, AnnotatedEventf) never blocks and is safe for concurrent use,
-// before, during and after Run; an Event recorded once Run has returned is dropped. The
-// zero EventWriter is not usable: create one with [NewEventWriter].
+// Recording never blocks and is safe for concurrent use, before, during and after Run; an
+// Event recorded once Run has returned is dropped. The zero EventWriter is not usable:
+// create one with [NewEventWriter].
 type EventWriter struct {
 	client     kubernetes.Interface
 	clock      clock.Clock
@@ -88,16 +73,13 @@ type EventWriter struct {
 	dropped atomic.Int64
 }
 
-// queuedEvent is an Event as recorded; the Event is made when it is written, so that a long
-// queue holds only this.
+// queuedEvent is an Event as recorded, made into an Event only when it is written.
 type queuedEvent struct {
 	ref                    v1.ObjectReference
 	eventType, reason, msg string
 	annotations            map[string]string
 	at                     time.Time
 }
-
-var _ record.EventRecorder = (*EventWriter)(nil)
 
 // NewEventWriter returns an EventWriter that writes through client.
 func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *EventWriter {
@@ -113,8 +95,7 @@ func NewEventWriter(client kubernetes.Interface, opts EventWriterOptions) *Event
 	return w
 }
 
-// Event queues an Event about object: a [*v1.ObjectReference], or an object of client-go's
-// scheme.
+// Event queues an Event about object: a [*v1.ObjectReference], or an object of the scheme.
 func (w *EventWriter) Event(object runtime.Object, eventType, reason, message string) {
 	w.record(object, nil, eventType, reason, message)
 }
@@ -157,19 +138,14 @@ func (w *EventWriter) Counts() EventCounts {
 }
 
 // Run writes the queued Events, and those recorded later, until ctx is done. It returns
-// nil then, once no write is in flight; the Events still queued are dropped (and logged,
-// with their number, to ctx's logger). An EventWriter runs once; a second Run returns an
-// error.
+// nil then, once no write is in flight; the Events still queued are dropped and logged. A
+// second Run returns an error.
 func (w *EventWriter) Run(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("clientgo: EventWriter.Run called more than once")
 	}
 	logger := klog.FromContext(ctx)
-	for {
-		e, ok := w.next(ctx)
-		if !ok {
-			break
-		}
+	for e, ok := w.next(ctx); ok; e, ok = w.next(ctx) {
 		logger.V(3).Info("Event occurred", "object", klog.KRef(e.ref.Namespace, e.ref.Name), "kind", e.ref.Kind,
 			"type", e.eventType, "reason", e.reason, "message", e.msg)
 		w.write(ctx, logger, e)
@@ -186,14 +162,9 @@ func (w *EventWriter) Run(ctx context.Context) error {
 }
 
 // next takes the oldest queued Event, waiting for one until ctx is done. The queue lets go
-// of what it no longer holds: each Event's strings once taken, and the backing array once
-// empty (or, for one that never empties, when append moves what is left to a new one), so
-// that a writer at rest holds no outage's worth.
+// of each Event once taken, and of its array once empty.
 func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
-	for {
-		if ctx.Err() != nil {
-			return queuedEvent{}, false
-		}
+	for ctx.Err() == nil {
 		w.mu.Lock()
 		if len(w.queue) > 0 {
 			e := w.queue[0]
@@ -210,16 +181,14 @@ func (w *EventWriter) next(ctx context.Context) (queuedEvent, bool) {
 		case <-w.wake:
 		}
 	}
+	return queuedEvent{}, false
 }
 
-// write writes one Event through the correlator, retrying as the type's doc says; one
-// whose write ctx interrupted counts as dropped.
+// write writes one Event, retrying as the type's doc says.
 func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEvent) {
-	ev := w.makeEvent(q)
-	res, err := w.correlator.EventCorrelate(ev)
+	res, err := w.correlator.EventCorrelate(w.makeEvent(q))
 	if err != nil {
-		// The correlator failed to make the repeat's patch: the result is still the Event
-		// to write, as client-go's recorder goes on.
+		// The repeat's patch failed: write the Event still, as client-go's recorder does.
 		logger.Error(err, "Event correlation failed", "object", klog.KRef(q.ref.Namespace, q.ref.Name))
 	}
 	if res.Skip {
@@ -249,8 +218,7 @@ func (w *EventWriter) write(ctx context.Context, logger klog.Logger, q queuedEve
 	}
 }
 
-// send creates ev, or for a repeat patches the Event it repeats (creating it if it is gone
-// from the server), and tells the correlator what the server holds now.
+// send creates ev, or patches the Event it repeats, and tells the correlator the result.
 func (w *EventWriter) send(ctx context.Context, ev *v1.Event, patch []byte) error {
 	events := w.client.CoreV1().Events(ev.Namespace)
 	var got *v1.Event
@@ -296,9 +264,8 @@ func (w *EventWriter) makeEvent(q queuedEvent) *v1.Event {
 	}
 }
 
-// retriable says whether a write that failed with err may succeed later: the API server
-// was not reached, throttled it (429), or failed itself (5xx); any other refusal will be
-// the same next time.
+// retriable reports whether a write that failed with err (no answer, a 429, a 5xx) may
+// succeed later.
 func retriable(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
@@ -309,6 +276,4 @@ func retriable(err error) bool {
 }
 
 // eventBackoff is the wait after the try-th failed write: 1 s, doubling, at most 30 s.
-func eventBackoff(try int) time.Duration {
-	return min(eventBackoffBase<<min(try-1, 5), eventBackoffCap)
-}
+func eventBackoff(try int) time.Duration { return min(time.Second<<min(try-1, 5), 30*time.Second) }

@@ -17,50 +17,42 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// EvictionDeleterOptions configures an [EvictionDeleter]. The zero value evicts through the
-// Eviction API only, on the real clock.
+// EvictionDeleterOptions configures an [EvictionDeleter]. The zero value is ready to use.
 type EvictionDeleterOptions struct {
 	// PDBTimeout, when positive, is how long PodDisruptionBudgets may refuse a pod's
-	// eviction, counted from the first refusal by one (not by the API server's flow
-	// control): a call made after that deletes the pod as [PodDeleter] does. 0 waits for
-	// the budgets forever; negative is an error.
+	// eviction, from the first refusal by one: a call made after that deletes the pod as
+	// [PodDeleter] does. 0 waits for the budgets forever; negative is an error.
 	PDBTimeout time.Duration
-	// Pods is passed to the fallback [PodDeleter]; see [PodDeleterOptions.Pods].
-	Pods PodGetter
-	// Observer, if not nil, is told how each pod went: [MethodEvict] or
-	// [MethodDeleteAfterPDBTimeout].
-	Observer DeleteObserver
-	// Clock measures PDBTimeout and stamps the fallback's condition. nil means the real
-	// clock.
-	Clock clock.PassiveClock
-	// Reason and Message are the fallback's DisruptionTarget condition's; see
-	// [PodDeleterOptions.Reason].
+	Pods       PodGetter          // for the fallback [PodDeleter]; see [PodDeleterOptions.Pods]
+	Observer   DeleteObserver     // if not nil, told how each pod went
+	Clock      clock.PassiveClock // measures PDBTimeout, stamps the fallback's; nil: the real one
+	// Reason and Message are the fallback's; see [PodDeleterOptions.Reason].
 	Reason, Message string
 }
 
+// podOptions are the options of the [PodDeleter] that deletes as opts say.
+func (opts EvictionDeleterOptions) podOptions() PodDeleterOptions {
+	return PodDeleterOptions{Pods: opts.Pods, Observer: opts.Observer, Clock: opts.Clock, Reason: opts.Reason, Message: opts.Message}
+}
+
 // EvictionDeleter is the [eviction.Deleter] that evicts through the policy/v1 Eviction API,
-// so that PodDisruptionBudgets are honoured, which kube's taint eviction never does. It
-// sends the pod's UID as a precondition. One API call: the API server itself sets the
-// DisruptionTarget condition (reason EvictionByEvictionAPI) before it deletes.
+// with the pod's UID as a precondition, so that PodDisruptionBudgets are honoured. One API
+// call: the API server sets the DisruptionTarget condition itself.
 //
-// A refusal by a budget ([engine.IsPDBRefusal]: a 429, or a 403, with the DisruptionBudget
-// cause) is returned as an ordinary error, and the Manager retries it with its backoff.
-// With [EvictionDeleterOptions.PDBTimeout], the first call made that long after the pod's
-// first refusal by a budget deletes the pod instead, as [PodDeleter] does (two calls). A
-// 429 of the API server's flow control (API Priority and Fairness) is no budget's: it is
-// returned too ([engine.IsOverload] is true of it), and neither starts nor ends the
-// PDBTimeout. NotFound and a failed UID precondition wrap
-// [eviction.ErrPodGone]; Forbidden names what RBAC refused ("forbidden: pods/eviction
-// create").
+// A refusal by a budget ([engine.IsPDBRefusal]) is returned as an error, for the Manager
+// to retry; with [EvictionDeleterOptions.PDBTimeout], the first call made that long after
+// the pod's first refusal deletes the pod instead, as [PodDeleter] does. A 429 of the API
+// server's flow control ([engine.IsOverload]) neither starts nor ends the PDBTimeout.
+// NotFound and a failed UID precondition wrap [eviction.ErrPodGone]; Forbidden names what
+// RBAC refused ("forbidden: pods/eviction create").
 //
 // Delete blocks on the API server, is bounded by its ctx, and is safe for concurrent use.
-// It remembers the time of each pod's first refusal until the pod is evicted, deleted or
-// gone, or the record is older than PDBTimeout plus an hour (an eviction cancelled
-// meanwhile). The zero EvictionDeleter is not usable: create one with [NewEvictionDeleter].
+// It remembers each pod's first refusal until the pod is removed or found gone, or the
+// record is older than PDBTimeout plus an hour. The zero EvictionDeleter is not usable:
+// create one with [NewEvictionDeleter].
 type EvictionDeleter struct {
 	client   kubernetes.Interface
 	opts     EvictionDeleterOptions
-	clock    clock.PassiveClock
 	fallback *PodDeleter
 
 	mu      sync.Mutex
@@ -73,20 +65,17 @@ type refusal struct{ first, last time.Time }
 // staleRefusal is how long past PDBTimeout a refusal is remembered without a new attempt.
 const staleRefusal = time.Hour
 
-var _ eviction.Deleter = (*EvictionDeleter)(nil)
-
-// NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails when
-// an option is out of range.
+// NewEvictionDeleter returns the EvictionDeleter that evicts through client. It fails for a
+// negative PDBTimeout.
 func NewEvictionDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (*EvictionDeleter, error) {
 	if opts.PDBTimeout < 0 {
 		return nil, fmt.Errorf("clientgo: EvictionDeleterOptions.PDBTimeout is negative: %s", opts.PDBTimeout)
 	}
-	d := &EvictionDeleter{client: client, opts: opts, clock: opts.Clock, refused: map[types.UID]refusal{}}
-	if d.clock == nil {
-		d.clock = clock.RealClock{}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
-	d.fallback = NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Clock: d.clock, Reason: opts.Reason, Message: opts.Message})
-	return d, nil
+	return &EvictionDeleter{client: client, opts: opts, fallback: NewPodDeleter(client, opts.podOptions()),
+		refused: map[types.UID]refusal{}}, nil
 }
 
 // Delete evicts the pod, or deletes it once its budgets have refused it for PDBTimeout.
@@ -95,15 +84,12 @@ func (d *EvictionDeleter) Delete(ctx context.Context, ref eviction.PodRef) error
 	var err error
 	if d.timedOut(ref.UID) {
 		how = MethodDeleteAfterPDBTimeout
-		err = d.fallback.markAndDelete(ctx, ref, d.opts.Observer)
+		err = d.fallback.markAndDelete(ctx, ref)
 	} else {
 		err = d.evict(ctx, ref)
 	}
-	if err == nil || engine.IsGone(err) {
+	if ended(d.opts.Observer, ref, how, err) {
 		d.forget(ref.UID)
-		if d.opts.Observer != nil {
-			d.opts.Observer.Removed(ref, how, err != nil)
-		}
 	}
 	return err
 }
@@ -116,15 +102,13 @@ func (d *EvictionDeleter) evict(ctx context.Context, ref eviction.PodRef) error 
 	})
 	refused := engine.IsPDBRefusal(err)
 	if err == nil || refused {
-		// The Eviction went through, or a budget refused it: the pod was there.
-		d.found(ref)
+		found(d.opts.Observer, ref) // the Eviction went through, or a budget refused it
 	}
 	switch {
 	case refused:
 		d.refusedNow(ref.UID)
 		return fmt.Errorf("clientgo: eviction of %s refused by a PodDisruptionBudget: %w", ref, err)
 	case apierrors.IsTooManyRequests(err):
-		// The API server's flow control: no budget was asked, and PDBTimeout does not count it.
 		return fmt.Errorf("clientgo: eviction of %s refused: the API server is busy: %w", ref, err)
 	}
 	return apiError(err, ref, "pods/eviction", "create")
@@ -138,14 +122,14 @@ func (d *EvictionDeleter) timedOut(uid types.UID) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.refused[uid]
-	return ok && d.clock.Since(r.first) >= d.opts.PDBTimeout
+	return ok && d.opts.Clock.Since(r.first) >= d.opts.PDBTimeout
 }
 
 func (d *EvictionDeleter) refusedNow(uid types.UID) {
 	if d.opts.PDBTimeout <= 0 {
 		return // nothing to time
 	}
-	now := d.clock.Now()
+	now := d.opts.Clock.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.refused[uid]
@@ -159,8 +143,8 @@ func (d *EvictionDeleter) refusedNow(uid types.UID) {
 	}
 }
 
-// sweep forgets the refusals of pods not tried for a long time: their evictions were
-// cancelled. Called under mu, when the map has doubled since the last sweep.
+// sweep forgets the refusals of pods not tried for long (their evictions were cancelled).
+// Called under mu.
 func (d *EvictionDeleter) sweep(now time.Time) {
 	for uid, r := range d.refused {
 		if now.Sub(r.last) > d.opts.PDBTimeout+staleRefusal {
@@ -168,12 +152,6 @@ func (d *EvictionDeleter) sweep(now time.Time) {
 		}
 	}
 	d.swept = len(d.refused)
-}
-
-func (d *EvictionDeleter) found(ref eviction.PodRef) {
-	if d.opts.Observer != nil {
-		d.opts.Observer.Found(ref)
-	}
 }
 
 func (d *EvictionDeleter) forget(uid types.UID) {

@@ -8,10 +8,9 @@ import (
 )
 
 // HandlerFuncs returns an informer's callbacks that call f(old, new) with kube's
-// convention: old nil for an add, new nil for a delete. The object of a delete that the
-// informer only knows from a relist (a [cache.DeletedFinalStateUnknown] tombstone) is
-// unwrapped; an object of another type than *T is ignored, and logged to logger for a
-// delete. f is called from the informer's goroutine, after its store has the change.
+// convention: old nil for an add, new nil for a delete, whose tombstone is unwrapped. An
+// object of another type than *T is ignored, and logged for a delete. f is called from the
+// informer's goroutine, after its store has the change.
 func HandlerFuncs[T any](logger klog.Logger, f func(old, new *T)) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -27,7 +26,10 @@ func HandlerFuncs[T any](logger klog.Logger, f func(old, new *T)) cache.Resource
 			}
 		},
 		DeleteFunc: func(obj any) {
-			t, ok := unwrapDeleted[*T](obj)
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj // the last state the informer knew, as good as any to cancel
+			}
+			t, ok := obj.(*T)
 			if !ok {
 				logger.Info("Ignoring a delete event of an unexpected type", "type", fmt.Sprintf("%T", obj))
 				return

@@ -2,14 +2,16 @@ package clientgo
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -18,87 +20,59 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Handoff is the [Updater] between the informers' event handlers and an
-// [eviction.Manager] that remembers the last version of each node and pod it handed on,
-// so that [Handoff.WaitIdle] can tell when the Manager has been handed what the API server
-// holds: the supported way for a test (or a demonstration) on a fake clientset, and on a
-// fake clock, to wait without guessing. [eviction.Manager.WaitIdle] alone cannot know
-// whether the informers have delivered an update yet; this can.
+// Handoff is the [Updater] between the informers and an [eviction.Manager] that remembers
+// the last version of each node and pod it handed on, so that [Handoff.WaitIdle] can tell
+// when the Manager has been handed what the API server holds: the way for a test on a fake
+// clientset and clock to wait without guessing. Give it to [Informers.AddHandlers] in
+// place of the Manager ([Options.WaitIdle] does). It keeps an entry per node and pod.
 //
-// Give it to [Informers.AddHandlers] in place of the Manager; a [Controller] with
-// [Options.WaitIdle] makes one ([Controller.WaitIdle]). It keeps an entry per node and pod,
-// pointing to its object in the informers' cache: meant for tests and demonstrations, not
-// for a controller of a large cluster.
-//
-// On a fake clientset (k8s.io/client-go/kubernetes/fake), a deletion made between an
-// informer's list and its watch is lost (the fake replays to a new watch what was created
-// or changed since the list, not what was deleted; a real API server replays all of it),
-// so that the informer holds a deleted pod forever. When the client is a fake clientset,
-// NewHandoff therefore opens the node and pod watches itself, as the fake's own reactor
-// does, and WaitIdle first waits until both are open: create the Handoff (the Controller)
-// before the informers start, and prepend any watch reactor of your own for nodes or pods
-// after it, or it is not called. A Handoff created after the informers opened a node or
-// pod watch on the fake clientset cannot see that watch: its WaitIdle returns an error
-// that says so at once, rather than wait for a watch that never comes.
+// A fake clientset loses a deletion made between an informer's list and its watch, so on
+// one NewHandoff opens the node and pod watches itself, and WaitIdle first waits until both
+// are open: create the Handoff (the Controller) before the informers start (else WaitIdle
+// fails), and prepend any watch reactor of your own for nodes or pods after it.
 //
 // Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
 // [NewHandoff].
 type Handoff struct {
 	client kubernetes.Interface
 	m      *eviction.Manager
-	wake   chan struct{} // a token after each update handed on, and each watch opened
+	wake   chan struct{} // a token after each update, and each watch opened
 
-	mu    sync.Mutex
-	nodes map[string]*v1.Node
-	pods  map[types.NamespacedName]*v1.Pod
-	// unopened are the watches of a fake clientset not open yet; nil for a real client.
-	unopened map[string]bool
-	// late names the watches of a fake clientset opened before NewHandoff, sorted.
-	late []string
+	mu       sync.Mutex
+	nodes    map[string]*v1.Node
+	pods     map[types.NamespacedName]*v1.Pod
+	unopened map[string]bool // a fake clientset's watches not open yet
+	late     []string        // a fake clientset's watches opened before NewHandoff
 }
 
-var _ Updater = (*Handoff)(nil)
-
-// NewHandoff returns the Handoff that hands every change on to m, and reads the API
-// server's state through client. On a fake clientset, call it before the informers start.
+// NewHandoff returns the Handoff that hands every change on to m, and lists through client.
+// On a fake clientset, call it before the informers start.
 func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 	h := &Handoff{client: client, m: m, wake: make(chan struct{}, 1),
 		nodes: map[string]*v1.Node{}, pods: map[types.NamespacedName]*v1.Pod{}}
 	if f, ok := client.(fakeClientset); ok {
-		h.late = watchedBefore(f)
 		h.openWatches(f)
 	}
 	return h
 }
 
-// fakeClientset is what k8s.io/client-go/kubernetes/fake's Clientset offers, which
-// openWatches uses.
+// fakeClientset is what the fake Clientset offers, which openWatches uses.
 type fakeClientset interface {
 	PrependWatchReactor(resource string, reaction k8stesting.WatchReactionFunc)
 	Tracker() k8stesting.ObjectTracker
 	Actions() []k8stesting.Action
 }
 
-// watchedBefore returns the node and pod watches, of "nodes" and "pods", that f has opened
-// so far, sorted: those a reactor prepended now will not see.
-func watchedBefore(f fakeClientset) []string {
-	var late []string
-	for _, resource := range []string{"nodes", "pods"} {
-		for _, a := range f.Actions() {
-			if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
-				late = append(late, resource)
-				break
-			}
-		}
-	}
-	return late
-}
-
-// openWatches makes the fake clientset's node and pod watches open through a reactor of
-// the Handoff's, which opens them as the fake's own does and notes them open.
+// openWatches opens the fake clientset's node and pod watches as its own reactor does, and
+// notes them open; and notes those opened already, which it cannot see.
 func (h *Handoff) openWatches(f fakeClientset) {
 	h.unopened = map[string]bool{"nodes": true, "pods": true}
-	for resource := range h.unopened {
+	for _, resource := range []string{"nodes", "pods"} {
+		if slices.ContainsFunc(f.Actions(), func(a k8stesting.Action) bool {
+			return a.GetVerb() == "watch" && a.GetResource().Resource == resource
+		}) {
+			h.late = append(h.late, resource)
+		}
 		f.PrependWatchReactor(resource, func(a k8stesting.Action) (bool, watch.Interface, error) {
 			var opts metav1.ListOptions
 			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
@@ -116,8 +90,7 @@ func (h *Handoff) openWatches(f fakeClientset) {
 	}
 }
 
-// NodeUpdated hands the update on to the Manager, then notes it: a WaitIdle of the
-// Manager called after that covers it.
+// NodeUpdated hands the update on to the Manager, then notes it.
 func (h *Handoff) NodeUpdated(old, node *v1.Node) {
 	h.m.NodeUpdated(old, node)
 	h.mu.Lock()
@@ -151,19 +124,14 @@ func (h *Handoff) poke() {
 }
 
 // WaitIdle waits until the Manager has been handed every node and pod as the API server
-// holds them now, and is idle ([eviction.Manager.WaitIdle]: nothing due left undone, nothing
-// running), with no change on the server meanwhile; or until ctx is done, and then
-// returns its error. So every write made before the call, and every update the informers
-// hold, has reached the Manager, and what the Manager did about it (a pod deleted) is on
-// the server. Evictions due later on the Manager's clock are left pending: step a fake
-// clock, then wait again.
+// holds them now, and is idle ([eviction.Manager.WaitIdle]), with no change on the server
+// meanwhile; or until ctx is done, and then returns its error. Evictions due later on the
+// Manager's clock are left pending: step a fake clock, then wait again.
 //
-// It lists every node and pod through the client at each round (a round ends when the
-// informers deliver an update), and compares them to what it handed on, but for what
-// NewFactory's informers drop ([Trim]) and type meta. It waits forever on a
-// cluster that never stops changing; give it a ctx with a deadline. It returns an error if
-// a listing fails, and at once if the Handoff was made on a fake clientset whose informers
-// had already opened their watches (NewHandoff).
+// It lists every node and pod whenever the informers deliver an update, and compares them,
+// but for what [Trim] drops, to what it handed on; it waits forever on a cluster that
+// never stops changing. It returns an error if a listing fails, and at once if the
+// Handoff was made too late on a fake clientset.
 func (h *Handoff) WaitIdle(ctx context.Context) error {
 	if len(h.late) > 0 {
 		return fmt.Errorf("clientgo: WaitIdle: the Handoff was created after the informers opened their watch of %s on the fake clientset, so it cannot wait for that watch: create the Handoff (or the Controller) before the informers start", strings.Join(h.late, " and "))
@@ -198,22 +166,21 @@ func (h *Handoff) WaitIdle(ctx context.Context) error {
 	return err
 }
 
-// open reports whether the fake clientset's watches are open (always, on a real client).
+// open reports whether the fake clientset's watches are open.
 func (h *Handoff) open() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.unopened) == 0
 }
 
-// handed reports whether the Manager has been handed s: each node and pod as it is there,
-// and no other.
+// handed reports whether the Manager has been handed s, and nothing else.
 func (h *Handoff) handed(s state) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return state{h.nodes, h.pods}.equal(s)
 }
 
-// state is the nodes and pods of a cluster, or those a Handoff handed on.
+// state is the nodes and pods listed, or handed on.
 type state struct {
 	nodes map[string]*v1.Node
 	pods  map[types.NamespacedName]*v1.Pod
@@ -240,43 +207,27 @@ func listState(ctx context.Context, client kubernetes.Interface) (state, error) 
 }
 
 func (s state) equal(o state) bool {
-	return sameObjects(s.nodes, o.nodes, func(a, b *v1.Node) bool {
-		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
-	}) && sameObjects(s.pods, o.pods, func(a, b *v1.Pod) bool {
-		return apiequality.Semantic.DeepEqual(bare(a), bare(b))
-	})
+	return sameObjects(s.nodes, o.nodes) && sameObjects(s.pods, o.pods)
 }
 
-// bare returns a copy of a node or a pod without what the comparison ignores: what
-// NewFactory's informers drop ([Trim]: an object trimmed already stays as it is) and the
-// type meta (a listed item has none).
-func bare(obj any) any {
+// bare returns a copy of a node or a pod without what [Trim] drops and the type meta (a
+// listed item has none).
+func bare(obj runtime.Object) runtime.Object {
 	trimmed, _ := Trim(obj) // it fails for no node or pod
-	switch o := trimmed.(type) {
-	case *v1.Node:
-		c := *o
-		c.TypeMeta = metav1.TypeMeta{}
-		return c
-	case *v1.Pod:
-		c := *o
-		c.TypeMeta = metav1.TypeMeta{}
-		return c
-	}
-	return trimmed
+	o := trimmed.(runtime.Object).DeepCopyObject()
+	o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return o
 }
 
-func sameObjects[K comparable, T any](a, b map[K]*T, same func(a, b *T) bool) bool {
+func sameObjects[K comparable, T runtime.Object](a, b map[K]T) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, x := range a {
 		y, ok := b[k]
-		if !ok || !same(x, y) {
+		if !ok || !apiequality.Semantic.DeepEqual(bare(x), bare(y)) {
 			return false
 		}
 	}
 	return true
 }
-
-// errNoHandoff is Controller.WaitIdle's error without Options.WaitIdle.
-var errNoHandoff = errors.New("clientgo: Controller.WaitIdle needs Options.WaitIdle")

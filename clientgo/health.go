@@ -5,14 +5,9 @@ import (
 	"net/http"
 )
 
-// Handler returns the HTTP handler of a controller's probes and metrics:
-//
-//   - /healthz: 200 "ok" unless [Controller.Healthy] fails (500, with the error);
-//   - /readyz: 200 "ok" once [Controller.Ready], else 503 with the reason;
-//   - /metrics: metrics, when it is not nil (package clientgo/metrics' Handler of the
-//     registry its Meter registers on).
-//
-// The handler is safe for concurrent use and never blocks on the API server.
+// Handler returns the HTTP handler of a controller's probes: /healthz, 200 "ok" unless
+// [Controller.Healthy] fails (500); /readyz, 200 "ok" once [Controller.Ready], else 503;
+// /metrics, metrics when it is not nil. It never blocks on the API server.
 func (c *Controller) Handler(metrics http.Handler) http.Handler {
 	return ProbeHandler(c.Healthy, c.Ready, metrics)
 }

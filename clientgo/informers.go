@@ -13,21 +13,16 @@ import (
 )
 
 // NewFactory returns a SharedInformerFactory suited to a taint eviction controller: no
-// periodic resync (the Manager keeps its own schedule), and cached objects trimmed to what
-// the controllers of this module read ([Trim]): most of a pod is its containers, volumes
-// and their statuses, which no taint eviction reads. Any factory works with [NewInformers];
-// this one only saves memory and work. A program that reads what Trim drops from the same
-// informers makes its own factory.
+// periodic resync, and cached objects trimmed ([Trim]). Any factory works with
+// [NewInformers]; this one saves memory and work.
 func NewFactory(client kubernetes.Interface) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(Trim))
 }
 
 // Trim is the transform of [NewFactory]: it drops managedFields from every object; of a
 // pod, its containers (init and ephemeral too), volumes, affinity, topology spread
-// constraints and container statuses; of a node, its images. It keeps what the node and
-// device sides read: metadata, the node, the tolerations, priority, grace period, resource
-// claims, phase, conditions and claim statuses. It changes a copy, never the object it is
-// given, which a watch may share with others; objects with nothing to drop pass as they are.
+// constraints and container statuses; of a node, its images. It changes a copy, never the
+// object it is given; objects with nothing to drop pass as they are.
 func Trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *v1.Pod:
@@ -36,7 +31,7 @@ func Trim(obj any) (any, error) {
 			len(o.Status.EphemeralContainerStatuses)+len(o.Spec.TopologySpreadConstraints) == 0 && o.Spec.Affinity == nil {
 			return obj, nil
 		}
-		p := *o // shallow: the fields dropped are set to nil, none of the rest is changed
+		p := *o // shallow: only the fields dropped are set
 		p.ManagedFields = nil
 		p.Spec.Containers, p.Spec.InitContainers, p.Spec.EphemeralContainers, p.Spec.Volumes = nil, nil, nil, nil
 		p.Spec.Affinity, p.Spec.TopologySpreadConstraints = nil, nil
@@ -54,7 +49,7 @@ func Trim(obj any) (any, error) {
 }
 
 // dropManagedFields clears managedFields on a copy: a watch may hand the informer an object
-// that someone else still holds (the fake clientset does), and changing it is a data race.
+// that someone else still holds (the fake clientset does).
 func dropManagedFields(obj any) (any, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil || len(m.GetManagedFields()) == 0 {
@@ -68,12 +63,10 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// NodeNameIndex is the name of the pod informer's index on spec.nodeName, which the Manager
-// reads for the pods of a node each time its NoExecute taints change.
+// NodeNameIndex is the name of the pod informer's index on spec.nodeName.
 const NodeNameIndex = "spec.nodeName"
 
-// podsByNodeName is the index function of [NodeNameIndex]; pods not bound to a node are
-// not indexed.
+// podsByNodeName is the index function of [NodeNameIndex]; unbound pods are not indexed.
 func podsByNodeName(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
@@ -85,10 +78,8 @@ func podsByNodeName(obj any) ([]string, error) {
 	return []string{pod.Spec.NodeName}, nil
 }
 
-// Informers are the two shared informers the controller reads: pods, with the spec.nodeName
-// index, and nodes. They come from a SharedInformerFactory, so that a program that already
-// has one shares its watches and caches. The zero Informers holds none: create one with
-// [NewInformers].
+// Informers are the pod (with the spec.nodeName index) and node informers of a
+// SharedInformerFactory. The zero Informers holds none: create one with [NewInformers].
 type Informers struct {
 	Pods  cache.SharedIndexInformer
 	Nodes cache.SharedIndexInformer
@@ -96,42 +87,35 @@ type Informers struct {
 
 // NewInformers registers the pod and node informers in factory, if they are not already,
 // and adds the spec.nodeName index to the pod informer if it has none. Call it before
-// factory.Start, or call Start again after it. The index may be added to a pod informer
-// that runs already, but not to one that has stopped: NewInformers then fails. Calling it
-// twice on one factory returns the same informers and adds the index once.
+// factory.Start, or call Start again after it. It fails for a pod informer that has
+// stopped. Calling it twice on one factory returns the same informers.
 func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 	inf := Informers{
 		Pods:  factory.Core().V1().Pods().Informer(),
 		Nodes: factory.Core().V1().Nodes().Informer(),
 	}
-	if _, ok := inf.Pods.GetIndexer().GetIndexers()[NodeNameIndex]; ok {
-		return inf, nil
-	}
-	if err := inf.Pods.AddIndexers(cache.Indexers{NodeNameIndex: podsByNodeName}); err != nil {
-		return Informers{}, fmt.Errorf("clientgo: adding the %s index to the pod informer: %w", NodeNameIndex, err)
+	if _, ok := inf.Pods.GetIndexer().GetIndexers()[NodeNameIndex]; !ok {
+		if err := inf.Pods.AddIndexers(cache.Indexers{NodeNameIndex: podsByNodeName}); err != nil {
+			return Informers{}, fmt.Errorf("clientgo: adding the %s index to the pod informer: %w", NodeNameIndex, err)
+		}
 	}
 	return inf, nil
 }
 
-// Updater is what the event handlers feed: [github.com/taintevict/taintevict/eviction.Manager]
-// implements it. It is an interface here only so that the handlers can be tested alone.
+// Updater is what the event handlers feed: [eviction.Manager] implements it.
 type Updater interface {
 	NodeUpdated(old, new *v1.Node)
 	PodUpdated(old, new *v1.Pod)
 }
 
-// AddHandlers connects the informers to m through [HandlerFuncs]. The informers call their
-// handlers after they have updated their caches, so that when the Manager reads the Cache
-// while processing an update, it sees that update or a newer one: the order the Manager
-// relies on. It may be called before or after the informers start: an informer that runs
-// already replays its cache to a new handler as adds. The handlers pass every update: the
-// Manager itself ignores those that cannot change an eviction (a pod's status, say), more
-// cheaply than a filter here could.
+// AddHandlers connects the informers to m through [HandlerFuncs], which an informer calls
+// once its cache has the update, so that the Manager reading the Cache sees that update or
+// a newer one. It may be called before or after the informers start. The handlers pass
+// every update: the Manager ignores the irrelevant ones more cheaply than a filter here.
 //
 // It returns what is done once each handler has been handed its informer's initial
-// listing. Wait for them (cache.WaitFor) before telling the Manager that it knows every
-// node (Manager.Synced): an informer's own HasSynced comes before its handlers have seen
-// the list, and a brake told too early would count too few nodes.
+// listing: wait for them (cache.WaitFor), not the informers' HasSynced, before calling
+// Manager.Synced.
 func (inf Informers) AddHandlers(m Updater, logger klog.Logger) ([]cache.DoneChecker, error) {
 	opts := cache.HandlerOptions{Logger: &logger}
 	nodes, err := inf.Nodes.AddEventHandlerWithOptions(HandlerFuncs(logger, m.NodeUpdated), opts)
@@ -143,15 +127,4 @@ func (inf Informers) AddHandlers(m Updater, logger klog.Logger) ([]cache.DoneChe
 		return nil, fmt.Errorf("clientgo: adding the pod event handler: %w", err)
 	}
 	return []cache.DoneChecker{nodes.HasSyncedChecker(), pods.HasSyncedChecker()}, nil
-}
-
-// unwrapDeleted returns the object of a delete event: for a delete that only a relist
-// noticed, the last state the informer knew (a cache.DeletedFinalStateUnknown's), which is
-// as good as any to cancel an eviction.
-func unwrapDeleted[T any](obj any) (T, bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	t, ok := obj.(T)
-	return t, ok
 }

@@ -7,48 +7,41 @@ import (
 )
 
 // Meter keeps the metrics of controllers ([Options.Metrics], and package clientgo/device's).
-// Package github.com/taintevict/taintevict/clientgo/metrics implements it on a Prometheus
-// registry; it is an interface here so that a program that keeps no metrics does not link
-// Prometheus (whose init registers collectors of its own).
+// Package clientgo/metrics implements it on a Prometheus registry; it is an interface here
+// so that a program that keeps no metrics does not link Prometheus.
 type Meter interface {
 	// Instrument returns the Observer that keeps the metrics of the controller c
 	// describes, once per controller; if it also implements [DeleteObserver], the
-	// controller's Deleter tells it how each pod went. It fails when the metrics cannot be
-	// kept (a second controller of the same name on one registry, say).
+	// controller's Deleter tells it how each pod went. It fails when they cannot be kept.
 	Instrument(c Instrumented) (eviction.Observer, error)
 }
 
 // Instrumented describes a controller to its [Meter].
 type Instrumented struct {
-	// Controller names the controller among those of one process ("node", "device"): a
-	// Meter labels its metrics with it, so that several controllers share a registry.
+	// Controller names the controller in its process ("node", "device"), for the labels.
 	Controller string
-	// Kube names the metrics of kube's own controller that this controller replaces, for
-	// the Meter to keep under kube's names too; the zero KubeMetrics names none.
+	// Kube names the metrics of kube's controller that this one replaces, to keep too.
 	Kube KubeMetrics
 	// Clock is the controller's clock ([Options.Manager].Clock). nil means the real clock.
 	Clock clock.PassiveClock
-	// Stats, if not nil, reads the controller's evictions by where they stand: the
-	// Manager's (or the engine's) Stats, counters that cost a scrape the same at any scale.
+	// Stats, if not nil, reads the controller's evictions by where they stand.
 	Stats func() eviction.Stats
 	// ActWorkers, if not nil, says how many Deleter calls may run at once now.
 	ActWorkers func() int
 }
 
 // KubeMetrics names the two metrics of one of kube's controllers that delete pods for
-// taints: Subsystem + "_pod_deletions_total", the pods deleted, and Subsystem +
-// "_pod_deletion_duration_seconds", from each pod's deadline to its deletion. The help
-// texts are the whole text of the HELP lines kube-controller-manager serves, with the
-// stability level in front that kube's metrics framework adds ("[ALPHA] Total number..."),
-// so that a scrape reads as kube's. The zero KubeMetrics names none.
+// taints: Subsystem + "_pod_deletions_total" and Subsystem +
+// "_pod_deletion_duration_seconds", with the whole HELP lines kube-controller-manager
+// serves. The zero KubeMetrics names none.
 type KubeMetrics struct {
 	Subsystem     string
 	DeletionsHelp string
 	DurationHelp  string
 }
 
-// NodeKubeMetrics are the metrics of kube's taint eviction controller
-// (pkg/controller/tainteviction/metrics): those a [Controller] keeps under kube's names.
+// NodeKubeMetrics are the metrics of kube's taint eviction controller, which a
+// [Controller] keeps.
 var NodeKubeMetrics = KubeMetrics{
 	Subsystem:     "taint_eviction_controller",
 	DeletionsHelp: "[ALPHA] Total number of Pods deleted by TaintEvictionController since its start.",

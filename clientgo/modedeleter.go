@@ -9,18 +9,15 @@ import (
 )
 
 // NewDeleter returns the Deleter that removes pods the Mode's way, through client: a
-// [PodDeleter] for ModeDelete (with opts' Pods, Observer, Clock, Reason and Message), an
-// [EvictionDeleter] for ModeEvict, and nil for ModeDryRun, which removes nothing. It is
-// for a controller of another kind that offers the Modes (package
-// github.com/taintevict/taintevict/controllerruntime). It fails for another Mode ("" too)
-// and when an option is out of range.
+// [PodDeleter] for ModeDelete (without PDBTimeout), an [EvictionDeleter] for ModeEvict,
+// and nil for ModeDryRun. It fails for another Mode ("" too) and when an option is out of
+// range.
 func (m Mode) NewDeleter(client kubernetes.Interface, opts EvictionDeleterOptions) (eviction.Deleter, error) {
 	switch m {
 	case ModeDryRun:
 		return nil, nil
 	case ModeDelete:
-		return NewPodDeleter(client, PodDeleterOptions{Pods: opts.Pods, Observer: opts.Observer,
-			Clock: opts.Clock, Reason: opts.Reason, Message: opts.Message}), nil
+		return NewPodDeleter(client, opts.podOptions()), nil
 	case ModeEvict:
 		d, err := NewEvictionDeleter(client, opts)
 		if err != nil {

@@ -15,35 +15,23 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultProbeInterval is how often [Reachability.Run] asks the API server whether it is
-// back, while it is unreachable, when ReachabilityOptions.ProbeInterval is zero.
+// DefaultProbeInterval is the ProbeInterval that zero means.
 const DefaultProbeInterval = time.Second
 
-// ReachabilityOptions configures a [Reachability]. The zero value gives
-// [DefaultProbeInterval]. It has no clock: [Reachability.Run] takes the controller's.
+// ReachabilityOptions configures a [Reachability]. The zero value is ready to use.
 type ReachabilityOptions struct {
-	// ProbeInterval is how long Run waits, while the server is unreachable, before each
-	// probe. 0 means DefaultProbeInterval; negative is an error.
+	// ProbeInterval is how long Run waits before each probe; negative is an error.
 	ProbeInterval time.Duration
 }
 
 // Reachability tells whether the API server answers, from the outcomes of the requests a
-// client makes anyway: it adds no request while the server answers. Put its transport
-// wrapper into the client's [k8s.io/client-go/rest.Config] ([Reachability.Wrap]); then
-//
-//   - a request that fails without an answer (a refused, reset or broken connection, a
-//     TLS failure), and a watch whose stream breaks (not one its caller closed), make the
-//     server unreachable;
-//   - any answer with a status below 500 makes it reachable again. A 5xx answer changes
-//     nothing: an overloaded or starting server, or a proxy before one that is down,
-//     answers 5xx, and neither proves the server back nor gone;
-//   - a request that ends because its caller gave up (its context ended) changes nothing.
-//
-// [Reachability.Err] says so for a readiness probe; [Reachability.Run], while the server is
-// unreachable, probes it every ProbeInterval (the one load it adds) and tells the caller
-// each time it comes back, so that the evictions that failed while it was away are retried
-// at once ([eviction.Manager.RetryUnreachable]). One Reachability serves every controller
-// of a client.
+// client makes anyway ([Reachability.Wrap] goes into its [k8s.io/client-go/rest.Config]):
+// a request that fails without an answer (a refused, reset or broken connection, a TLS
+// failure), and a watch whose stream breaks, make the server unreachable; an answer with
+// a status below 500 makes it reachable again; a 5xx, and a request whose caller gave up,
+// change nothing. [Reachability.Err] says so for a readiness probe; [Reachability.Run],
+// while the server is unreachable, probes it and tells the caller each time it comes
+// back. One Reachability serves every controller of a client.
 //
 // Its methods are safe for concurrent use. The zero Reachability is not usable: create one
 // with [NewReachability].
@@ -53,16 +41,16 @@ type Reachability struct {
 	down atomic.Bool // read on every request; written under mu
 
 	mu      sync.Mutex
-	since   time.Time          // when the server became unreachable, on clock; zero until a Run saw it
+	since   time.Time          // when the server became unreachable; zero until a Run saw it
 	clock   clock.PassiveClock // the first Run's
 	last    error              // the failure that made or kept the server unreachable
 	returns uint64             // the comebacks
-	changed chan struct{}      // closed, and replaced, at every change of down, to wake every Run
+	changed chan struct{}      // closed, and replaced, to wake every Run
 	probing bool               // a Run probes
 }
 
 // NewReachability returns a Reachability that counts the server reachable until a request
-// fails. It fails when an option is out of range.
+// fails. It fails for a negative ProbeInterval.
 func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 	if opts.ProbeInterval < 0 {
 		return nil, fmt.Errorf("clientgo: ReachabilityOptions.ProbeInterval must not be negative, got %v", opts.ProbeInterval)
@@ -74,12 +62,8 @@ func NewReachability(opts ReachabilityOptions) (*Reachability, error) {
 }
 
 // Err returns nil while the API server is reachable, and otherwise an error that says why
-// and, once a Run has seen it (at once, with a Run running), since when it has not
-// answered, on that Run's clock. It does not block.
+// and, once a Run has seen it, since when it has not answered. It does not block.
 func (r *Reachability) Err() error {
-	if !r.down.Load() {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -92,9 +76,8 @@ func (r *Reachability) Err() error {
 		r.clock.Since(r.since).Round(time.Second), r.since.Format(time.RFC3339), r.last)
 }
 
-// Wrap returns rt with every request's outcome recorded. It is a transport wrapper for a
-// client's [k8s.io/client-go/rest.Config]: give it to the Config's Wrap method. The
-// returned RoundTripper is safe for concurrent use when rt is.
+// Wrap returns rt with every request's outcome recorded, for the Wrap method of a client's
+// [k8s.io/client-go/rest.Config]. It is safe for concurrent use when rt is.
 func (r *Reachability) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return &reachTransport{r: r, rt: rt}
 }
@@ -125,8 +108,7 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *reachTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // watchBody is a watch's stream: one that breaks, other than by its end or its caller's
-// leaving (cancelling the request, or closing the body: client-go's StreamWatcher.Stop,
-// while its receive loop still reads), counts as a failure.
+// leaving, counts as a failure.
 type watchBody struct {
 	io.ReadCloser
 	r      *Reachability
@@ -142,8 +124,7 @@ func (b *watchBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close marks the stream closed by its caller first, so that the read it interrupts is not
-// counted.
+// Close marks the stream closed first, so that the read it interrupts is not counted.
 func (b *watchBody) Close() error {
 	b.closed.Store(true)
 	return b.ReadCloser.Close()
@@ -185,19 +166,13 @@ func (r *Reachability) poke() {
 }
 
 // Run watches the server's reachability until ctx is done, then returns ctx's error. clk
-// is the clock of the controller that runs it (nil: the real clock): it times the probes,
-// and tells since when the server has not answered (the first Run's). While the server is
-// unreachable Run calls probe every ProbeInterval (after the last probe ended), each call
-// bounded by that interval or 5 s, whichever is longer; a probe that returns nil makes the
-// server reachable. probe nil probes nothing: the server is then seen back only when
-// another request, or another Run's probe, gets an answer. Each time the server comes back
-// (and at its start, if it came back before), Run calls returned in its own goroutine;
-// returned must not block for long. Either may be nil.
-//
-// Run may be called any number of times, also at once: one for each controller that the
-// Reachability serves, each with what it retries. Each is told every comeback while it
-// runs; one at a time probes, and when it returns while the server is unreachable, another
-// that has a probe takes over.
+// (nil: the real clock) times the probes and, the first Run's, tells since when the server
+// has not answered. While the server is unreachable Run calls probe (if not nil) every
+// ProbeInterval after the last probe ended, bounded by that interval or 5 s, whichever is
+// longer; one that returns nil makes the server reachable. Each time the server comes back
+// (and at its start, if it came back before), Run calls returned, if not nil, in its own
+// goroutine; it must not block for long. Run may be called several times at once, one per
+// controller: each is told every comeback while it runs, and one at a time probes.
 func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(context.Context) error, returned func()) error {
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -243,9 +218,8 @@ func (r *Reachability) Run(ctx context.Context, clk clock.Clock, probe func(cont
 	}
 }
 
-// look is a Run's view of the state: it takes the probing over (a Run with a probe, while
-// the server is unreachable and no other Run probes) or gives it up (the server answers),
-// and returns the comebacks so far and the channel that the next change closes.
+// look takes the probing over or gives it up, and returns the comebacks so far and the
+// channel that the next change closes.
 func (r *Reachability) look(clk clock.PassiveClock, canProbe bool, probing *bool) (returns uint64, wake <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -274,7 +248,7 @@ func (r *Reachability) stopProbing() {
 }
 
 // probe calls probe with a context that the clock cancels after the interval or 5 s,
-// whichever is longer, and waits for the timer's goroutine before it returns.
+// whichever is longer.
 func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(context.Context) error) error {
 	pctx, cancel := context.WithCancel(ctx)
 	timer := clk.NewTimer(max(r.interval, 5*time.Second))
@@ -294,17 +268,14 @@ func (r *Reachability) probe(ctx context.Context, clk clock.Clock, probe func(co
 }
 
 // IsUnreachable reports whether err, from a client-go request, says that the API server
-// gave no answer: a refused, reset or broken connection or a TLS failure (client-go returns
-// those as a *url.Error), and not the caller's own context ending, nor an answer of any
-// status. It is the Manager's Options.Unreachable that a [Controller] with
-// [Options.Reachability] uses.
+// gave no answer (a *url.Error): not the caller's own context ending, nor an answer.
 func IsUnreachable(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// ReadyzProbe returns the request that asks client's API server whether it is back, for
-// [Reachability.Run]: GET /readyz, which any authenticated user may make; nil for a client
+// ReadyzProbe returns the probe for [Reachability.Run] that asks client's API server
+// whether it is back: GET /readyz, which any authenticated user may make; nil for a client
 // with no REST client (a fake clientset's).
 func ReadyzProbe(client kubernetes.Interface) func(context.Context) error {
 	rc := client.Discovery().RESTClient()
@@ -314,7 +285,7 @@ func ReadyzProbe(client kubernetes.Interface) func(context.Context) error {
 	return func(ctx context.Context) error { return rc.Get().AbsPath("/readyz").Do(ctx).Error() }
 }
 
-// isWatch reports whether req asks for a watch: ?watch=true (or 1), as client-go sends it.
+// isWatch reports whether req asks for a watch, as client-go does.
 func isWatch(req *http.Request) bool {
 	w := req.URL.Query().Get("watch")
 	return w == "true" || w == "1"

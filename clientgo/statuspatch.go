@@ -11,8 +11,7 @@ import (
 )
 
 // disruptionCondition is the DisruptionTarget condition [PodDeleter] sets: v1.PodCondition
-// without lastProbeTime, which would be sent as null, and a merge patch reads null as
-// "delete".
+// without lastProbeTime, which would be sent as null, "delete" to a merge patch.
 type disruptionCondition struct {
 	Type               v1.PodConditionType
 	Status             v1.ConditionStatus
@@ -23,17 +22,8 @@ type disruptionCondition struct {
 }
 
 // statusPatch returns the strategic merge patch of a pod's status that sets c, with uid in
-// metadata.uid, so that the API server rejects the patch for a pod of another UID (a
-// Conflict, or a 422 on a real server). The conditions list merges by type, so the other
-// conditions stay.
-//
-// The bytes are those encoding/json writes for
-//
-//	{"metadata":{"uid":UID},"status":{"conditions":[{"type":…,"status":…,
-//	 "observedGeneration":… (left out when 0),"lastTransitionTime":…,"reason":…,"message":…}]}}
-//
-// (the test holds them to it), written straight into one buffer: a generic encoding costs
-// a dozen allocations and most of the Deleter's time, once per evicted pod.
+// metadata.uid. The bytes are those encoding/json writes (the test holds them to it),
+// written straight into one buffer: a generic encoding costs a dozen allocations.
 func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
 	b := make([]byte, 0, patchFrame+len(uid)+len(c.Type)+len(c.Status)+len(c.Reason)+len(c.Message))
 	b = append(b, `{"metadata":{"uid":`...)
@@ -56,14 +46,12 @@ func (c *disruptionCondition) statusPatch(uid types.UID) []byte {
 }
 
 // patchFrame is the size of a status patch without its five strings' contents, for a
-// generation of up to six digits (a larger one, or escaped strings, make append grow the
-// buffer, correctly).
+// generation of up to six digits (append grows the buffer past it).
 const patchFrame = len(`{"metadata":{"uid":""},"status":{"conditions":[{"type":"","status":"",`) +
 	len(`"observedGeneration":123456,"lastTransitionTime":"2006-01-02T15:04:05Z",`) +
 	len(`"reason":"","message":""}]}}`)
 
-// appendJSONTime appends t as metav1.Time encodes itself: RFC 3339 in UTC, or null when
-// zero.
+// appendJSONTime appends t as metav1.Time encodes itself.
 func appendJSONTime(b []byte, t metav1.Time) []byte {
 	if t.IsZero() {
 		return append(b, "null"...)
@@ -73,10 +61,9 @@ func appendJSONTime(b []byte, t metav1.Time) []byte {
 	return append(b, '"')
 }
 
-// appendJSONString appends s as a JSON string, as encoding/json writes it. Printable ASCII
-// without quotes, backslashes and the characters encoding/json escapes for HTML (<, >, &) is
-// copied as it is: UIDs, reasons and messages are. Anything else is left to encoding/json,
-// so that its escaping (control characters, invalid UTF-8, U+2028 and U+2029) is kept.
+// appendJSONString appends s as a JSON string, as encoding/json writes it: printable ASCII
+// that needs no escape (UIDs, reasons and messages) is copied as it is, anything else is
+// left to encoding/json.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {

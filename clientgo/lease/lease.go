@@ -30,37 +30,24 @@ const (
 )
 
 // Options configures an [Elector]: the Lease, and client-go's leader election timings.
-// Zero durations take kube-controller-manager's defaults; they must then satisfy
+// Zero durations take kube-controller-manager's defaults; they must satisfy
 // LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, as client-go requires.
 type Options struct {
-	// Namespace of the Lease; required.
-	Namespace string
-	// Name of the Lease; "" means DefaultName.
-	Name string
-	// Identity of this replica; "" means the host name and a random UUID.
-	Identity string
-	// LeaseDuration is how long a standby waits from the leader's last renewal before it
-	// takes the Lease.
+	Namespace string // of the Lease; required
+	Name      string // of the Lease; "" means DefaultName
+	Identity  string // of this replica; "" means the host name and a random UUID
+	// LeaseDuration is how long a standby waits from the last renewal to take the Lease.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long the leader keeps trying to renew before it gives up.
 	RenewDeadline time.Duration
-	// RetryPeriod is the time between tries.
-	RetryPeriod time.Duration
+	RetryPeriod   time.Duration // the time between tries
 	// KeepLeaseOnStop keeps the Lease when Run's context ends, as a crash would; by default
-	// it is released once the work under it has stopped, so that a standby takes over at
-	// once.
+	// it is released once the work under it has stopped, for a standby to take over.
 	KeepLeaseOnStop bool
 }
 
-// Elector is the [clientgo.Elector] of a coordination.k8s.io Lease: it runs a function
-// only while this replica holds the Lease. Give it to the [clientgo.Options.Elector] of a
-// [clientgo.Controller], or of a device Controller
-// ([github.com/taintevict/taintevict/clientgo/device.Options]); to run several controllers
-// under one Lease, give one Controller the others' work in its [clientgo.Options.Alongside]
-// instead.
-//
-// Its methods are safe for concurrent use. The zero Elector is not usable: create one with
-// [New].
+// Elector is the [clientgo.Elector] of a coordination.k8s.io Lease. Its methods are safe
+// for concurrent use. The zero Elector is not usable: create one with [New].
 type Elector struct {
 	watchdog *leaderelection.HealthzAdaptor
 	config   leaderelection.LeaderElectionConfig
@@ -80,8 +67,7 @@ type Elector struct {
 
 var _ clientgo.Elector = (*Elector)(nil)
 
-// New returns the Elector of the Lease opts describes, through client. It fails when
-// opts.Namespace is empty.
+// New returns the Elector of the Lease opts describes. It fails without opts.Namespace.
 func New(client kubernetes.Interface, opts Options) (*Elector, error) {
 	if opts.Namespace == "" {
 		return nil, errors.New("lease: Options.Namespace is required")
@@ -116,15 +102,9 @@ func defaults(opts Options) Options {
 	return opts
 }
 
-// Run campaigns for the Lease until ctx is done or the Lease is lost, and runs lead while
-// it holds it, with a context that ends at once when the Lease is lost. The Lease is
-// released (unless Options.KeepLeaseOnStop) only after lead has returned, so that a standby
-// takes over from a replica whose lead failed. lead is to return when its context ends; if
-// it returns an error before that, it failed: Run stops campaigning, releases the Lease and
-// returns that error (and Ready and Healthy report it). Otherwise Run returns nil when ctx
-// ended it, [clientgo.ErrLeaseLost] when the Lease was lost (the process should exit, to
-// restart as a standby), or an error of client-go's leader election. Run is called once: a
-// second call returns an error.
+// Run is [clientgo.Elector.Run] on the Lease, which is released (unless
+// Options.KeepLeaseOnStop) only after lead has returned. A lead that failed is also
+// reported by Ready and Healthy. A second call returns an error.
 func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("lease: Elector.Run called more than once")
@@ -142,8 +122,7 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) err
 	}
 	e.watchdog.SetLeaderElection(le)
 
-	// The elector's context is not ctx: it must outlive lead, so that the Lease is released
-	// only once lead has stopped.
+	// The elector's context outlives ctx, so that the Lease is released once lead stopped.
 	ectx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElector()
 	done := make(chan struct{})
@@ -166,6 +145,11 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) err
 	stopElector()
 	<-done
 	e.electing.Store(false)
+	return e.ended()
+}
+
+// ended returns lead's failure, or ErrLeaseLost once the Lease was lost, or nil.
+func (e *Elector) ended() error {
 	if err := e.failure.Load(); err != nil {
 		return *err
 	}
@@ -201,30 +185,20 @@ func (e *Elector) lead(ctx, lctx context.Context, f func(context.Context) error)
 	}
 }
 
-// Ready returns nil while Run campaigns or leads, and an error before, after, once the
-// Lease is lost ([clientgo.ErrLeaseLost]), and once lead failed (its error). It does not
-// block.
+// Ready returns nil while Run campaigns or leads: an error before, after, once the Lease
+// is lost ([clientgo.ErrLeaseLost]), and once lead failed. It does not block.
 func (e *Elector) Ready() error {
-	if err := e.failure.Load(); err != nil {
-		return *err
+	if err := e.ended(); err != nil || e.electing.Load() {
+		return err
 	}
-	switch {
-	case e.lost.Load():
-		return clientgo.ErrLeaseLost
-	case !e.electing.Load():
-		return errors.New("lease: leader election not running")
-	}
-	return nil
+	return errors.New("lease: leader election not running")
 }
 
 // Healthy returns nil unless the Lease was lost, lead failed, or this replica leads and has
 // not renewed its Lease for longer than the Lease's duration plus 20 s. It does not block.
 func (e *Elector) Healthy() error {
-	if err := e.failure.Load(); err != nil {
-		return *err
-	}
-	if e.lost.Load() {
-		return clientgo.ErrLeaseLost
+	if err := e.ended(); err != nil {
+		return err
 	}
 	return e.watchdog.Check(nil)
 }

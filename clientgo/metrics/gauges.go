@@ -6,12 +6,11 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// delayReasons are the reasons of taintevict_delayed_evictions, always exported, 0 or not,
-// so that an alert on Paused has a series to read.
+// delayReasons are the reasons of taintevict_delayed_evictions always exported, 0 or not.
 var delayReasons = []eviction.Reason{eviction.ReasonRateLimited, eviction.ReasonPaused}
 
 // gauges exports taintevict_pending_evictions and taintevict_delayed_evictions of one
-// controller from one call of stats per scrape: counters, not a walk over the evictions.
+// controller from one call of stats per scrape.
 type gauges struct {
 	stats            func() eviction.Stats
 	pending, delayed *prometheus.Desc

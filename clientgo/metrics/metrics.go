@@ -28,48 +28,30 @@ const (
 	OutcomeCancelled = "cancelled" // reason: the eviction.Reason
 )
 
-// kubeBuckets are kube's buckets for pod_deletion_duration_seconds, in seconds, the same on
-// both of kube's controllers: 5 ms to 4 min.
+// kubeBuckets are kube's buckets for pod_deletion_duration_seconds, on both its controllers.
 var kubeBuckets = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240}
 
 // Metrics is the [eviction.Observer] (and [clientgo.DeleteObserver]) that keeps one
 // controller's Prometheus metrics:
 //
-//   - kube's two metrics under kube's names, when [clientgo.Instrumented].Kube names them:
-//     <subsystem>_pod_deletions_total and <subsystem>_pod_deletion_duration_seconds, with
-//     kube's HELP lines ([ALPHA] in front, as kube serves them) and buckets, no label:
-//     pods deleted, and the time from each pod's deadline to the end of its deletion, in
-//     seconds (kube's node side multiplies a duration by a second there,
-//     kubernetes#141311; its device side does not). The node side's subsystem is taint_eviction_controller ([clientgo.NodeKubeMetrics]), the
-//     device side's device_taint_eviction_controller;
+//   - kube's two metrics, when [clientgo.Instrumented].Kube names them, with kube's HELP
+//     lines and buckets, no label (the duration in seconds: kube's node side multiplies
+//     it by a second, kubernetes#141311; its device side does not);
 //   - taintevict_evictions_total{controller, outcome, reason}: see the Outcome constants;
-//   - taintevict_evictions_delayed_total{controller, reason}: evictions that were due and
-//     had to wait for a rate limit (RateLimited) or the brake or a budget (Paused), counted
-//     once per change of reason ([eviction.Observer].Delayed): how often the budgets acted;
-//   - taintevict_pending_evictions{controller} and
-//     taintevict_delayed_evictions{controller, reason}: gauges of the evictions pending
-//     now, and of those among them that are due and wait now for a rate limit or a budget
-//     (alert on reason="Paused" above 0), when [clientgo.Instrumented].Stats is set; read
-//     from the controller's counters at each scrape, so they are exact;
+//   - taintevict_evictions_delayed_total{controller, reason}: evictions due that waited for
+//     a rate limit (RateLimited) or a budget (Paused), once per change of reason;
+//   - with [clientgo.Instrumented].Stats, the gauges taintevict_pending_evictions{controller}
+//     and taintevict_delayed_evictions{controller, reason} (alert on reason="Paused" > 0);
 //   - taintevict_eviction_lateness_seconds{controller}: when the first Deleter call
-//     started, less the deadline (a wait for a budget counts in it);
+//     started, less the deadline;
 //   - taintevict_delete_workers{controller}: how many Deleter calls may run at once now,
 //     when [clientgo.Instrumented].ActWorkers is set.
 //
-// The controller label is [clientgo.Instrumented].Controller ("node", "device"), so that
-// the Metrics of several controllers share one registry: kube's names differ between
-// them, and ours carry the label.
-//
-// Give it to the Deleters as their Observer too, so that it can tell evictions from pods
-// found gone, and by which method (a clientgo Controller does). It registers on the
-// Registerer given to [New], never the global one. Its methods are safe for concurrent
-// use and do not block.
-//
-// It keeps nothing per scheduled pod: the deadline comes with the Manager's Started and
-// Succeeded. What a Deleter's Removed tells is kept from that call until the Succeeded of
-// the same attempt, which follows it (or until the pod's Failed, Cancelled or Skipped,
-// should a Deleter report Removed and then fail), so only for the Deleter calls running.
-// The zero Metrics is not usable.
+// The controller label, [clientgo.Instrumented].Controller, lets controllers share a
+// registry. Give it to the Deleters as their Observer too (a clientgo Controller does), so
+// that it can tell evictions from pods found gone, and by which method; it keeps what a
+// Removed tells until the outcome that follows. Its methods are safe for concurrent use
+// and do not block. The zero Metrics is not usable: create one with [New].
 type Metrics struct {
 	clock     clock.PassiveClock
 	deletions prometheus.Counter   // nil without kube's names
@@ -99,9 +81,9 @@ var (
 	_ clientgo.DeleteObserver = (*Metrics)(nil)
 )
 
-// New creates the metrics of the controller c describes and registers them on reg. It
-// fails, registering nothing more, when reg refuses one (a second Metrics of the same
-// controller on the same registry, say).
+// New creates the metrics of the controller c describes and registers them on reg (never
+// on the global one, unless that is reg). It fails, registering nothing more, when reg
+// refuses one (a second Metrics of the same controller on the same registry, say).
 func New(reg prometheus.Registerer, c clientgo.Instrumented) (*Metrics, error) {
 	m := &Metrics{clock: c.Clock, removed: map[podID]removal{}}
 	if m.clock == nil {
@@ -150,25 +132,20 @@ func New(reg prometheus.Registerer, c clientgo.Instrumented) (*Metrics, error) {
 }
 
 // Meter is the [clientgo.Meter] that registers the [Metrics] of each controller it
-// instruments on one Prometheus registry: give the same Meter to the node and the device
-// side, and one /metrics ([Handler]) serves both. The zero Meter is not usable: create one
-// with [NewMeter].
+// instruments on one registry. The zero Meter is not usable: create one with [NewMeter].
 type Meter struct{ reg prometheus.Registerer }
 
 var _ clientgo.Meter = (*Meter)(nil)
 
-// NewMeter returns the Meter that registers on reg (never the global registry, unless
-// that is what reg is).
+// NewMeter returns the Meter that registers on reg.
 func NewMeter(reg prometheus.Registerer) *Meter { return &Meter{reg: reg} }
 
-// Instrument returns the [Metrics] of the controller c describes, registered on the
-// Meter's registry; see [New].
+// Instrument returns New(reg, c) on the Meter's registry.
 func (m *Meter) Instrument(c clientgo.Instrumented) (eviction.Observer, error) {
 	return New(m.reg, c)
 }
 
-// Handler returns the handler of /metrics: the metrics of g in Prometheus's text format,
-// for [clientgo.Controller.Handler].
+// Handler returns the handler of /metrics, for [clientgo.Controller.Handler].
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
@@ -214,8 +191,7 @@ func (m *Metrics) Removed(pod eviction.PodRef, how clientgo.Method, gone bool) {
 	m.removed[key(pod)] = removal{how: how, gone: gone}
 }
 
-// Succeeded counts the outcome and, for a pod deleted, kube's two metrics: the duration is
-// now less due.
+// Succeeded counts the outcome and, for a pod deleted, kube's two metrics.
 func (m *Metrics) Succeeded(pod eviction.PodRef, a eviction.Attempt, dryRun bool) {
 	now := m.clock.Now()
 	r := m.take(pod)
@@ -248,7 +224,6 @@ func (m *Metrics) Failed(pod eviction.PodRef, _ eviction.Attempt, err error) {
 }
 
 // take returns what Removed told of the pod's current attempt, if anything, and forgets it.
-// The common case, nothing, takes the lock but allocates nothing.
 func (m *Metrics) take(pod eviction.PodRef) removal {
 	m.mu.Lock()
 	defer m.mu.Unlock()
