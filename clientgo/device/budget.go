@@ -17,21 +17,17 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// The scopes of the census, by name: these are the scopes of engine.Engine.Recounted.
+// The census's scopes, as engine.Engine.Recounted names them.
 func ruleScope(name string) string { return "DeviceTaintRule " + name }
 func poolScope(pool string) string { return "pool " + pool }
 
-// uncountedScope holds the evictions due by a taint that the stores have and the census
-// has not seen come yet: the handler that tells it has not run.
+// uncountedScope holds the evictions due by a taint that the census has not seen come yet.
 const uncountedScope = "census: counting"
 
-// census is the device side's engine.Census, for engine.Options.Confirm (kubernetes#141422:
-// one DeviceTaintRule with an empty selector evicted every pod that used a device). Its
-// scopes are the NoExecute DeviceTaintRules and the pools whose ResourceSlices put
+// census is the engine.Census of engine.Options.Confirm (see the package documentation).
+// Its scopes are the NoExecute DeviceTaintRules and the pools whose ResourceSlices put
 // NoExecute taints on their devices; a scope would evict what a rule's status counts as
-// pending (Source.count), of all the pods that use devices. A rule is confirmed by its
-// [eviction.ConfirmAnnotation] naming its taint's key (or "*"); a pool by that annotation
-// on one of its ResourceSlices of the newest generation.
+// pending (Source.count).
 //
 // Reach, which the engine calls under its locks, reads only what the census keeps: the
 // scopes, read by the handlers before the engine hears of a change, and their counts,
@@ -80,7 +76,7 @@ func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Du
 
 // Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
 // as last counted; one not counted is marked for run; a cause of no scope known yet gets
-// uncountedScope, not counted.
+// uncountedScope.
 func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,25 +120,8 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 	return func(id string) []v1.Taint { return taints[id] }
 }
 
-// poolConfirm returns the ConfirmAnnotations of the pool's ResourceSlices of the newest
-// generation, joined.
-func (s *Source) poolConfirm(pool string) string {
-	objs, _ := s.slices.ByIndex(PoolIndex, pool)
-	newest := newestGeneration(objs)
-	var values []string
-	for _, o := range objs {
-		if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest {
-			if v := sl.Annotations[eviction.ConfirmAnnotation]; v != "" {
-				values = append(values, v)
-			}
-		}
-	}
-	return strings.Join(values, ",")
-}
-
-// changed is the Source's news, before the engine hears it, that the taints (or the
-// confirmation) of scope changed in the stores: the census reads the scope again and, once
-// live, counts it afresh; then it tells flip if its verdict changed.
+// changed is the news, before the engine hears it, that the taints (or the confirmation)
+// of scope changed: the census reads the scope again and, once live, counts it afresh.
 func (b *census) changed(scope string) {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -153,12 +132,20 @@ func (b *census) changed(scope string) {
 	b.release(scope, flip)
 }
 
-// read takes what the stores say of scope's taints and confirmation into the census, and
-// reports whether its confirmation changed; under counting.
+// read takes scope's taints and confirmation (a pool's: those of its slices of the newest
+// generation, joined) from the stores, and reports whether its confirmation changed;
+// under counting.
 func (b *census) read(name string) (flip bool) {
 	sc := &scope{name: name}
 	if pool, ok := strings.CutPrefix(name, poolScope("")); ok {
-		sc.keys, sc.confirm = map[string][]string{}, b.src.poolConfirm(pool)
+		objs, _ := b.src.slices.ByIndex(PoolIndex, pool)
+		newest, confirms := newestGeneration(objs), []string{}
+		for _, o := range objs {
+			if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest && sl.Annotations[eviction.ConfirmAnnotation] != "" {
+				confirms = append(confirms, sl.Annotations[eviction.ConfirmAnnotation])
+			}
+		}
+		sc.keys, sc.confirm = map[string][]string{}, strings.Join(confirms, ",")
 		b.src.pool(pool, func(device string, taints []resourcev1.DeviceTaint) {
 			id := pool + "/" + device
 			for _, t := range taints {
@@ -176,7 +163,7 @@ func (b *census) read(name string) (flip bool) {
 	return b.keep(sc, sc.rule != nil) && sc.rule != nil
 }
 
-// keep puts sc in the place of the scope of its name, with that one's counts, or, not
+// keep puts sc, with the counts of the scope of its name, in that one's place, or, not
 // present, drops that one; it reports whether the confirmation changed.
 func (b *census) keep(sc *scope, present bool) bool {
 	b.mu.Lock()
@@ -202,9 +189,9 @@ func (b *census) keep(sc *scope, present bool) bool {
 	return old.confirm != sc.confirm
 }
 
-// count counts what scope would evict now, and keeps it; it reports whether its verdict
-// changed (or it was not counted before). It counts the pods that use devices first when
-// that count is older than the period. Under counting; not under mu.
+// count counts what scope would evict now, and reports whether its verdict changed (or it
+// was not counted before); the pods that use devices are counted again once a period.
+// Under counting; not under mu.
 func (b *census) count(name string) (flip bool) {
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -216,8 +203,8 @@ func (b *census) count(name string) (flip bool) {
 	b.mu.Unlock()
 	var pods int
 	var over bool
-	// A scope gone from the stores, and not yet from the census (its handler is on the
-	// way), holds nothing, so that Reach does not ask again and again.
+	// A scope gone from the stores, and not yet from the census, holds nothing, so that
+	// Reach does not ask again and again.
 	taints := b.src.scopeTaints(name)
 	if taints != nil {
 		if allAt.IsZero() || now.Sub(allAt) >= b.period {
@@ -238,7 +225,7 @@ func (b *census) count(name string) (flip bool) {
 }
 
 // release tells flip of scope when its verdict changed, and of uncountedScope when Reach
-// held evictions for want of a scope; under counting.
+// held evictions under it; under counting.
 func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
 	held := b.heldNew
@@ -268,8 +255,8 @@ func (b *census) why(scope, key string) (string, bool) {
 		sc.pods, b.all, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
 }
 
-// goLive reads every scope from the stores and counts it: the caches have synced, and the
-// handlers did not count before. Lead calls it before the engine runs.
+// goLive reads and counts every scope, once the caches have synced: the handlers did not
+// count before.
 func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -280,15 +267,13 @@ func (b *census) goLive() {
 		b.read(poolScope(pool))
 	}
 	for _, sc := range b.names(false) {
-		if b.count(sc) {
-			b.flip(sc)
-		}
+		b.release(sc, b.count(sc))
 	}
 	b.live = true
 }
 
-// run keeps the counts until ctx is done: it counts every scope again at each period, and
-// those Reach asked about when it asks, and tells flip of each whose verdict changed.
+// run counts every scope again at each period, and those Reach asked about when it asks,
+// until ctx is done.
 func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
 	defer next.Stop()
@@ -311,8 +296,7 @@ func (b *census) run(ctx context.Context) {
 	}
 }
 
-// names returns the names of the scopes the census keeps (asked: of those Reach asked to
-// count), sorted.
+// names returns the names of the scopes (asked: those Reach asked to count), sorted.
 func (b *census) names(asked bool) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -36,8 +36,7 @@ type Options struct {
 	// Engine is the engine's options, but: Tolerations.Rules is always DeviceRules; DryRun
 	// and Confirm.Census must not be set (Mode says the one, the controller counts for the
 	// other); Observer is told every decision after the Events and the metrics. Clock is
-	// the Controller's one clock, for all of its parts (nil: the real one); on a fake
-	// clock, a TimeAdded of the real clock counts as long past, and evicts at once.
+	// the Controller's one clock, for all of its parts (nil: the real one).
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period (see the Reason constants), and how often
 	// Engine.Confirm's census counts every scope again. 0 means [DefaultStatusPeriod].
@@ -50,7 +49,7 @@ type Options struct {
 	EventClient kubernetes.Interface
 	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
 	// only while this replica leads (package clientgo/lease). Leave it nil when Lead runs
-	// alongside a clientgo.Controller: that one's Elector decides.
+	// alongside a clientgo.Controller.
 	Elector clientgo.Elector
 	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
 	// names too ([KubeMetrics]); nil keeps none.
@@ -61,20 +60,16 @@ type Options struct {
 	// counts as not served.
 	PodGroups PodGroupMode
 	// Reachability, if not nil, is as clientgo.Options.Reachability (one may serve both
-	// sides): Ready fails while the API server does not answer, Lead probes it only then,
-	// and the deletes that failed for want of an answer are retried as soon as it answers.
-	// Unless Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	// sides); Engine.Unreachable, if not set, is then clientgo.IsUnreachable.
 	Reachability *clientgo.Reachability
 }
 
 // Controller is a drop-in for kube's device taint eviction controller: the pod,
 // ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
-// an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
-// [clientgo.EvictionDeleter] with kube's device condition, with kube's [Events]; each
-// DeviceTaintRule's status says what it evicts, as kube writes it.
-//
-// As a drop-in it replaces kube's: turn kube-controller-manager's own off
-// (--controllers=*,-device-taint-eviction-controller), or both controllers evict.
+// an [engine.Engine] through a [Source]; pods are removed with kube's device condition and
+// [Events]; each DeviceTaintRule's status says what it evicts, as kube writes it. Turn
+// kube-controller-manager's own off (--controllers=*,-device-taint-eviction-controller),
+// or both controllers evict.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
@@ -92,13 +87,14 @@ type Controller struct {
 	opts    Options               // with their defaults
 	clock   clock.Clock
 
+	handlers         []cache.DoneChecker // done once the handlers have had the initial listings
 	synced           chan struct{}
 	syncOnce         sync.Once
 	started, leading atomic.Bool
 }
 
 // NewController wires a Controller over factory, which must not have been started yet: it
-// registers the informers (see [NewInformers]) and their handlers. ctx gives only the
+// registers the informers ([NewInformers]) and their handlers. ctx gives only the
 // handlers' logger. It fails when an option is out of range.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	opts, err := withDefaults(opts)
@@ -134,14 +130,13 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	c.src.changed, c.src.touched = c.changed, c.status.touched
-	if _, err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
+	if c.handlers, err = c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// withDefaults returns opts with their defaults, or the error of an option out of range
-// (PDBTimeout's is clientgo's).
+// withDefaults returns opts with their defaults, or the error of an option out of range.
 func withDefaults(opts Options) (Options, error) {
 	opts.Mode = cmp.Or(opts.Mode, clientgo.ModeDelete)
 	switch {
@@ -206,7 +201,7 @@ func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	return eviction.PodActuator(c.status.counting(d)), nil
 }
 
-// changed is the Source's news that scope's taints changed, before the engine hears of it.
+// changed is the news that scope's taints changed, before the engine hears of it.
 func (c *Controller) changed(scope string) {
 	if c.census != nil {
 		c.census.changed(scope)
@@ -216,8 +211,8 @@ func (c *Controller) changed(scope string) {
 	}
 }
 
-// flipped is the census's news that scope's verdict changed: a rule's status is due at
-// once, and the engine asks again about what the scope holds.
+// flipped is the news that scope's verdict changed: a rule's status is due at once, and
+// the engine asks again about what the scope holds.
 func (c *Controller) flipped(scope string) {
 	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 		c.status.dueNow(name)
@@ -237,11 +232,9 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Lead runs what the leader does until ctx is done: the Events and Reachability's Run at
 // once; once the informers have synced (and, with PodGroupsAuto, discovery has answered),
-// the census of Engine.Confirm, the rules' status (each rule counted before the engine
-// starts) and the engine. As kube's controller does, it evicts only from synced caches: a
-// cluster listed in part can show a device with the taint of a pool's older generation. It
-// returns once all of them have stopped: nil when ctx ended it, or the engine's error (a
-// method of the Source or of an Observer panicked: an [engine.PanicError]). It needs the
+// the census of Engine.Confirm, the rules' status and the engine. As kube's controller
+// does, it evicts only from synced caches. It returns once all of them have stopped: nil
+// when ctx ended it, or the engine's error (an [engine.PanicError]). It needs the
 // informers running: Run starts them, or the [clientgo.Controller] it runs alongside. A
 // Controller leads once: a second call is an error.
 func (c *Controller) Lead(ctx context.Context) error {
@@ -287,7 +280,6 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	for {
 		served, err := servesPodGroups(ctx, c.client.Discovery())
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			// An answer, and no retry will change it: not followed, rather than no eviction.
 			logger.Info("Discovery refused: PodGroup reservations are not followed; set Options.PodGroups to say", "err", err)
 			return true
 		}
@@ -306,14 +298,13 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 }
 
 // waitSynced waits until the informers and the handlers have synced, or reports false when
-// ctx ended first. It waits on channels, as kube's controller does: client-go's
-// WaitForCacheSync polls every 100 ms, and would evict that much late.
+// ctx ended first. It waits on channels: client-go's WaitForCacheSync polls every 100 ms.
 func (c *Controller) waitSynced(ctx context.Context) bool {
-	if !cache.WaitFor(ctx, "", c.src.synced...) {
+	if !cache.WaitFor(ctx, "", c.handlers...) {
 		return false
 	}
 	c.syncOnce.Do(func() {
-		c.eng.Synced() // every device and pod is counted: the budgets may let evictions go
+		c.eng.Synced()
 		close(c.synced)
 	})
 	return true
@@ -323,7 +314,7 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 // leader election, once the caches have synced and only while it holds the Lease). Before
 // it returns, it stops the leader's work, then releases the Lease, then stops the
 // informers. It returns nil when ctx ends it, [clientgo.ErrLeaseLost] when the Lease was
-// lost, or Lead's error when the engine failed. A Controller runs once.
+// lost, or Lead's error. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Run called more than once")
@@ -340,7 +331,6 @@ func (c *Controller) Run(ctx context.Context) error {
 		return c.Lead(ctx)
 	}
 	if r := c.opts.Reachability; r != nil {
-		// A standby's readiness: the server seen back by a probe, not only by its watches.
 		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
 	if !c.waitSynced(ctx) {

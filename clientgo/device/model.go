@@ -47,9 +47,8 @@ type Source struct {
 	feed      sync.Mutex  // orders the holder updates: each is computed and fed under it
 	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
 	eng       *engine.Engine[*v1.Pod]
-	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
-	changed   func(scope string)  // told that a rule's or a pool's taints changed, before the engine is
-	touched   func(pod *v1.Pod)   // told of each pod whose change, or whose claim's, the engine is told
+	changed   func(scope string) // told that a rule's or a pool's taints changed, before the engine is
+	touched   func(pod *v1.Pod)  // told of each pod whose change, or whose claim's, the engine is told
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
@@ -77,8 +76,7 @@ func (s *Source) Pod(namespace, name string) (*v1.Pod, error) {
 	return pod, nil
 }
 
-// TargetsOn returns the pods that use a claim allocated the device: Describe binds them or
-// not.
+// TargetsOn returns the pods that use a claim allocated the device.
 func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 	claims, err := s.claims.IndexKeys(DeviceIndex, id) // "namespace/claim", as ClaimIndex names them
 	var pods []*v1.Pod
@@ -114,12 +112,11 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 	return key, ""
 }
 
-// Describe binds a scheduled pod to every device of every claim it uses (those
-// [resourceclaim.PodClaims] names, and those made for it, as [resourceclaim.IsForPod]
-// checks) that is allocated and reserved for it ([resourceclaim.IsReservedForPod]), each
-// with the tolerations of its allocation result; with [Source.FollowPodGroups], through
-// the pod's PodGroup too. A pod being deleted or finished is leaving; its owner is
-// [eviction.PodOwner]'s.
+// Describe binds a scheduled pod to every device of every claim it uses
+// ([resourceclaim.PodClaims], checked by [resourceclaim.IsForPod]) that is allocated and
+// reserved for it ([resourceclaim.IsReservedForPod]), each with the tolerations of its
+// allocation result; with [Source.FollowPodGroups], through the pod's PodGroup too. A pod
+// being deleted or finished is leaving; its owner is [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving, d.GoneBy = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod), eviction.GoneBy(pod)
 	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
@@ -159,7 +156,7 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 
 // pool calls f with the name and taints of each device of the pool's slices of the newest
 // generation (only those count, as in kube), and returns the names of the other slices'
-// devices. It allocates nothing: the recheck before each eviction calls it.
+// devices.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
 	newest := newestGeneration(objs)
@@ -210,8 +207,7 @@ func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string
 	return taints
 }
 
-// poolChanged feeds the engine every device of the pool's slices, of any generation (one
-// of an older one counts no more).
+// poolChanged feeds the engine every device of the pool's slices, of any generation.
 func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	s.feed.Lock()
 	defer s.feed.Unlock()
@@ -232,12 +228,12 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 }
 
 // ruleChanged feeds the engine the devices, of the slices and allocated, that old or new
-// selects: rule changes are rare. A change of the status alone (the controller's own
-// writes) changes no taint; one of its eviction.ConfirmAnnotation only tells changed.
+// selects. A change of the status alone (the controller's own writes) changes no taint;
+// one of its eviction.ConfirmAnnotation only tells changed.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
 		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
-			s.changed(ruleScope(new.Name)) // confirmed, or no longer: no taint changes
+			s.changed(ruleScope(new.Name))
 		}
 		return
 	}
@@ -311,13 +307,12 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 	}
 }
 
-// AddHandlers connects the informers to eng, once, before they start: a change of a slice
-// or a rule feeds the devices it may change; one of a claim's allocation or reservations,
-// or of a pod's claims, node or leaving, the pods concerned. It returns what is done once
-// each handler has been handed its informer's initial listing: wait for them
+// AddHandlers connects the informers to eng, once, before they start. It returns what is
+// done once each handler has been handed its informer's initial listing: wait for them
 // (cache.WaitFor) before calling eng.Synced, so that the budgets count every device.
 func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) ([]cache.DoneChecker, error) {
 	s.eng = eng
+	var synced []cache.DoneChecker
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
 		fn  cache.ResourceEventHandler
@@ -333,9 +328,9 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		if err != nil {
 			return nil, fmt.Errorf("device: adding an event handler: %w", err)
 		}
-		s.synced = append(s.synced, reg.HasSyncedChecker())
+		synced = append(synced, reg.HasSyncedChecker())
 	}
-	return slices.Clip(s.synced), nil // clipped: a caller's append cannot write into the Source's own
+	return synced, nil
 }
 
 // get returns the object of store under key; one of another type counts as none.

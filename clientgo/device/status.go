@@ -26,17 +26,14 @@ import (
 )
 
 // The reasons of the EvictionInProgress condition on a DeviceTaintRule: kube's, and
-// ReasonEvictionPaused, ours, for a rule that [engine.Options.Confirm] holds until it is
-// confirmed.
+// ReasonEvictionPaused, ours, for a rule that [engine.Options.Confirm] holds.
 //
 // A [Controller] writes the condition with kube's reasons and messages, at kube's times:
-// at once for a new rule, a changed spec, and every rule when the controller starts to
-// lead, counted before the engine hears of the change (so before any eviction it makes); a
-// status period ([Options.StatusPeriod]) after each eviction it counts for, and after each
-// change of a pod that the rule makes due or of its claims; at once when Confirm starts or
-// stops holding the rule; at most once a period for a generation. Completed is thus
-// written a period after the last eviction, as kube writes it. In [clientgo.ModeDryRun]
-// nothing is written.
+// at once for a new rule, a changed spec, and every rule when it starts to lead, counted
+// before the engine hears of the change; a status period ([Options.StatusPeriod]) after
+// each eviction it counts for, and after each change of a pod that the rule makes due or
+// of its claims; at once when Confirm starts or stops holding the rule; at most once a
+// period for a generation. In [clientgo.ModeDryRun] nothing is written.
 const (
 	ReasonPodsPendingEviction = "PodsPendingEviction"
 	ReasonCompleted           = "Completed"
@@ -52,16 +49,15 @@ const DefaultStatusPeriod = 10 * time.Second
 
 var deviceRules = tolerations.Options{Rules: tolerations.DeviceRules}
 
-// tally is what taints on some devices would evict: pods that do not tolerate one of them
-// forever, in all and per namespace, and the allocated devices the taints are on.
+// tally is what taints on some devices would evict: pods, in all and per namespace, and
+// the allocated devices the taints are on.
 type tally struct {
 	pods, devices int
 	namespaces    map[string]int
 }
 
 // count tallies the pods that taintsOn(id), the NoExecute taints a scope puts on device id,
-// would evict: scheduled pods, not leaving, bound to id with tolerations that let one of
-// them run out (kube's pending pods). With taintsOn nil it tallies every pod bound to a
+// would evict: kube's pending pods. With taintsOn nil it tallies every pod bound to a
 // device.
 func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally {
 	t := tally{namespaces: map[string]int{}}
@@ -97,8 +93,8 @@ func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally
 	return t
 }
 
-// ruleTaints returns what rule puts on a device it selects, as a NoExecute taint: for
-// count, which simulates a rule of effect None as kube does.
+// ruleTaints returns what rule puts on a device it selects, as a NoExecute taint (kube
+// counts a rule of effect None as if it were one).
 func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.Taint {
 	taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
 	taint[0].Effect = v1.TaintEffectNoExecute
@@ -111,10 +107,9 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 }
 
 // ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at the times
-// the Reason constants say. Kube's times, rather than a cadence of our own: an operator
-// reads the same status at the same times after switching over, an idle controller counts
-// nothing, and a write never races with an eviction of the same instant.
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID. Kube's
+// times, rather than a cadence of our own: an operator reads the same status after
+// switching over, and an idle controller counts nothing.
 //
 // Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
 type ruleStatus struct {
@@ -134,8 +129,7 @@ type ruleStatus struct {
 	written  map[string]counted   // by rule name: the condition last written, which the cache may not show yet
 }
 
-// counted is a rule's condition as counted when the rule changed, before the engine heard
-// of it; run writes it, if the rule is still that one.
+// counted is a rule's condition, counted for the rule of that UID and generation.
 type counted struct {
 	uid        types.UID
 	generation int64
@@ -148,8 +142,8 @@ func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, pe
 }
 
 // counting returns d, counting each pod it removes for the rules blamed before the delete
-// (after it, the pod may be gone from the cache, with its tolerations), and making their
-// status due a period later.
+// (after it, the pod may be gone from the cache), and making their status due a period
+// later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
@@ -175,9 +169,8 @@ func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	})
 }
 
-// blame returns the rules a removal of pod counts for, as kube counts the rules among the
-// eviction's reasons: those of rulesOf for the pod's bindings; for a pod no longer in the
-// cache, every NoExecute rule that selects the device it is evicted for.
+// blame returns the rules a removal of pod counts for: those of rulesOf for the pod's
+// bindings; for a pod no longer in the cache, every NoExecute rule on its device.
 func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	d := engine.Target{Bindings: []engine.Binding{{Holder: pod.Holder}}}
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
@@ -187,7 +180,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 }
 
 // rulesOf returns the NoExecute rules that taint a device of bindings with a taint it does
-// not tolerate forever there: the rules whose pending pods a pod so bound counts among.
+// not tolerate forever there.
 func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTaintRule {
 	if len(bindings) == 0 {
 		return nil
@@ -209,8 +202,8 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 	return out
 }
 
-// start counts every rule's condition and makes it due at once; Lead calls it before the
-// engine runs. Until then, changes schedule nothing.
+// start counts every rule's condition and makes it due at once; until then, changes
+// schedule nothing.
 func (r *ruleStatus) start() {
 	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
@@ -219,8 +212,8 @@ func (r *ruleStatus) start() {
 	}
 }
 
-// ruleChanged is the Source's news, before the engine hears it, that the rule name changed:
-// its condition is counted and due at once; a rule that is gone is forgotten.
+// ruleChanged is the news, before the engine hears it, that the rule name changed: its
+// condition is counted and due at once; a rule that is gone is forgotten.
 func (r *ruleStatus) ruleChanged(name string) {
 	if !r.live.Load() {
 		return
@@ -241,7 +234,7 @@ func (r *ruleStatus) ruleChanged(name string) {
 	maps.DeleteFunc(r.evicted, func(uid types.UID, _ int64) bool { return !present[uid] })
 }
 
-// count counts rule's condition now, keeps it for run, and makes it due at once.
+// count counts rule's condition, keeps it for update, and makes it due at once.
 func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 	c, settled := r.condition(rule, now)
 	r.mu.Lock()
@@ -255,8 +248,8 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 	poke(r.wake)
 }
 
-// touched is the Source's news that pod, or one of its claims, changed: the status of each
-// rule whose taint makes it due is due a period later, as kube's handlePod makes it.
+// touched is the news that pod, or one of its claims, changed: the status of each rule
+// that makes it due is due a period later, as kube's handlePod makes it.
 func (r *ruleStatus) touched(pod *v1.Pod) {
 	if !r.live.Load() {
 		return
@@ -268,7 +261,7 @@ func (r *ruleStatus) touched(pod *v1.Pod) {
 	}
 }
 
-// dueNow makes rule name's status due at once: the census started or stopped holding it.
+// dueNow makes rule name's status due at once.
 func (r *ruleStatus) dueNow(name string) {
 	if r.live.Load() {
 		r.schedule(name, r.clock.Now())
@@ -290,7 +283,7 @@ func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
 	}
 }
 
-// poke wakes the goroutine that waits on ch, a channel of capacity 1, without blocking.
+// poke sends on ch, of capacity 1, without blocking.
 func poke(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -343,8 +336,8 @@ func (r *ruleStatus) run(ctx context.Context) {
 }
 
 // update writes rule name's condition, if it changed: the one counted when the rule
-// changed, if it is still that rule, or one counted now. A write within a period of the
-// last one of the same generation waits until the period has passed, as in kube.
+// changed, if it is still that rule, or one counted now. As in kube, a write within a
+// period of the last one of the same generation waits.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
@@ -390,8 +383,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 
 // condition is rule's EvictionInProgress condition now, in kube's words. It is not settled
 // when the rule selects no pod left to evict but deletes for it are under way: their pods
-// may have left the cache before the deletes were counted, and the condition would say
-// NotStarted, or miss them in its count, until they are.
+// may have left the cache before the deletes were counted.
 func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) (c metav1.Condition, settled bool) {
 	c = metav1.Condition{Type: resourcev1.DeviceTaintConditionEvictionInProgress, Status: metav1.ConditionFalse, ObservedGeneration: rule.Generation}
 	r.mu.Lock()
