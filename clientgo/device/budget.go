@@ -24,15 +24,14 @@ func poolScope(pool string) string { return "pool " + pool }
 // uncountedScope holds the evictions due by a taint that the census has not seen come yet.
 const uncountedScope = "census: counting"
 
-// census is the engine.Census of engine.Options.Confirm (see the package documentation).
-// Its scopes are the NoExecute DeviceTaintRules and the pools whose ResourceSlices put
-// NoExecute taints on their devices; a scope would evict what a rule's status counts as
-// pending (Source.count).
+// census is the engine.Census of engine.Options.Confirm. Its scopes are the NoExecute
+// DeviceTaintRules and the pools whose ResourceSlices put NoExecute taints on their
+// devices; a scope would evict what a rule's status counts as pending (Source.count).
 //
 // Reach, which the engine calls under its locks, reads only what the census keeps: the
 // scopes, read by the handlers before the engine hears of a change, and their counts,
-// made off the engine's locks (each period, and by run when Reach met a scope not counted
-// yet, which holds until then). flip is told of each scope whose verdict changed.
+// made off the engine's locks (each period, and when Reach met a scope not counted yet,
+// which holds until then).
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
 // mu guards the scopes, and is all Reach takes. Order: Source.feed, counting, mu.
@@ -190,23 +189,14 @@ func (b *census) keep(sc *scope, present bool) bool {
 }
 
 // count counts what scope would evict now, and reports whether its verdict changed (or it
-// was not counted before); the pods that use devices are counted again once a period.
-// Under counting; not under mu.
+// was not counted before); under counting, not under mu.
 func (b *census) count(name string) (flip bool) {
 	now := b.clock.Now()
-	b.mu.Lock()
-	all, allAt := b.all, b.allAt
-	var old scope
-	if sc := b.scopes[name]; sc != nil {
-		old, sc.asked = *sc, false
-	}
-	b.mu.Unlock()
+	all, allAt := b.all, b.allAt // every write holds counting, as count does
 	var pods int
 	var over bool
-	// A scope gone from the stores, and not yet from the census, holds nothing, so that
-	// Reach does not ask again and again.
-	taints := b.src.scopeTaints(name)
-	if taints != nil {
+	// A scope gone from the stores, and not yet from the census, holds nothing.
+	if taints := b.src.scopeTaints(name); taints != nil {
 		if allAt.IsZero() || now.Sub(allAt) >= b.period {
 			all, allAt = b.src.count(nil, now).pods, now
 		}
@@ -215,12 +205,13 @@ func (b *census) count(name string) (flip bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if taints != nil {
-		b.all, b.allAt = all, allAt
+	b.all, b.allAt = all, allAt
+	sc := b.scopes[name]
+	if sc == nil {
+		return true
 	}
-	if sc := b.scopes[name]; sc != nil {
-		sc.counted, sc.pods, sc.over = true, pods, over
-	}
+	old := *sc
+	sc.counted, sc.asked, sc.pods, sc.over = true, false, pods, over
 	return !old.counted || old.over != over
 }
 
@@ -255,8 +246,7 @@ func (b *census) why(scope, key string) (string, bool) {
 		sc.pods, b.all, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
 }
 
-// goLive reads and counts every scope, once the caches have synced: the handlers did not
-// count before.
+// goLive reads and counts every scope, once the caches have synced.
 func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()

@@ -28,8 +28,7 @@ import (
 // eviction controller does, with the engine's defaults, no budget and no leader election.
 type Options struct {
 	// Mode is how pods are removed: clientgo.ModeDelete ("" too), ModeEvict (the Eviction
-	// API, which honours PodDisruptionBudgets) or ModeDryRun (no deletes, no Events, no
-	// rule status).
+	// API) or ModeDryRun (no deletes, no Events, no rule status).
 	Mode clientgo.Mode
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
@@ -47,9 +46,8 @@ type Options struct {
 	// EventClient, if not nil, writes the Events instead of the controller's client: give
 	// it a rate limiter of its own (see clientgo.EventWriter).
 	EventClient kubernetes.Interface
-	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
-	// only while this replica leads (package clientgo/lease). Leave it nil when Lead runs
-	// alongside a clientgo.Controller.
+	// Elector, if not nil, makes Run lead only while this replica leads (package
+	// clientgo/lease). Leave it nil when Lead runs alongside a clientgo.Controller.
 	Elector clientgo.Elector
 	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
 	// names too ([KubeMetrics]); nil keeps none.
@@ -64,12 +62,10 @@ type Options struct {
 	Reachability *clientgo.Reachability
 }
 
-// Controller is a drop-in for kube's device taint eviction controller: the pod,
-// ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
-// an [engine.Engine] through a [Source]; pods are removed with kube's device condition and
-// [Events]; each DeviceTaintRule's status says what it evicts, as kube writes it. Turn
-// kube-controller-manager's own off (--controllers=*,-device-taint-eviction-controller),
-// or both controllers evict.
+// Controller is a drop-in for kube's device taint eviction controller: informers feed an
+// [engine.Engine] through a [Source]; pods are removed with kube's device condition and
+// [Events]; each DeviceTaintRule's status says what it evicts. Turn kube's own off
+// (--controllers=*,-device-taint-eviction-controller), or both controllers evict.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
 // of the same factory in [clientgo.Options].Alongside, to run it under that one's Lease. Its
@@ -211,8 +207,7 @@ func (c *Controller) changed(scope string) {
 	}
 }
 
-// flipped is the news that scope's verdict changed: a rule's status is due at once, and
-// the engine asks again about what the scope holds.
+// flipped is the news that scope's verdict changed.
 func (c *Controller) flipped(scope string) {
 	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 		c.status.dueNow(name)
@@ -232,11 +227,10 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Lead runs what the leader does until ctx is done: the Events and Reachability's Run at
 // once; once the informers have synced (and, with PodGroupsAuto, discovery has answered),
-// the census of Engine.Confirm, the rules' status and the engine. As kube's controller
-// does, it evicts only from synced caches. It returns once all of them have stopped: nil
-// when ctx ended it, or the engine's error (an [engine.PanicError]). It needs the
-// informers running: Run starts them, or the [clientgo.Controller] it runs alongside. A
-// Controller leads once: a second call is an error.
+// the census of Engine.Confirm, the rules' status and the engine. It returns once all of
+// them have stopped: nil when ctx ended it, or the engine's error (an
+// [engine.PanicError]). It needs the informers running: Run starts them, or the
+// [clientgo.Controller] it runs alongside. A second call is an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")

@@ -1,8 +1,7 @@
 // Package device evicts pods from tainted DRA devices. Its [Controller] is a drop-in for
 // kube-controller-manager's device taint eviction controller, for a DRA driver or a
-// controller to embed; the command in examples/controller runs it with
-// -controllers=device. It is built on the generic engine ([engine.Engine]) and on package
-// clientgo's deleters, Events, metrics and leader election.
+// controller to embed (examples/controller runs it with -controllers=device), built on
+// [engine.Engine] and on package clientgo.
 //
 //	c, err := device.NewController(ctx, client, factory, device.Options{})
 //	...
@@ -27,9 +26,9 @@
 // would evict more than a fraction of the pods that use devices is held (kubernetes#141422:
 // a rule with an empty selector evicts every such pod): Delayed with
 // [engine.ReasonUnconfirmed], an Event on each pod ([ConfirmMessage]), the rule's status
-// [ReasonEvictionPaused]. Its evictions go once an operator sets
-// [eviction.ConfirmAnnotation] to the taint's key (or "*") on the rule, or on a slice of
-// the pool, or once it would evict few enough.
+// [ReasonEvictionPaused]. Its evictions go once [eviction.ConfirmAnnotation] names the
+// taint's key (or "*") on the rule, or on a slice of the pool (of the newest generation),
+// or once it would evict few enough.
 //
 // # Differences from kube
 //

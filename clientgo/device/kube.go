@@ -26,8 +26,7 @@ const ConfirmMessage = "Pausing deletion: the device taint would evict too many 
 	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
 
 // Events are kube's device taint eviction controller's Events, which a [Controller]
-// records with a [clientgo.EventObserver], at the moments that type says (Marking once the
-// Deleter's first request found the pod, as kube writes it once its GET found it):
+// records with a [clientgo.EventObserver], at the moments that type says:
 //
 //   - "Marking for deletion";
 //   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
@@ -45,12 +44,8 @@ var Events = clientgo.Events{
 }
 
 // KubeMetrics are the metrics of kube's device taint eviction controller
-// (pkg/controller/devicetainteviction/metrics, v1.37), which a [Controller] with
-// Options.Metrics keeps under kube's names, HELP lines (with the [ALPHA] stability prefix
-// kube's metrics framework adds) and buckets:
-// device_taint_eviction_controller_pod_deletions_total and
-// device_taint_eviction_controller_pod_deletion_duration_seconds (from each pod's deadline
-// to the end of its deletion; a pod found gone is not counted, as in kube).
+// (pkg/controller/devicetainteviction/metrics), which a [Controller] with Options.Metrics
+// keeps under kube's names (see [clientgo.KubeMetrics]).
 var KubeMetrics = clientgo.KubeMetrics{
 	Subsystem:     "device_taint_eviction_controller",
 	DeletionsHelp: "[ALPHA] Total number of Pods deleted by DeviceTaintEvictionController since its start.",

@@ -59,9 +59,8 @@ func NewSource(inf Informers) *Source {
 		changed: func(string) {}, touched: func(*v1.Pod) {}}
 }
 
-// FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
-// PodGroup to its pods ([PodGroupMode]); a new Source does not. Set it before the engine
-// runs: it changes no binding the engine was told of already.
+// FollowPodGroups says whether Describe follows a PodGroup's claims to its pods
+// ([PodGroupMode]); a new Source does not. Set it before the engine runs.
 func (s *Source) FollowPodGroups(follow bool) { s.podGroups.Store(follow) }
 
 // Target returns the pod from the pod informer's store.
@@ -92,15 +91,13 @@ func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 	return pods, err
 }
 
-// Holder returns the device's taints now; a device in no slice and without taints is not
-// found.
+// Holder returns the device's taints; a device in no slice and without taints is not found.
 func (s *Source) Holder(id string) (engine.Holder, bool, error) {
 	h, inSlice := s.holder(id, s.ruleList())
 	return h, inSlice || len(h.Taints) > 0, nil
 }
 
-// Locate returns the pod's key and its first allocated device, whose updates the pod's
-// are ordered after.
+// Locate returns the pod's key and its first allocated device.
 func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	for name := range resourceclaim.PodClaims(pod) {
@@ -184,8 +181,7 @@ func newestGeneration(objs []any) int64 {
 	return newest
 }
 
-// holder returns device id with its slice's taints, then its rules', and whether it is in
-// a slice.
+// holder returns device id with its slice's taints, then its rules', and whether it is in a slice.
 func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (h engine.Holder, inSlice bool) {
 	_, _, name := splitID(id)
 	var taints []resourcev1.DeviceTaint
@@ -228,8 +224,8 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 }
 
 // ruleChanged feeds the engine the devices, of the slices and allocated, that old or new
-// selects. A change of the status alone (the controller's own writes) changes no taint;
-// one of its eviction.ConfirmAnnotation only tells changed.
+// selects. A change of the status alone changes no taint; one of its ConfirmAnnotation
+// only tells changed.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
 		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
@@ -258,8 +254,7 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 }
 
 // claimChanged decides again about the claim's pods when its allocation, its reservations
-// or the claim itself changed; first it feeds the engine the devices of a new allocation
-// that rules taint, which may be in no slice.
+// or the claim itself changed, after the devices of a new allocation that rules taint.
 func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	if old != nil && new != nil && old.UID == new.UID && slices.Equal(old.Status.ReservedFor, new.Status.ReservedFor) &&
 		reflect.DeepEqual(old.Status.Allocation, new.Status.Allocation) {
@@ -287,7 +282,7 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 }
 
 // podChanged passes on the updates of pods that use claims that can change their bindings
-// or make them leave; like kube, it ignores the rest.
+// or make them leave.
 func (s *Source) podChanged(old, new *v1.Pod) {
 	uses := func(p *v1.Pod) bool {
 		return p != nil && (len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil)

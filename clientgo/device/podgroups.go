@@ -12,19 +12,13 @@ import (
 
 // PodGroupMode says whether the device side follows ResourceClaims reserved for, or made
 // for, a PodGroup (scheduling.k8s.io) to the pods of that group, as kube's controller does
-// with its DRAWorkloadResourceClaims feature gate: a claim whose status.reservedFor names
-// the PodGroup of a pod's spec.schedulingGroup.podGroupName binds that pod when the pod
-// uses the claim, and a claim made from a template for the group (owned by the PodGroup)
-// counts as made for each of its pods. Without it, such a claim binds no pod.
+// with its DRAWorkloadResourceClaims feature gate. Without it, such a claim binds no pod.
 type PodGroupMode string
 
 // The PodGroupModes.
 const (
 	// PodGroupsAuto follows them when the API server serves PodGroups, as discovery says
-	// when the controller starts to lead. Kube v1.37 serves them only with the
-	// GenericWorkload feature gate on and scheduling.k8s.io/v1beta1 (or v1alpha3)
-	// enabled; a server that does not drops spec.schedulingGroup from the pods it stores,
-	// and the reservations left from a time it did are ignored, as by kube with its gate off.
+	// when the controller starts to lead.
 	PodGroupsAuto PodGroupMode = ""
 	// PodGroupsOn follows them, as kube with DRAWorkloadResourceClaims on.
 	PodGroupsOn PodGroupMode = "on"
@@ -32,8 +26,8 @@ const (
 	PodGroupsOff PodGroupMode = "off"
 )
 
-// servesPodGroups asks the API server's discovery whether some version of
-// scheduling.k8s.io serves podgroups. A group or version that is not served is no error.
+// servesPodGroups asks discovery whether some version of scheduling.k8s.io serves
+// podgroups.
 func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool, error) {
 	dc := discovery.ToDiscoveryInterfaceWithContext(d)
 	groups, err := dc.ServerGroupsWithContext(ctx)

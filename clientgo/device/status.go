@@ -49,16 +49,14 @@ const DefaultStatusPeriod = 10 * time.Second
 
 var deviceRules = tolerations.Options{Rules: tolerations.DeviceRules}
 
-// tally is what taints on some devices would evict: pods, in all and per namespace, and
-// the allocated devices the taints are on.
+// tally is what taints would evict, in all and per namespace, and the devices they are on.
 type tally struct {
 	pods, devices int
 	namespaces    map[string]int
 }
 
-// count tallies the pods that taintsOn(id), the NoExecute taints a scope puts on device id,
-// would evict: kube's pending pods. With taintsOn nil it tallies every pod bound to a
-// device.
+// count tallies the pods that taintsOn(id), a scope's NoExecute taints on device id, would
+// evict: kube's pending pods. With taintsOn nil it tallies every pod bound to a device.
 func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally {
 	t := tally{namespaces: map[string]int{}}
 	seen := map[types.UID]bool{}
@@ -107,11 +105,8 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 }
 
 // ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID. Kube's
-// times, rather than a cadence of our own: an operator reads the same status after
-// switching over, and an idle controller counts nothing.
-//
-// Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID. Locks: mu
+// guards the maps; it is not held while counting, writing, or calling the census.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
@@ -142,8 +137,7 @@ func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, pe
 }
 
 // counting returns d, counting each pod it removes for the rules blamed before the delete
-// (after it, the pod may be gone from the cache), and making their status due a period
-// later.
+// (after it, the pod may be gone from the cache); their status is due a period later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
@@ -202,8 +196,7 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 	return out
 }
 
-// start counts every rule's condition and makes it due at once; until then, changes
-// schedule nothing.
+// start counts every rule's condition and makes it due; until then, changes schedule nothing.
 func (r *ruleStatus) start() {
 	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
@@ -336,8 +329,7 @@ func (r *ruleStatus) run(ctx context.Context) {
 }
 
 // update writes rule name's condition, if it changed: the one counted when the rule
-// changed, if it is still that rule, or one counted now. As in kube, a write within a
-// period of the last one of the same generation waits.
+// changed, if it is still that rule, or one counted now.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
