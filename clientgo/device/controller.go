@@ -52,10 +52,9 @@ type Options struct {
 	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
 	// names too ([KubeMetrics]); nil keeps none.
 	Metrics clientgo.Meter
-	// PodGroups says whether claims reserved for, or made for, a PodGroup bind its pods
-	// ([PodGroupMode]). PodGroupsAuto asks discovery when the controller starts to lead,
-	// before it evicts anything, every second until it answers; a refusal (403, 401)
-	// counts as not served.
+	// PodGroups says whether a PodGroup's claims bind its pods ([PodGroupMode]).
+	// PodGroupsAuto asks discovery when the controller starts to lead, before it evicts
+	// anything, every second until it answers; a refusal (403, 401) counts as not served.
 	PodGroups PodGroupMode
 	// Reachability, if not nil, is as clientgo.Options.Reachability (one may serve both
 	// sides); Engine.Unreachable, if not set, is then clientgo.IsUnreachable.
@@ -89,9 +88,8 @@ type Controller struct {
 	started, leading atomic.Bool
 }
 
-// NewController wires a Controller over factory, which must not have been started yet: it
-// registers the informers ([NewInformers]) and their handlers. ctx gives only the
-// handlers' logger. It fails when an option is out of range.
+// NewController wires a Controller over factory, which must not have started yet; ctx
+// gives only the handlers' logger. It fails when an option is out of range.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	opts, err := withDefaults(opts)
 	if err != nil {
@@ -334,8 +332,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]) and, with leader election, while the controller leads or waits
-// for the Lease. It does not block.
+// [Options.Reachability]) and while the Elector is ready. It does not block.
 func (c *Controller) Ready() error {
 	var err error
 	select {
@@ -352,8 +349,7 @@ func (c *Controller) Ready() error {
 	return err
 }
 
-// Healthy returns nil unless the controller should be restarted (its Lease lost, or not
-// renewed in time).
+// Healthy returns nil unless the Elector says the controller should be restarted.
 func (c *Controller) Healthy() error {
 	if c.opts.Elector == nil {
 		return nil

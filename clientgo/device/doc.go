@@ -42,8 +42,8 @@
 //     the taint; kube waits until TimeAdded.
 //   - Two requests per eviction, the status patch and the DELETE, both bound to the pod's
 //     UID; kube GETs the pod first.
-//   - A failed delete is retried after [engine.Backoff] (100 ms, doubling up to 2 minutes),
-//     which spares a failing API server; kube's work queue retries after 5 ms, doubling.
+//   - A failed delete is retried after [engine.Backoff] (100 ms, doubling up to 2
+//     minutes); kube's work queue retries after 5 ms, doubling.
 //   - Optional: the engine's budgets, and the Eviction API instead of DELETE ([Options.Mode]).
 //
 // Errors are prefixed "device:".

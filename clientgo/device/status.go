@@ -43,8 +43,8 @@ const (
 	ReasonEvictionPaused      = "EvictionPaused"
 )
 
-// DefaultStatusPeriod is kube's shortest time between two updates of a rule's status while
-// its evictions are in progress.
+// DefaultStatusPeriod is kube's shortest time between two updates of a rule's status
+// while its evictions are in progress.
 const DefaultStatusPeriod = 10 * time.Second
 
 var deviceRules = tolerations.Options{Rules: tolerations.DeviceRules}
@@ -163,8 +163,8 @@ func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	})
 }
 
-// blame returns the rules a removal of pod counts for: those of rulesOf for the pod's
-// bindings; for a pod no longer in the cache, every NoExecute rule on its device.
+// blame returns the rules a removal of pod counts for: for a pod no longer in the cache,
+// every NoExecute rule on its device.
 func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	d := engine.Target{Bindings: []engine.Binding{{Holder: pod.Holder}}}
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
@@ -242,7 +242,7 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 }
 
 // touched is the news that pod, or one of its claims, changed: the status of each rule
-// that makes it due is due a period later, as kube's handlePod makes it.
+// that makes it due is due a period later, as in kube's handlePod.
 func (r *ruleStatus) touched(pod *v1.Pod) {
 	if !r.live.Load() {
 		return
