@@ -74,8 +74,7 @@ func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Du
 }
 
 // Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
-// as last counted; one not counted is marked for run; a cause of no scope known yet gets
-// uncountedScope.
+// as last counted, or uncountedScope.
 func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -119,8 +118,7 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 	return func(id string) []v1.Taint { return taints[id] }
 }
 
-// changed is the news, before the engine hears it, that the taints (or the confirmation)
-// of scope changed: the census reads the scope again and, once live, counts it afresh.
+// changed reads scope again, before the engine hears of its change, and once live counts it.
 func (b *census) changed(scope string) {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -131,9 +129,8 @@ func (b *census) changed(scope string) {
 	b.release(scope, flip)
 }
 
-// read takes scope's taints and confirmation (a pool's: those of its slices of the newest
-// generation, joined) from the stores, and reports whether its confirmation changed;
-// under counting.
+// read takes scope's taints and confirmation (a pool's: its newest slices', joined) from the
+// stores, and reports whether its confirmation changed; under counting.
 func (b *census) read(name string) (flip bool) {
 	sc := &scope{name: name}
 	if pool, ok := strings.CutPrefix(name, poolScope("")); ok {
@@ -215,8 +212,7 @@ func (b *census) count(name string) (flip bool) {
 	return !old.counted || old.over != over
 }
 
-// release tells flip of scope when its verdict changed, and of uncountedScope when Reach
-// held evictions under it; under counting.
+// release tells flip of scope, if its verdict changed, and of uncountedScope, if it held.
 func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
 	held := b.heldNew
@@ -262,8 +258,7 @@ func (b *census) goLive() {
 	b.live = true
 }
 
-// run counts every scope again at each period, and those Reach asked about when it asks,
-// until ctx is done.
+// run counts every scope each period, and those Reach asked about, until ctx is done.
 func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
 	defer next.Stop()

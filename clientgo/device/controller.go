@@ -152,8 +152,7 @@ func withDefaults(opts Options) (Options, error) {
 	return opts, nil
 }
 
-// observers returns the Events (not in ModeDryRun), the metrics, Engine.Observer and
-// Observers, in that order.
+// observers returns the Events, the metrics, Engine.Observer and Observers, in that order.
 func (c *Controller) observers() (engine.Observers, error) {
 	var obs engine.Observers
 	if c.opts.Mode != clientgo.ModeDryRun {
@@ -175,8 +174,7 @@ func (c *Controller) observers() (engine.Observers, error) {
 	return append(obs, c.opts.Observers...), nil
 }
 
-// actuator returns the Mode's deleter (nil in ModeDryRun), which tells the DeleteObservers
-// of obs how each pod went.
+// actuator returns the Mode's deleter (nil in ModeDryRun), telling obs how each pod went.
 func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	var dobs clientgo.DeleteObservers
 	for _, o := range obs {
@@ -262,8 +260,8 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
-// discoverPodGroups asks discovery, with PodGroupsAuto, whether PodGroups are served, and
-// tells the Source; it reports false when ctx ended first.
+// discoverPodGroups tells the Source, with PodGroupsAuto, whether PodGroups are served; it
+// reports false when ctx ended first.
 func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	if c.opts.PodGroups != PodGroupsAuto {
 		return true

@@ -181,7 +181,7 @@ func newestGeneration(objs []any) int64 {
 	return newest
 }
 
-// holder returns device id with its slice's taints, then its rules', and whether it is in a slice.
+// holder returns device id with its slice's taints, then its rules', and whether it has one.
 func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (h engine.Holder, inSlice bool) {
 	_, _, name := splitID(id)
 	var taints []resourcev1.DeviceTaint
@@ -253,8 +253,7 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	}
 }
 
-// claimChanged decides again about the claim's pods when its allocation, its reservations
-// or the claim itself changed, after the devices of a new allocation that rules taint.
+// claimChanged passes on the claim's pods, after the newly allocated devices rules taint.
 func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	if old != nil && new != nil && old.UID == new.UID && slices.Equal(old.Status.ReservedFor, new.Status.ReservedFor) &&
 		reflect.DeepEqual(old.Status.Allocation, new.Status.Allocation) {
@@ -281,8 +280,7 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	}
 }
 
-// podChanged passes on the updates of pods that use claims that can change their bindings
-// or make them leave.
+// podChanged passes on the updates of pods with claims that can change their bindings.
 func (s *Source) podChanged(old, new *v1.Pod) {
 	uses := func(p *v1.Pod) bool {
 		return p != nil && (len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil)

@@ -91,8 +91,7 @@ func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally
 	return t
 }
 
-// ruleTaints returns what rule puts on a device it selects, as a NoExecute taint (kube
-// counts a rule of effect None as if it were one).
+// ruleTaints returns rule's taint, as NoExecute (as kube counts), on the devices it selects.
 func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.Taint {
 	taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
 	taint[0].Effect = v1.TaintEffectNoExecute
@@ -173,8 +172,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	return r.rulesOf(d.Bindings)
 }
 
-// rulesOf returns the NoExecute rules that taint a device of bindings with a taint it does
-// not tolerate forever there.
+// rulesOf returns the NoExecute rules with a taint that a binding does not tolerate forever.
 func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTaintRule {
 	if len(bindings) == 0 {
 		return nil
@@ -196,7 +194,7 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 	return out
 }
 
-// start counts every rule's condition and makes it due; until then, changes schedule nothing.
+// start counts every rule's condition and makes it due; before, changes schedule nothing.
 func (r *ruleStatus) start() {
 	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
@@ -205,8 +203,7 @@ func (r *ruleStatus) start() {
 	}
 }
 
-// ruleChanged is the news, before the engine hears it, that the rule name changed: its
-// condition is counted and due at once; a rule that is gone is forgotten.
+// ruleChanged counts rule name's condition before the engine hears of it, or forgets it.
 func (r *ruleStatus) ruleChanged(name string) {
 	if !r.live.Load() {
 		return
@@ -328,8 +325,7 @@ func (r *ruleStatus) run(ctx context.Context) {
 	}
 }
 
-// update writes rule name's condition, if it changed: the one counted when the rule
-// changed, if it is still that rule, or one counted now.
+// update writes rule name's condition, counted when it changed or now, if it changed.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
