@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -23,6 +26,52 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
 )
+
+// Kube's device taint eviction controller: its name (the Events' source, the field manager
+// of the rules' status), the reason of its Events, and the condition it sets on a pod
+// before deleting it.
+const (
+	Component         = "device-taint-eviction-controller"
+	EventReason       = "DeviceTaintManagerEviction"
+	DisruptionReason  = "DeletionByDeviceTaintManager"
+	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
+)
+
+// PausedMessage is the message of the Event a [Controller] records when the brake holds a
+// pod's eviction back.
+const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
+
+// ConfirmMessage is the message of the Event a [Controller] records when Confirm holds a
+// pod's eviction back until an operator confirms the taint.
+const ConfirmMessage = "Pausing deletion: the device taint would evict too many pods at once; annotate its DeviceTaintRule (or ResourceSlice) with " +
+	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
+
+// Events are kube's device taint eviction controller's Events, which a [Controller]
+// records with a [clientgo.EventObserver], at the moments that type says:
+//
+//   - "Marking for deletion";
+//   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
+//     deletion or replacement under its name, about which kube records nothing;
+//   - ours, [PausedMessage] and [ConfirmMessage].
+var Events = clientgo.Events{
+	Reason:     EventReason,
+	Marking:    func(engine.Ref) string { return "Marking for deletion" },
+	Cancelling: func(engine.Ref) string { return "Cancelling deletion" },
+	Pausing:    func(engine.Ref) string { return PausedMessage },
+	Confirming: func(engine.Ref) string { return ConfirmMessage },
+	Cancels: func(reason engine.Reason) bool {
+		return reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced
+	},
+}
+
+// KubeMetrics are the metrics of kube's device taint eviction controller
+// (pkg/controller/devicetainteviction/metrics), which a [Controller] with Options.Metrics
+// keeps under kube's names (see [clientgo.KubeMetrics]).
+var KubeMetrics = clientgo.KubeMetrics{
+	Subsystem:     "device_taint_eviction_controller",
+	DeletionsHelp: "[ALPHA] Total number of Pods deleted by DeviceTaintEvictionController since its start.",
+	DurationHelp:  "[ALPHA] Latency, in seconds, between the time when a device taint effect has been activated and a Pod's deletion via DeviceTaintEvictionController.",
+}
 
 // Options configures a [Controller]. The zero value deletes as kube's device taint
 // eviction controller does, with the engine's defaults, no budget and no leader election.
@@ -60,6 +109,22 @@ type Options struct {
 	// sides); Engine.Unreachable, if not set, is then clientgo.IsUnreachable.
 	Reachability *clientgo.Reachability
 }
+
+// PodGroupMode says whether the device side follows ResourceClaims reserved for, or made
+// for, a PodGroup (scheduling.k8s.io) to the pods of that group, as kube's controller does
+// with its DRAWorkloadResourceClaims feature gate. Without it, such a claim binds no pod.
+type PodGroupMode string
+
+// The PodGroupModes.
+const (
+	// PodGroupsAuto follows them when the API server serves PodGroups, as discovery says
+	// when the controller starts to lead.
+	PodGroupsAuto PodGroupMode = ""
+	// PodGroupsOn follows them, as kube with DRAWorkloadResourceClaims on.
+	PodGroupsOn PodGroupMode = "on"
+	// PodGroupsOff does not, as kube with DRAWorkloadResourceClaims off (its default).
+	PodGroupsOff PodGroupMode = "off"
+)
 
 // Controller is a drop-in for kube's device taint eviction controller: informers feed an
 // [engine.Engine] through a [Source]; pods are removed with kube's device condition and
@@ -285,6 +350,34 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 		case <-c.clock.After(time.Second):
 		}
 	}
+}
+
+// servesPodGroups asks discovery whether some version of scheduling.k8s.io serves
+// podgroups.
+func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool, error) {
+	dc := discovery.ToDiscoveryInterfaceWithContext(d)
+	groups, err := dc.ServerGroupsWithContext(ctx)
+	if err != nil {
+		return false, fmt.Errorf("device: discovering the API groups: %w", err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name != "scheduling.k8s.io" {
+			continue
+		}
+		for _, v := range g.Versions {
+			list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, v.GroupVersion)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return false, fmt.Errorf("device: discovering %s: %w", v.GroupVersion, err)
+			}
+			if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "podgroups" }) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // waitSynced waits until the informers and the handlers have synced, or reports false when
