@@ -294,3 +294,11 @@ func (b *census) names(asked bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// poke sends on ch, of capacity 1, without blocking.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

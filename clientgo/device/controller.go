@@ -166,7 +166,9 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	}
 	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: opts.Engine.Clock, synced: make(chan struct{})}
 	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
-	c.status = newRuleStatus(client, c.src, c.clock, opts.StatusPeriod)
+	if c.status, err = newRuleStatus(client, c.src, c.clock, opts.StatusPeriod); err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
 	eopts := opts.Engine
 	eopts.DryRun, eopts.Tolerations = opts.Mode == clientgo.ModeDryRun, deviceRules
 	if opts.Reachability != nil && eopts.Unreachable == nil {
@@ -313,7 +315,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		}
 		if c.opts.Mode != clientgo.ModeDryRun {
 			c.status.start()
-			wg.Go(func() { c.status.run(lctx) })
+			wg.Go(func() { _ = c.status.queue.Run(lctx) })
 		}
 		err = c.eng.Run(lctx)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/timedqueue"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
@@ -112,15 +112,14 @@ type ruleStatus struct {
 	census *census // nil without Confirm
 	clock  clock.Clock
 	period time.Duration
-	wake   chan struct{} // run's: due changed
-	live   atomic.Bool   // Lead started it: the caches have synced
+	queue  *timedqueue.Queue[string, struct{}] // by rule name: when to write its condition
+	live   atomic.Bool                         // Lead started it: the caches have synced
 
 	mu       sync.Mutex
-	evicted  map[types.UID]int64  // by rule: the pods its evictions removed
-	inflight map[types.UID]int    // by rule: the deletes under way, whose pods may have left the cache
-	due      map[string]time.Time // by rule name: when to write its condition
-	counted  map[string]counted   // by rule name: its condition, counted when it changed
-	written  map[string]counted   // by rule name: the condition last written, which the cache may not show yet
+	evicted  map[types.UID]int64 // by rule: the pods its evictions removed
+	inflight map[types.UID]int   // by rule: the deletes under way, whose pods may have left the cache
+	counted  map[string]counted  // by rule name: its condition, counted when it changed
+	written  map[string]counted  // by rule name: the condition last written, which the cache may not show yet
 }
 
 // counted is a rule's condition, counted for the rule of that UID and generation.
@@ -130,9 +129,12 @@ type counted struct {
 	condition  metav1.Condition
 }
 
-func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) *ruleStatus {
-	return &ruleStatus{client: client, src: src, clock: clk, period: period, wake: make(chan struct{}, 1), evicted: map[types.UID]int64{},
-		inflight: map[types.UID]int{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
+func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) (*ruleStatus, error) {
+	r := &ruleStatus{client: client, src: src, clock: clk, period: period, evicted: map[types.UID]int64{},
+		inflight: map[types.UID]int{}, counted: map[string]counted{}, written: map[string]counted{}}
+	var err error
+	r.queue, err = timedqueue.New(r.write, timedqueue.Options{Clock: clk, Workers: 1})
+	return r, err
 }
 
 // counting returns d, counting each pod it removes for the rules blamed before the delete
@@ -155,7 +157,7 @@ func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 			}
 			if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
 				r.evicted[rule.UID]++
-				r.scheduleLocked(rule.Name, later)
+				r.queue.ScheduleEarlier(rule.Name, struct{}{}, later)
 			}
 		}
 		return err
@@ -216,9 +218,9 @@ func (r *ruleStatus) ruleChanged(name string) {
 	for _, rl := range r.src.ruleList() {
 		present[rl.UID] = true
 	}
+	r.queue.Cancel(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.due, name)
 	delete(r.counted, name)
 	delete(r.written, name)
 	maps.DeleteFunc(r.evicted, func(uid types.UID, _ int64) bool { return !present[uid] })
@@ -234,8 +236,7 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 	} else {
 		delete(r.counted, rule.Name)
 	}
-	r.due[rule.Name] = now
-	poke(r.wake)
+	r.queue.Schedule(rule.Name, struct{}{}, now)
 }
 
 // touched is the news that pod, or one of its claims, changed: the status of each rule
@@ -247,81 +248,24 @@ func (r *ruleStatus) touched(pod *v1.Pod) {
 	var d engine.Target
 	r.src.Describe(pod, &d)
 	for _, rule := range r.rulesOf(d.Bindings) {
-		r.schedule(rule.Name, r.clock.Now().Add(r.period))
+		r.queue.ScheduleEarlier(rule.Name, struct{}{}, r.clock.Now().Add(r.period))
 	}
 }
 
 // dueNow makes rule name's status due at once.
 func (r *ruleStatus) dueNow(name string) {
 	if r.live.Load() {
-		r.schedule(name, r.clock.Now())
+		r.queue.ScheduleEarlier(name, struct{}{}, r.clock.Now())
 	}
 }
 
-// schedule makes rule name's status due at, unless it is due earlier.
-func (r *ruleStatus) schedule(name string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.scheduleLocked(name, at)
-}
-
-// scheduleLocked is schedule, under mu.
-func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
-	if d, ok := r.due[name]; !ok || at.Before(d) {
-		r.due[name] = at
-		poke(r.wake)
-	}
-}
-
-// poke sends on ch, of capacity 1, without blocking.
-func poke(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// run writes the rules' status when it is due, until ctx is done.
-func (r *ruleStatus) run(ctx context.Context) {
-	timer := r.clock.NewTimer(r.period)
-	defer timer.Stop()
-	for {
-		now := r.clock.Now()
-		var ready []string
-		var next time.Time
-		r.mu.Lock()
-		for name, at := range r.due {
-			switch {
-			case !at.After(now):
-				ready = append(ready, name)
-				delete(r.due, name)
-			case next.IsZero() || at.Before(next):
-				next = at
-			}
-		}
-		r.mu.Unlock()
-		slices.Sort(ready)
-		for _, name := range ready {
-			if err := r.update(ctx, name, now); err != nil {
-				klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
-				r.schedule(name, now.Add(r.period))
-			}
-		}
-		if len(ready) > 0 {
-			continue // due may have changed meanwhile
-		}
-		timer.Stop()
-		var tc <-chan time.Time // none while nothing is due
-		if !next.IsZero() {
-			timer.Reset(next.Sub(now))
-			tc = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.wake:
-		case <-tc:
-		}
+// write writes rule name's condition when it is due; a failed write is retried a period
+// later.
+func (r *ruleStatus) write(ctx context.Context, name string, _ struct{}) {
+	now := r.clock.Now()
+	if err := r.update(ctx, name, now); err != nil {
+		klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
+		r.queue.ScheduleEarlier(name, struct{}{}, now.Add(r.period))
 	}
 }
 
@@ -341,7 +285,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 		old = &last.condition // the cache has not seen our last write yet
 	}
 	if old != nil && old.ObservedGeneration == rule.Generation && now.Sub(old.LastTransitionTime.Time) < r.period {
-		r.schedule(name, old.LastTransitionTime.Add(r.period))
+		r.queue.ScheduleEarlier(name, struct{}{}, old.LastTransitionTime.Add(r.period))
 		return nil
 	}
 	c := snap.condition
