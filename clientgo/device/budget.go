@@ -27,11 +27,9 @@ const uncountedScope = "census: counting"
 // census is the engine.Census of engine.Options.Confirm. Its scopes are the NoExecute
 // DeviceTaintRules and the pools whose ResourceSlices put NoExecute taints on their
 // devices; a scope would evict what a rule's status counts as pending (Source.count).
-//
-// Reach, which the engine calls under its locks, reads only what the census keeps: the
-// scopes, read by the handlers before the engine hears of a change, and their counts,
-// made off the engine's locks (each period, and when Reach met a scope not counted yet,
-// which holds until then).
+// Reach, called under the engine's locks, reads only what the census keeps: the scopes,
+// read by the handlers before the engine hears of a change, and their counts, made off
+// the engine's locks; a scope not counted yet holds until it is.
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
 // mu guards the scopes, and is all Reach takes. Order: Source.feed, counting, mu.

@@ -367,14 +367,11 @@ func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool,
 			continue
 		}
 		for _, v := range g.Versions {
-			list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, v.GroupVersion)
-			switch {
+			switch list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, v.GroupVersion); {
 			case apierrors.IsNotFound(err):
-				continue
 			case err != nil:
 				return false, fmt.Errorf("device: discovering %s: %w", v.GroupVersion, err)
-			}
-			if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "podgroups" }) {
+			case slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "podgroups" }):
 				return true, nil
 			}
 		}

@@ -11,14 +11,12 @@
 //
 // As in kube. The holders are devices, named "driver/pool/device" ([ID]), with the taints
 // of their entry in their pool's ResourceSlices and of every DeviceTaintRule that selects
-// them. The targets are pods: a scheduled pod is bound to every device allocated to a
-// ResourceClaim reserved for it, with the tolerations of the allocation result that gave
-// it the device, matched by [tolerations.DeviceRules] ([Source.Describe] says which claims
-// count; [PodGroupMode], those reserved for a PodGroup). Only NoExecute taints evict. A
+// them. The targets are pods, bound to the devices of the ResourceClaims allocated and
+// reserved for them ([Source.Describe], [PodGroupMode]), with the tolerations of the
+// allocation results, matched by [tolerations.DeviceRules]. Only NoExecute taints evict. A
 // pod goes at the earliest deadline over its bindings; removing the taint, the rule, the
 // allocation or the reservation cancels. Each DeviceTaintRule's EvictionInProgress
-// condition says what it evicts, with kube's reasons and messages, at kube's times (see
-// [ReasonPodsPendingEviction]).
+// condition says what it evicts, as kube writes it (see [ReasonPodsPendingEviction]).
 //
 // # Holding a rule until it is confirmed
 //

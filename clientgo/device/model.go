@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -212,9 +213,7 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	for _, d := range old.Spec.Devices {
 		names = append(names, d.Name)
 	}
-	for name := range now {
-		names = append(names, name)
-	}
+	names = slices.AppendSeq(names, maps.Keys(now))
 	slices.Sort(names)
 	s.changed(poolScope(pool))
 	for _, name := range slices.Compact(names) {
