@@ -104,8 +104,10 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 }
 
 // ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID. Locks: mu
-// guards the maps; it is not held while counting, writing, or calling the census.
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at kube's
+// times rather than a cadence of our own: an operator reads the same status after
+// switching over. Locks: mu guards the maps; it is not held while counting, writing, or
+// calling the census.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
@@ -164,8 +166,8 @@ func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	})
 }
 
-// blame returns the rules a removal of pod counts for: for a pod no longer in the cache,
-// every NoExecute rule on its device.
+// blame returns the rulesOf pod's bindings, as kube blames an eviction's rules; for a pod
+// no longer in the cache, every NoExecute rule on its device.
 func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	d := engine.Target{Bindings: []engine.Binding{{Holder: pod.Holder}}}
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
