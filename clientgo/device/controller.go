@@ -354,8 +354,7 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	}
 }
 
-// servesPodGroups asks discovery whether some version of scheduling.k8s.io serves
-// podgroups.
+// servesPodGroups asks discovery whether some version of scheduling.k8s.io serves podgroups.
 func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool, error) {
 	dc := discovery.ToDiscoveryInterfaceWithContext(d)
 	groups, err := dc.ServerGroupsWithContext(ctx)

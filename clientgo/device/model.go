@@ -132,8 +132,7 @@ func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	}
 }
 
-// ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing; each
-// field of a selector that is set must be the device's.
+// ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing.
 func ruleMatches(rule *resourcev1.DeviceTaintRule, id string) bool {
 	sel := rule.Spec.DeviceSelector
 	driver, pool, device := splitID(id)
@@ -152,9 +151,8 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 	return rules
 }
 
-// pool calls f with the name and taints of each device of the pool's slices of the newest
-// generation (only those count, as in kube), and returns the names of the other slices'
-// devices.
+// pool calls f with the name and taints of each device of the pool's newest slices (only
+// those count, as in kube), and returns the names of the older slices' devices.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
 	newest := newestGeneration(objs)
@@ -223,8 +221,7 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 }
 
 // ruleChanged feeds the engine the devices, of the slices and allocated, that old or new
-// selects. A change of the status alone changes no taint; one of its ConfirmAnnotation
-// only tells changed.
+// selects; a change of its ConfirmAnnotation alone only tells changed.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
 		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {

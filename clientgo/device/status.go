@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,10 +132,9 @@ type counted struct {
 	condition  metav1.Condition
 }
 
-func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) (*ruleStatus, error) {
-	r := &ruleStatus{client: client, src: src, clock: clk, period: period, evicted: map[types.UID]int64{},
+func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) (r *ruleStatus, err error) {
+	r = &ruleStatus{client: client, src: src, clock: clk, period: period, evicted: map[types.UID]int64{},
 		inflight: map[types.UID]int{}, counted: map[string]counted{}, written: map[string]counted{}}
-	var err error
 	r.queue, err = timedqueue.New(r.write, timedqueue.Options{Clock: clk, Workers: 1})
 	return r, err
 }
@@ -188,11 +188,10 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 			continue
 		}
 		taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
-		for _, b := range bindings {
-			if ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay {
-				out = append(out, rule)
-				break
-			}
+		if slices.ContainsFunc(bindings, func(b engine.Binding) bool {
+			return ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay
+		}) {
+			out = append(out, rule)
 		}
 	}
 	return out
@@ -261,8 +260,7 @@ func (r *ruleStatus) dueNow(name string) {
 	}
 }
 
-// write writes rule name's condition when it is due; a failed write is retried a period
-// later.
+// write writes rule name's condition when it is due, and a failed write a period later.
 func (r *ruleStatus) write(ctx context.Context, name string, _ struct{}) {
 	now := r.clock.Now()
 	if err := r.update(ctx, name, now); err != nil {
@@ -316,8 +314,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 }
 
 // condition is rule's EvictionInProgress condition now, in kube's words. It is not settled
-// when the rule selects no pod left to evict but deletes for it are under way: their pods
-// may have left the cache before the deletes were counted.
+// while it selects no pod but deletes for it are under way, whose pods may be uncounted.
 func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) (c metav1.Condition, settled bool) {
 	c = metav1.Condition{Type: resourcev1.DeviceTaintConditionEvictionInProgress, Status: metav1.ConditionFalse, ObservedGeneration: rule.Generation}
 	r.mu.Lock()
