@@ -223,8 +223,7 @@ func withDefaults(opts Options) (Options, error) {
 func (c *Controller) observers() (engine.Observers, error) {
 	var obs engine.Observers
 	if c.opts.Mode != clientgo.ModeDryRun {
-		ec := cmp.Or(c.opts.EventClient, c.client)
-		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: c.clock})
+		c.events = clientgo.NewEventWriter(cmp.Or(c.opts.EventClient, c.client), clientgo.EventWriterOptions{Component: Component, Clock: c.clock})
 		obs = append(obs, clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events}))
 	}
 	if c.opts.Metrics != nil {
