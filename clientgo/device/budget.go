@@ -17,26 +17,19 @@ import (
 	"github.com/taintevict/taintevict/tolerations"
 )
 
-// The scopes of the census, by name: these are the scopes of engine.Engine.Recounted.
+// The census's scopes, as engine.Engine.Recounted names them.
 func ruleScope(name string) string { return "DeviceTaintRule " + name }
 func poolScope(pool string) string { return "pool " + pool }
 
-// uncountedScope holds the evictions due by a taint that the stores have and the census
-// has not seen come yet: the handler that tells it has not run.
+// uncountedScope holds the evictions due by a taint that the census has not seen come yet.
 const uncountedScope = "census: counting"
 
-// census is the device side's engine.Census, for engine.Options.Confirm (kubernetes#141422:
-// one DeviceTaintRule with an empty selector evicted every pod that used a device). Its
-// scopes are the NoExecute DeviceTaintRules and the pools whose ResourceSlices put
-// NoExecute taints on their devices; a scope would evict what a rule's status counts as
-// pending (Source.count), of all the pods that use devices. A rule is confirmed by its
-// [eviction.ConfirmAnnotation] naming its taint's key (or "*"); a pool by that annotation
-// on one of its ResourceSlices of the newest generation.
-//
-// Reach, which the engine calls under its locks, reads only what the census keeps: the
-// scopes, read by the handlers before the engine hears of a change, and their counts,
-// made off the engine's locks (each period, and by run when Reach met a scope not counted
-// yet, which holds until then). flip is told of each scope whose verdict changed.
+// census is the engine.Census of engine.Options.Confirm. Its scopes are the NoExecute
+// DeviceTaintRules and the pools whose ResourceSlices put NoExecute taints on their
+// devices; a scope would evict what a rule's status counts as pending (Source.count).
+// Reach, called under the engine's locks, reads only what the census keeps: the scopes,
+// read by the handlers before the engine hears of a change, and their counts, made off
+// the engine's locks; a scope not counted yet holds until it is.
 //
 // Locks: counting orders the updates (a handler's and run's) and is held while counting;
 // mu guards the scopes, and is all Reach takes. Order: Source.feed, counting, mu.
@@ -79,8 +72,7 @@ func newCensus(rule engine.Confirm, src *Source, clk clock.Clock, period time.Du
 }
 
 // Reach appends each scope that puts a NoExecute taint with the cause's key on its device,
-// as last counted; one not counted is marked for run; a cause of no scope known yet gets
-// uncountedScope, not counted.
+// as last counted, or uncountedScope.
 func (b *census) Reach(c engine.Cause, into []engine.Reach) []engine.Reach {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,25 +116,7 @@ func (s *Source) scopeTaints(scope string) func(string) []v1.Taint {
 	return func(id string) []v1.Taint { return taints[id] }
 }
 
-// poolConfirm returns the ConfirmAnnotations of the pool's ResourceSlices of the newest
-// generation, joined.
-func (s *Source) poolConfirm(pool string) string {
-	objs, _ := s.slices.ByIndex(PoolIndex, pool)
-	newest := newestGeneration(objs)
-	var values []string
-	for _, o := range objs {
-		if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest {
-			if v := sl.Annotations[eviction.ConfirmAnnotation]; v != "" {
-				values = append(values, v)
-			}
-		}
-	}
-	return strings.Join(values, ",")
-}
-
-// changed is the Source's news, before the engine hears it, that the taints (or the
-// confirmation) of scope changed in the stores: the census reads the scope again and, once
-// live, counts it afresh; then it tells flip if its verdict changed.
+// changed reads scope again, before the engine hears of its change, and once live counts it.
 func (b *census) changed(scope string) {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -153,12 +127,19 @@ func (b *census) changed(scope string) {
 	b.release(scope, flip)
 }
 
-// read takes what the stores say of scope's taints and confirmation into the census, and
-// reports whether its confirmation changed; under counting.
+// read takes scope's taints and confirmation (a pool's: its newest slices', joined) from the
+// stores, and reports whether its confirmation changed; under counting.
 func (b *census) read(name string) (flip bool) {
 	sc := &scope{name: name}
 	if pool, ok := strings.CutPrefix(name, poolScope("")); ok {
-		sc.keys, sc.confirm = map[string][]string{}, b.src.poolConfirm(pool)
+		objs, _ := b.src.slices.ByIndex(PoolIndex, pool)
+		newest, confirms := newestGeneration(objs), []string{}
+		for _, o := range objs {
+			if sl, ok := o.(*resourcev1.ResourceSlice); ok && sl.Spec.Pool.Generation == newest && sl.Annotations[eviction.ConfirmAnnotation] != "" {
+				confirms = append(confirms, sl.Annotations[eviction.ConfirmAnnotation])
+			}
+		}
+		sc.keys, sc.confirm = map[string][]string{}, strings.Join(confirms, ",")
 		b.src.pool(pool, func(device string, taints []resourcev1.DeviceTaint) {
 			id := pool + "/" + device
 			for _, t := range taints {
@@ -176,7 +157,7 @@ func (b *census) read(name string) (flip bool) {
 	return b.keep(sc, sc.rule != nil) && sc.rule != nil
 }
 
-// keep puts sc in the place of the scope of its name, with that one's counts, or, not
+// keep puts sc, with the counts of the scope of its name, in that one's place, or, not
 // present, drops that one; it reports whether the confirmation changed.
 func (b *census) keep(sc *scope, present bool) bool {
 	b.mu.Lock()
@@ -202,24 +183,15 @@ func (b *census) keep(sc *scope, present bool) bool {
 	return old.confirm != sc.confirm
 }
 
-// count counts what scope would evict now, and keeps it; it reports whether its verdict
-// changed (or it was not counted before). It counts the pods that use devices first when
-// that count is older than the period. Under counting; not under mu.
+// count counts what scope would evict now, and reports whether its verdict changed (or it
+// was not counted before); under counting, not under mu.
 func (b *census) count(name string) (flip bool) {
 	now := b.clock.Now()
-	b.mu.Lock()
-	all, allAt := b.all, b.allAt
-	var old scope
-	if sc := b.scopes[name]; sc != nil {
-		old, sc.asked = *sc, false
-	}
-	b.mu.Unlock()
+	all, allAt := b.all, b.allAt // every write holds counting, as count does
 	var pods int
 	var over bool
-	// A scope gone from the stores, and not yet from the census (its handler is on the
-	// way), holds nothing, so that Reach does not ask again and again.
-	taints := b.src.scopeTaints(name)
-	if taints != nil {
+	// A scope gone from the stores, and not yet from the census, holds nothing.
+	if taints := b.src.scopeTaints(name); taints != nil {
 		if allAt.IsZero() || now.Sub(allAt) >= b.period {
 			all, allAt = b.src.count(nil, now).pods, now
 		}
@@ -228,17 +200,17 @@ func (b *census) count(name string) (flip bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if taints != nil {
-		b.all, b.allAt = all, allAt
+	b.all, b.allAt = all, allAt
+	sc := b.scopes[name]
+	if sc == nil {
+		return true
 	}
-	if sc := b.scopes[name]; sc != nil {
-		sc.counted, sc.pods, sc.over = true, pods, over
-	}
+	old := *sc
+	sc.counted, sc.asked, sc.pods, sc.over = true, false, pods, over
 	return !old.counted || old.over != over
 }
 
-// release tells flip of scope when its verdict changed, and of uncountedScope when Reach
-// held evictions for want of a scope; under counting.
+// release tells flip of scope, if its verdict changed, and of uncountedScope, if it held.
 func (b *census) release(scope string, flip bool) {
 	b.mu.Lock()
 	held := b.heldNew
@@ -268,8 +240,7 @@ func (b *census) why(scope, key string) (string, bool) {
 		sc.pods, b.all, 100*b.rule.Fraction, eviction.ConfirmAnnotation, key), true
 }
 
-// goLive reads every scope from the stores and counts it: the caches have synced, and the
-// handlers did not count before. Lead calls it before the engine runs.
+// goLive reads and counts every scope, once the caches have synced.
 func (b *census) goLive() {
 	b.counting.Lock()
 	defer b.counting.Unlock()
@@ -280,15 +251,12 @@ func (b *census) goLive() {
 		b.read(poolScope(pool))
 	}
 	for _, sc := range b.names(false) {
-		if b.count(sc) {
-			b.flip(sc)
-		}
+		b.release(sc, b.count(sc))
 	}
 	b.live = true
 }
 
-// run keeps the counts until ctx is done: it counts every scope again at each period, and
-// those Reach asked about when it asks, and tells flip of each whose verdict changed.
+// run counts every scope each period, and those Reach asked about, until ctx is done.
 func (b *census) run(ctx context.Context) {
 	next := b.clock.NewTimer(b.period)
 	defer next.Stop()
@@ -311,8 +279,7 @@ func (b *census) run(ctx context.Context) {
 	}
 }
 
-// names returns the names of the scopes the census keeps (asked: of those Reach asked to
-// count), sorted.
+// names returns the names of the scopes (asked: those Reach asked to count), sorted.
 func (b *census) names(asked bool) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -324,4 +291,12 @@ func (b *census) names(asked bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// poke sends on ch, of capacity 1, without blocking.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

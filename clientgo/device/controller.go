@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -24,20 +27,64 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
+// Kube's device taint eviction controller: its name (the Events' source, the field manager
+// of the rules' status), the reason of its Events, and the condition it sets on a pod
+// before deleting it.
+const (
+	Component         = "device-taint-eviction-controller"
+	EventReason       = "DeviceTaintManagerEviction"
+	DisruptionReason  = "DeletionByDeviceTaintManager"
+	DisruptionMessage = "Device Taint manager: deleting due to NoExecute taint"
+)
+
+// PausedMessage is the message of the Event a [Controller] records when the brake holds a
+// pod's eviction back.
+const PausedMessage = "Pausing deletion: a budget holds back the evictions of the device taint"
+
+// ConfirmMessage is the message of the Event a [Controller] records when Confirm holds a
+// pod's eviction back until an operator confirms the taint.
+const ConfirmMessage = "Pausing deletion: the device taint would evict too many pods at once; annotate its DeviceTaintRule (or ResourceSlice) with " +
+	eviction.ConfirmAnnotation + "=<taint key> to confirm it"
+
+// Events are kube's device taint eviction controller's Events, which a [Controller]
+// records with a [clientgo.EventObserver], at the moments that type says:
+//
+//   - "Marking for deletion";
+//   - "Cancelling deletion", for an eviction cancelled for any reason but the pod's
+//     deletion or replacement under its name, about which kube records nothing;
+//   - ours, [PausedMessage] and [ConfirmMessage].
+var Events = clientgo.Events{
+	Reason:     EventReason,
+	Marking:    func(engine.Ref) string { return "Marking for deletion" },
+	Cancelling: func(engine.Ref) string { return "Cancelling deletion" },
+	Pausing:    func(engine.Ref) string { return PausedMessage },
+	Confirming: func(engine.Ref) string { return ConfirmMessage },
+	Cancels: func(reason engine.Reason) bool {
+		return reason != engine.ReasonTargetDeleted && reason != engine.ReasonReplaced
+	},
+}
+
+// KubeMetrics are the metrics of kube's device taint eviction controller
+// (pkg/controller/devicetainteviction/metrics), which a [Controller] with Options.Metrics
+// keeps under kube's names (see [clientgo.KubeMetrics]).
+var KubeMetrics = clientgo.KubeMetrics{
+	Subsystem:     "device_taint_eviction_controller",
+	DeletionsHelp: "[ALPHA] Total number of Pods deleted by DeviceTaintEvictionController since its start.",
+	DurationHelp:  "[ALPHA] Latency, in seconds, between the time when a device taint effect has been activated and a Pod's deletion via DeviceTaintEvictionController.",
+}
+
 // Options configures a [Controller]. The zero value deletes as kube's device taint
 // eviction controller does, with the engine's defaults, no budget and no leader election.
 type Options struct {
 	// Mode is how pods are removed: clientgo.ModeDelete ("" too), ModeEvict (the Eviction
-	// API, which honours PodDisruptionBudgets) or ModeDryRun (no deletes, no Events, no
-	// rule status).
+	// API) or ModeDryRun (no deletes, no Events, no rule status).
 	Mode clientgo.Mode
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
 	// Engine is the engine's options, but: Tolerations.Rules is always DeviceRules; DryRun
 	// and Confirm.Census must not be set (Mode says the one, the controller counts for the
 	// other); Observer is told every decision after the Events and the metrics. Clock is
-	// the Controller's one clock, for all of its parts (nil: the real one); on a fake
-	// clock, a TimeAdded of the real clock counts as long past, and evicts at once.
+	// the Controller's one clock, for all of its parts (nil: the real one).
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period (see the Reason constants), and how often
 	// Engine.Confirm's census counts every scope again. 0 means [DefaultStatusPeriod].
@@ -48,32 +95,40 @@ type Options struct {
 	// EventClient, if not nil, writes the Events instead of the controller's client: give
 	// it a rate limiter of its own (see clientgo.EventWriter).
 	EventClient kubernetes.Interface
-	// Elector, if not nil, makes Run lead (evict, record Events, write the rules' status)
-	// only while this replica leads (package clientgo/lease). Leave it nil when Lead runs
-	// alongside a clientgo.Controller: that one's Elector decides.
+	// Elector, if not nil, makes Run lead only while this replica leads (package
+	// clientgo/lease). Leave it nil when Lead runs alongside a clientgo.Controller.
 	Elector clientgo.Elector
 	// Metrics, if not nil, keeps the metrics of the controller "device", under kube's
 	// names too ([KubeMetrics]); nil keeps none.
 	Metrics clientgo.Meter
-	// PodGroups says whether claims reserved for, or made for, a PodGroup bind its pods
-	// ([PodGroupMode]). PodGroupsAuto asks discovery when the controller starts to lead,
-	// before it evicts anything, every second until it answers; a refusal (403, 401)
-	// counts as not served.
+	// PodGroups says whether a PodGroup's claims bind its pods ([PodGroupMode]).
+	// PodGroupsAuto asks discovery when the controller starts to lead, before it evicts
+	// anything, every second until it answers; a refusal (403, 401) counts as not served.
 	PodGroups PodGroupMode
 	// Reachability, if not nil, is as clientgo.Options.Reachability (one may serve both
-	// sides): Ready fails while the API server does not answer, Lead probes it only then,
-	// and the deletes that failed for want of an answer are retried as soon as it answers.
-	// Unless Engine.Unreachable is set, it is clientgo.IsUnreachable.
+	// sides); Engine.Unreachable, if not set, is then clientgo.IsUnreachable.
 	Reachability *clientgo.Reachability
 }
 
-// Controller is a drop-in for kube's device taint eviction controller: the pod,
-// ResourceClaim, ResourceSlice and DeviceTaintRule informers of a SharedInformerFactory feed
-// an [engine.Engine] through a [Source]; pods are removed by a [clientgo.PodDeleter] or
-// [clientgo.EvictionDeleter] with kube's device condition, with kube's [Events]; each
-// DeviceTaintRule's status says what it evicts, as kube writes it.
-//
-// As a drop-in it replaces kube's: turn kube-controller-manager's own off
+// PodGroupMode says whether the device side follows ResourceClaims reserved for, or made
+// for, a PodGroup (scheduling.k8s.io) to the pods of that group, as kube's controller does
+// with its DRAWorkloadResourceClaims feature gate. Without it, such a claim binds no pod.
+type PodGroupMode string
+
+// The PodGroupModes.
+const (
+	// PodGroupsAuto follows them when the API server serves PodGroups, as discovery says
+	// when the controller starts to lead.
+	PodGroupsAuto PodGroupMode = ""
+	// PodGroupsOn follows them, as kube with DRAWorkloadResourceClaims on.
+	PodGroupsOn PodGroupMode = "on"
+	// PodGroupsOff does not, as kube with DRAWorkloadResourceClaims off (its default).
+	PodGroupsOff PodGroupMode = "off"
+)
+
+// Controller is a drop-in for kube's device taint eviction controller: informers feed an
+// [engine.Engine] through a [Source]; pods are removed with kube's device condition and
+// [Events]; each DeviceTaintRule's status says what it evicts. Turn kube's own off
 // (--controllers=*,-device-taint-eviction-controller), or both controllers evict.
 //
 // Run it alone ([Controller.Run]), or give its [Controller.Lead] to a [clientgo.Controller]
@@ -92,14 +147,14 @@ type Controller struct {
 	opts    Options               // with their defaults
 	clock   clock.Clock
 
+	handlers         []cache.DoneChecker // done once the handlers have had the initial listings
 	synced           chan struct{}
 	syncOnce         sync.Once
 	started, leading atomic.Bool
 }
 
-// NewController wires a Controller over factory, which must not have been started yet: it
-// registers the informers (see [NewInformers]) and their handlers. ctx gives only the
-// handlers' logger. It fails when an option is out of range.
+// NewController wires a Controller over factory, which must not have started yet; ctx
+// gives only the handlers' logger. It fails when an option is out of range.
 func NewController(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
 	opts, err := withDefaults(opts)
 	if err != nil {
@@ -111,7 +166,9 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 	}
 	c := &Controller{client: client, factory: factory, inf: inf, src: NewSource(inf), opts: opts, clock: opts.Engine.Clock, synced: make(chan struct{})}
 	c.src.FollowPodGroups(opts.PodGroups == PodGroupsOn)
-	c.status = newRuleStatus(client, c.src, c.clock, opts.StatusPeriod)
+	if c.status, err = newRuleStatus(client, c.src, c.clock, opts.StatusPeriod); err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
 	eopts := opts.Engine
 	eopts.DryRun, eopts.Tolerations = opts.Mode == clientgo.ModeDryRun, deviceRules
 	if opts.Reachability != nil && eopts.Unreachable == nil {
@@ -134,14 +191,13 @@ func NewController(ctx context.Context, client kubernetes.Interface, factory inf
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	c.src.changed, c.src.touched = c.changed, c.status.touched
-	if _, err := c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
+	if c.handlers, err = c.src.AddHandlers(inf, c.eng, klog.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// withDefaults returns opts with their defaults, or the error of an option out of range
-// (PDBTimeout's is clientgo's).
+// withDefaults returns opts with their defaults, or the error of an option out of range.
 func withDefaults(opts Options) (Options, error) {
 	opts.Mode = cmp.Or(opts.Mode, clientgo.ModeDelete)
 	switch {
@@ -163,13 +219,11 @@ func withDefaults(opts Options) (Options, error) {
 	return opts, nil
 }
 
-// observers returns the Events (not in ModeDryRun), the metrics, Engine.Observer and
-// Observers, in that order.
+// observers returns the Events, the metrics, Engine.Observer and Observers, in that order.
 func (c *Controller) observers() (engine.Observers, error) {
 	var obs engine.Observers
 	if c.opts.Mode != clientgo.ModeDryRun {
-		ec := cmp.Or(c.opts.EventClient, c.client)
-		c.events = clientgo.NewEventWriter(ec, clientgo.EventWriterOptions{Component: Component, Clock: c.clock})
+		c.events = clientgo.NewEventWriter(cmp.Or(c.opts.EventClient, c.client), clientgo.EventWriterOptions{Component: Component, Clock: c.clock})
 		obs = append(obs, clientgo.NewEventObserver(c.events, clientgo.EventObserverOptions{Events: Events}))
 	}
 	if c.opts.Metrics != nil {
@@ -186,8 +240,7 @@ func (c *Controller) observers() (engine.Observers, error) {
 	return append(obs, c.opts.Observers...), nil
 }
 
-// actuator returns the Mode's deleter (nil in ModeDryRun), which tells the DeleteObservers
-// of obs how each pod went.
+// actuator returns the Mode's deleter (nil in ModeDryRun), telling obs how each pod went.
 func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	var dobs clientgo.DeleteObservers
 	for _, o := range obs {
@@ -206,7 +259,7 @@ func (c *Controller) actuator(obs engine.Observers) (engine.Actuator, error) {
 	return eviction.PodActuator(c.status.counting(d)), nil
 }
 
-// changed is the Source's news that scope's taints changed, before the engine hears of it.
+// changed is the news that scope's taints changed, before the engine hears of it.
 func (c *Controller) changed(scope string) {
 	if c.census != nil {
 		c.census.changed(scope)
@@ -216,8 +269,7 @@ func (c *Controller) changed(scope string) {
 	}
 }
 
-// flipped is the census's news that scope's verdict changed: a rule's status is due at
-// once, and the engine asks again about what the scope holds.
+// flipped is the news that scope's verdict changed.
 func (c *Controller) flipped(scope string) {
 	if name, ok := strings.CutPrefix(scope, ruleScope("")); ok {
 		c.status.dueNow(name)
@@ -237,13 +289,10 @@ func (c *Controller) Synced() <-chan struct{} { return c.synced }
 
 // Lead runs what the leader does until ctx is done: the Events and Reachability's Run at
 // once; once the informers have synced (and, with PodGroupsAuto, discovery has answered),
-// the census of Engine.Confirm, the rules' status (each rule counted before the engine
-// starts) and the engine. As kube's controller does, it evicts only from synced caches: a
-// cluster listed in part can show a device with the taint of a pool's older generation. It
-// returns once all of them have stopped: nil when ctx ended it, or the engine's error (a
-// method of the Source or of an Observer panicked: an [engine.PanicError]). It needs the
-// informers running: Run starts them, or the [clientgo.Controller] it runs alongside. A
-// Controller leads once: a second call is an error.
+// the census of Engine.Confirm, the rules' status and the engine. It returns once all of
+// them have stopped: nil when ctx ended it, or the engine's error (an
+// [engine.PanicError]). It needs the informers running: Run starts them, or the
+// [clientgo.Controller] it runs alongside. A second call is an error.
 func (c *Controller) Lead(ctx context.Context) error {
 	if !c.leading.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Lead called more than once")
@@ -265,7 +314,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 		}
 		if c.opts.Mode != clientgo.ModeDryRun {
 			c.status.start()
-			wg.Go(func() { c.status.run(lctx) })
+			wg.Go(func() { _ = c.status.queue.Run(lctx) })
 		}
 		err = c.eng.Run(lctx)
 	}
@@ -277,8 +326,8 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
-// discoverPodGroups asks discovery, with PodGroupsAuto, whether PodGroups are served, and
-// tells the Source; it reports false when ctx ended first.
+// discoverPodGroups tells the Source, with PodGroupsAuto, whether PodGroups are served; it
+// reports false when ctx ended first.
 func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	if c.opts.PodGroups != PodGroupsAuto {
 		return true
@@ -287,7 +336,6 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	for {
 		served, err := servesPodGroups(ctx, c.client.Discovery())
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			// An answer, and no retry will change it: not followed, rather than no eviction.
 			logger.Info("Discovery refused: PodGroup reservations are not followed; set Options.PodGroups to say", "err", err)
 			return true
 		}
@@ -305,15 +353,38 @@ func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	}
 }
 
+// servesPodGroups asks discovery whether some version of scheduling.k8s.io serves podgroups.
+func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool, error) {
+	dc := discovery.ToDiscoveryInterfaceWithContext(d)
+	groups, err := dc.ServerGroupsWithContext(ctx)
+	if err != nil {
+		return false, fmt.Errorf("device: discovering the API groups: %w", err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name != "scheduling.k8s.io" {
+			continue
+		}
+		for _, v := range g.Versions {
+			switch list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, v.GroupVersion); {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return false, fmt.Errorf("device: discovering %s: %w", v.GroupVersion, err)
+			case slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "podgroups" }):
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // waitSynced waits until the informers and the handlers have synced, or reports false when
-// ctx ended first. It waits on channels, as kube's controller does: client-go's
-// WaitForCacheSync polls every 100 ms, and would evict that much late.
+// ctx ended first. It waits on channels: client-go's WaitForCacheSync polls every 100 ms.
 func (c *Controller) waitSynced(ctx context.Context) bool {
-	if !cache.WaitFor(ctx, "", c.src.synced...) {
+	if !cache.WaitFor(ctx, "", c.handlers...) {
 		return false
 	}
 	c.syncOnce.Do(func() {
-		c.eng.Synced() // every device and pod is counted: the budgets may let evictions go
+		c.eng.Synced()
 		close(c.synced)
 	})
 	return true
@@ -323,7 +394,7 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 // leader election, once the caches have synced and only while it holds the Lease). Before
 // it returns, it stops the leader's work, then releases the Lease, then stops the
 // informers. It returns nil when ctx ends it, [clientgo.ErrLeaseLost] when the Lease was
-// lost, or Lead's error when the engine failed. A Controller runs once.
+// lost, or Lead's error. A Controller runs once.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("device: Controller.Run called more than once")
@@ -340,7 +411,6 @@ func (c *Controller) Run(ctx context.Context) error {
 		return c.Lead(ctx)
 	}
 	if r := c.opts.Reachability; r != nil {
-		// A standby's readiness: the server seen back by a probe, not only by its watches.
 		wg.Go(func() { _ = r.Run(ctx, c.clock, clientgo.ReadyzProbe(c.client), nil) })
 	}
 	if !c.waitSynced(ctx) {
@@ -350,8 +420,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]) and, with leader election, while the controller leads or waits
-// for the Lease. It does not block.
+// [Options.Reachability]) and while the Elector is ready. It does not block.
 func (c *Controller) Ready() error {
 	var err error
 	select {
@@ -368,8 +437,7 @@ func (c *Controller) Ready() error {
 	return err
 }
 
-// Healthy returns nil unless the controller should be restarted (its Lease lost, or not
-// renewed in time).
+// Healthy returns nil unless the Elector says the controller should be restarted.
 func (c *Controller) Healthy() error {
 	if c.opts.Elector == nil {
 		return nil

@@ -1,8 +1,7 @@
 // Package device evicts pods from tainted DRA devices. Its [Controller] is a drop-in for
 // kube-controller-manager's device taint eviction controller, for a DRA driver or a
-// controller to embed; the command in examples/controller runs it with
-// -controllers=device. It is built on the generic engine ([engine.Engine]) and on package
-// clientgo's deleters, Events, metrics and leader election.
+// controller to embed (examples/controller runs it with -controllers=device), built on
+// [engine.Engine] and on package clientgo.
 //
 //	c, err := device.NewController(ctx, client, factory, device.Options{})
 //	...
@@ -12,14 +11,12 @@
 //
 // As in kube. The holders are devices, named "driver/pool/device" ([ID]), with the taints
 // of their entry in their pool's ResourceSlices and of every DeviceTaintRule that selects
-// them. The targets are pods: a scheduled pod is bound to every device allocated to a
-// ResourceClaim reserved for it, with the tolerations of the allocation result that gave
-// it the device, matched by [tolerations.DeviceRules] ([Source.Describe] says which claims
-// count; [PodGroupMode], those reserved for a PodGroup). Only NoExecute taints evict. A
+// them. The targets are pods, bound to the devices of the ResourceClaims allocated and
+// reserved for them ([Source.Describe], [PodGroupMode]), with the tolerations of the
+// allocation results, matched by [tolerations.DeviceRules]. Only NoExecute taints evict. A
 // pod goes at the earliest deadline over its bindings; removing the taint, the rule, the
 // allocation or the reservation cancels. Each DeviceTaintRule's EvictionInProgress
-// condition says what it evicts, with kube's reasons and messages, at kube's times (see
-// [ReasonPodsPendingEviction]).
+// condition says what it evicts, as kube writes it (see [ReasonPodsPendingEviction]).
 //
 // # Holding a rule until it is confirmed
 //
@@ -27,9 +24,9 @@
 // would evict more than a fraction of the pods that use devices is held (kubernetes#141422:
 // a rule with an empty selector evicts every such pod): Delayed with
 // [engine.ReasonUnconfirmed], an Event on each pod ([ConfirmMessage]), the rule's status
-// [ReasonEvictionPaused]. Its evictions go once an operator sets
-// [eviction.ConfirmAnnotation] to the taint's key (or "*") on the rule, or on a slice of
-// the pool, or once it would evict few enough.
+// [ReasonEvictionPaused]. Its evictions go once [eviction.ConfirmAnnotation] names the
+// taint's key (or "*") on the rule, or on a slice of the pool (of the newest generation),
+// or once it would evict few enough.
 //
 // # Differences from kube
 //
@@ -43,8 +40,8 @@
 //     the taint; kube waits until TimeAdded.
 //   - Two requests per eviction, the status patch and the DELETE, both bound to the pod's
 //     UID; kube GETs the pod first.
-//   - A failed delete is retried after [engine.Backoff] (100 ms, doubling up to 2 minutes),
-//     which spares a failing API server; kube's work queue retries after 5 ms, doubling.
+//   - A failed delete is retried after [engine.Backoff] (100 ms, doubling up to 2
+//     minutes); kube's work queue retries after 5 ms, doubling.
 //   - Optional: the engine's budgets, and the Eviction API instead of DELETE ([Options.Mode]).
 //
 // Errors are prefixed "device:".

@@ -10,14 +10,12 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 )
 
-// The indexes NewInformers adds, so that the pods on a device are two index lookups away.
+// The indexes NewInformers adds.
 const (
 	// ClaimIndex indexes pods by the ResourceClaims they use, "namespace/claim", as
-	// resourceclaim.PodClaims names them (spec.resourceClaims, the claims made from
-	// templates that status.resourceClaimStatuses names, and the extended-resource claim).
+	// resourceclaim.PodClaims names them.
 	ClaimIndex = "taintevict/resourceclaims"
-	// DeviceIndex indexes allocated ResourceClaims by the devices of their allocation
-	// results, named as [ID] names them.
+	// DeviceIndex indexes allocated ResourceClaims by their devices, named by [ID].
 	DeviceIndex = "taintevict/allocated-devices"
 	// PoolIndex indexes ResourceSlices by their pool, "driver/pool".
 	PoolIndex = "taintevict/pool"
@@ -25,9 +23,8 @@ const (
 
 // Informers are the four shared informers the device side reads: pods (with [ClaimIndex]),
 // ResourceClaims (with [DeviceIndex]), ResourceSlices (with [PoolIndex]) and
-// DeviceTaintRules, all of resource.k8s.io/v1. They come from a SharedInformerFactory, so
-// that a program that already watches pods (the node side, a DRA driver) shares the watch
-// and the cache. The zero Informers holds none: create one with [NewInformers].
+// DeviceTaintRules, of resource.k8s.io/v1. The zero Informers holds none: create one with
+// [NewInformers].
 type Informers struct {
 	Pods, Claims, Slices, Rules cache.SharedIndexInformer
 }
@@ -74,8 +71,7 @@ func NewInformers(factory informers.SharedInformerFactory) (Informers, error) {
 	return inf, nil
 }
 
-// indexBy returns the index function name of the objects of type T; an object of another
-// type is an error.
+// indexBy returns the index function name of the objects of type T.
 func indexBy[T any](name string, keys func(T) []string) cache.IndexFunc {
 	return func(obj any) ([]string, error) {
 		t, ok := obj.(T)

@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,9 +48,8 @@ type Source struct {
 	feed      sync.Mutex  // orders the holder updates: each is computed and fed under it
 	podGroups atomic.Bool // follow the claims reserved for, or made for, a PodGroup
 	eng       *engine.Engine[*v1.Pod]
-	synced    []cache.DoneChecker // done once each handler has been handed its informer's initial list
-	changed   func(scope string)  // told that a rule's or a pool's taints changed, before the engine is
-	touched   func(pod *v1.Pod)   // told of each pod whose change, or whose claim's, the engine is told
+	changed   func(scope string) // told that a rule's or a pool's taints changed, before the engine is
+	touched   func(pod *v1.Pod)  // told of each pod whose change, or whose claim's, the engine is told
 }
 
 var _ engine.Source[*v1.Pod] = (*Source)(nil)
@@ -60,9 +60,8 @@ func NewSource(inf Informers) *Source {
 		changed: func(string) {}, touched: func(*v1.Pod) {}}
 }
 
-// FollowPodGroups says whether Describe follows the claims reserved for, or made for, a
-// PodGroup to its pods ([PodGroupMode]); a new Source does not. Set it before the engine
-// runs: it changes no binding the engine was told of already.
+// FollowPodGroups says whether Describe follows a PodGroup's claims to its pods
+// ([PodGroupMode]); a new Source does not. Set it before the engine runs.
 func (s *Source) FollowPodGroups(follow bool) { s.podGroups.Store(follow) }
 
 // Target returns the pod from the pod informer's store.
@@ -77,8 +76,7 @@ func (s *Source) Pod(namespace, name string) (*v1.Pod, error) {
 	return pod, nil
 }
 
-// TargetsOn returns the pods that use a claim allocated the device: Describe binds them or
-// not.
+// TargetsOn returns the pods that use a claim allocated the device.
 func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 	claims, err := s.claims.IndexKeys(DeviceIndex, id) // "namespace/claim", as ClaimIndex names them
 	var pods []*v1.Pod
@@ -94,15 +92,13 @@ func (s *Source) TargetsOn(id string) ([]*v1.Pod, error) {
 	return pods, err
 }
 
-// Holder returns the device's taints now; a device in no slice and without taints is not
-// found.
+// Holder returns the device's taints; a device in no slice and without taints is not found.
 func (s *Source) Holder(id string) (engine.Holder, bool, error) {
 	h, inSlice := s.holder(id, s.ruleList())
 	return h, inSlice || len(h.Taints) > 0, nil
 }
 
-// Locate returns the pod's key and its first allocated device, whose updates the pod's
-// are ordered after.
+// Locate returns the pod's key and its first allocated device.
 func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	for name := range resourceclaim.PodClaims(pod) {
@@ -114,12 +110,11 @@ func (s *Source) Locate(pod *v1.Pod) (types.NamespacedName, string) {
 	return key, ""
 }
 
-// Describe binds a scheduled pod to every device of every claim it uses (those
-// [resourceclaim.PodClaims] names, and those made for it, as [resourceclaim.IsForPod]
-// checks) that is allocated and reserved for it ([resourceclaim.IsReservedForPod]), each
-// with the tolerations of its allocation result; with [Source.FollowPodGroups], through
-// the pod's PodGroup too. A pod being deleted or finished is leaving; its owner is
-// [eviction.PodOwner]'s.
+// Describe binds a scheduled pod to every device of every claim it uses
+// ([resourceclaim.PodClaims], checked by [resourceclaim.IsForPod]) that is allocated and
+// reserved for it ([resourceclaim.IsReservedForPod]), each with the tolerations of its
+// allocation result; with [Source.FollowPodGroups], through the pod's PodGroup too. A pod
+// being deleted or finished is leaving; its owner is [eviction.PodOwner]'s.
 func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	d.Key, d.UID, d.Leaving, d.GoneBy = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID, eviction.LeavingReason(pod), eviction.GoneBy(pod)
 	d.Owner, d.Created = eviction.PodOwner(pod), pod.CreationTimestamp.Time
@@ -137,8 +132,7 @@ func (s *Source) Describe(pod *v1.Pod, d *engine.Target) {
 	}
 }
 
-// ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing; each
-// field of a selector that is set must be the device's.
+// ruleMatches is kube's ruleMatchesDevice: a rule without a selector selects nothing.
 func ruleMatches(rule *resourcev1.DeviceTaintRule, id string) bool {
 	sel := rule.Spec.DeviceSelector
 	driver, pool, device := splitID(id)
@@ -157,9 +151,8 @@ func (s *Source) ruleList() []*resourcev1.DeviceTaintRule {
 	return rules
 }
 
-// pool calls f with the name and taints of each device of the pool's slices of the newest
-// generation (only those count, as in kube), and returns the names of the other slices'
-// devices. It allocates nothing: the recheck before each eviction calls it.
+// pool calls f with the name and taints of each device of the pool's newest slices (only
+// those count, as in kube), and returns the names of the older slices' devices.
 func (s *Source) pool(pool string, f func(name string, taints []resourcev1.DeviceTaint)) (older []string) {
 	objs, _ := s.slices.ByIndex(PoolIndex, pool)
 	newest := newestGeneration(objs)
@@ -187,8 +180,7 @@ func newestGeneration(objs []any) int64 {
 	return newest
 }
 
-// holder returns device id with its slice's taints, then its rules', and whether it is in
-// a slice.
+// holder returns device id with its slice's taints, then its rules', and whether it has one.
 func (s *Source) holder(id string, rules []*resourcev1.DeviceTaintRule) (h engine.Holder, inSlice bool) {
 	_, _, name := splitID(id)
 	var taints []resourcev1.DeviceTaint
@@ -210,8 +202,7 @@ func withRules(taints []v1.Taint, rules []*resourcev1.DeviceTaintRule, id string
 	return taints
 }
 
-// poolChanged feeds the engine every device of the pool's slices, of any generation (one
-// of an older one counts no more).
+// poolChanged feeds the engine every device of the pool's slices, of any generation.
 func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	s.feed.Lock()
 	defer s.feed.Unlock()
@@ -220,9 +211,7 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 	for _, d := range old.Spec.Devices {
 		names = append(names, d.Name)
 	}
-	for name := range now {
-		names = append(names, name)
-	}
+	names = slices.AppendSeq(names, maps.Keys(now))
 	slices.Sort(names)
 	s.changed(poolScope(pool))
 	for _, name := range slices.Compact(names) {
@@ -232,12 +221,11 @@ func (s *Source) poolChanged(pool string, old *resourcev1.ResourceSlice) {
 }
 
 // ruleChanged feeds the engine the devices, of the slices and allocated, that old or new
-// selects: rule changes are rare. A change of the status alone (the controller's own
-// writes) changes no taint; one of its eviction.ConfirmAnnotation only tells changed.
+// selects; a change of its ConfirmAnnotation alone only tells changed.
 func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	if old != nil && new != nil && old.UID == new.UID && reflect.DeepEqual(old.Spec, new.Spec) {
 		if old.Annotations[eviction.ConfirmAnnotation] != new.Annotations[eviction.ConfirmAnnotation] {
-			s.changed(ruleScope(new.Name)) // confirmed, or no longer: no taint changes
+			s.changed(ruleScope(new.Name))
 		}
 		return
 	}
@@ -261,9 +249,7 @@ func (s *Source) ruleChanged(old, new *resourcev1.DeviceTaintRule) {
 	}
 }
 
-// claimChanged decides again about the claim's pods when its allocation, its reservations
-// or the claim itself changed; first it feeds the engine the devices of a new allocation
-// that rules taint, which may be in no slice.
+// claimChanged passes on the claim's pods, after the newly allocated devices rules taint.
 func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	if old != nil && new != nil && old.UID == new.UID && slices.Equal(old.Status.ReservedFor, new.Status.ReservedFor) &&
 		reflect.DeepEqual(old.Status.Allocation, new.Status.Allocation) {
@@ -290,8 +276,7 @@ func (s *Source) claimChanged(old, new *resourcev1.ResourceClaim) {
 	}
 }
 
-// podChanged passes on the updates of pods that use claims that can change their bindings
-// or make them leave; like kube, it ignores the rest.
+// podChanged passes on the updates of pods with claims that can change their bindings.
 func (s *Source) podChanged(old, new *v1.Pod) {
 	uses := func(p *v1.Pod) bool {
 		return p != nil && (len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil)
@@ -311,13 +296,12 @@ func (s *Source) podChanged(old, new *v1.Pod) {
 	}
 }
 
-// AddHandlers connects the informers to eng, once, before they start: a change of a slice
-// or a rule feeds the devices it may change; one of a claim's allocation or reservations,
-// or of a pod's claims, node or leaving, the pods concerned. It returns what is done once
-// each handler has been handed its informer's initial listing: wait for them
+// AddHandlers connects the informers to eng, once, before they start. It returns what is
+// done once each handler has been handed its informer's initial listing: wait for them
 // (cache.WaitFor) before calling eng.Synced, so that the budgets count every device.
 func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger klog.Logger) ([]cache.DoneChecker, error) {
 	s.eng = eng
+	var synced []cache.DoneChecker
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
 		fn  cache.ResourceEventHandler
@@ -333,9 +317,9 @@ func (s *Source) AddHandlers(inf Informers, eng *engine.Engine[*v1.Pod], logger 
 		if err != nil {
 			return nil, fmt.Errorf("device: adding an event handler: %w", err)
 		}
-		s.synced = append(s.synced, reg.HasSyncedChecker())
+		synced = append(synced, reg.HasSyncedChecker())
 	}
-	return slices.Clip(s.synced), nil // clipped: a caller's append cannot write into the Source's own
+	return synced, nil
 }
 
 // get returns the object of store under key; one of another type counts as none.

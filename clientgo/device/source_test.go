@@ -183,7 +183,10 @@ func TestRuleStatusRemoved(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := newSource(t, append(tc.objs, rules...)...)
-			r := newRuleStatus(nil, src, clocktesting.NewFakeClock(time.Now()), DefaultStatusPeriod)
+			r, err := newRuleStatus(nil, src, clocktesting.NewFakeClock(time.Now()), DefaultStatusPeriod)
+			if err != nil {
+				t.Fatal(err)
+			}
 			removed := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return nil }))
 			gone := r.counting(eviction.DeleterFunc(func(context.Context, eviction.PodRef) error { return eviction.ErrPodGone }))
 			if err := removed.Delete(t.Context(), web); err != nil {

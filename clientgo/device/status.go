@@ -22,21 +22,19 @@ import (
 
 	"github.com/taintevict/taintevict/eviction"
 	"github.com/taintevict/taintevict/eviction/engine"
+	"github.com/taintevict/taintevict/timedqueue"
 	"github.com/taintevict/taintevict/tolerations"
 )
 
 // The reasons of the EvictionInProgress condition on a DeviceTaintRule: kube's, and
-// ReasonEvictionPaused, ours, for a rule that [engine.Options.Confirm] holds until it is
-// confirmed.
+// ReasonEvictionPaused, ours, for a rule that [engine.Options.Confirm] holds.
 //
 // A [Controller] writes the condition with kube's reasons and messages, at kube's times:
-// at once for a new rule, a changed spec, and every rule when the controller starts to
-// lead, counted before the engine hears of the change (so before any eviction it makes); a
-// status period ([Options.StatusPeriod]) after each eviction it counts for, and after each
-// change of a pod that the rule makes due or of its claims; at once when Confirm starts or
-// stops holding the rule; at most once a period for a generation. Completed is thus
-// written a period after the last eviction, as kube writes it. In [clientgo.ModeDryRun]
-// nothing is written.
+// at once for a new rule, a changed spec, and every rule when it starts to lead, counted
+// before the engine hears of the change; a status period ([Options.StatusPeriod]) after
+// each eviction it counts for, and after each change of a pod that the rule makes due or
+// of its claims; at once when Confirm starts or stops holding the rule; at most once a
+// period for a generation. In [clientgo.ModeDryRun] nothing is written.
 const (
 	ReasonPodsPendingEviction = "PodsPendingEviction"
 	ReasonCompleted           = "Completed"
@@ -46,23 +44,20 @@ const (
 	ReasonEvictionPaused      = "EvictionPaused"
 )
 
-// DefaultStatusPeriod is kube's shortest time between two updates of a rule's status while
-// its evictions are in progress.
+// DefaultStatusPeriod is kube's shortest time between two updates of a rule's status
+// while its evictions are in progress.
 const DefaultStatusPeriod = 10 * time.Second
 
 var deviceRules = tolerations.Options{Rules: tolerations.DeviceRules}
 
-// tally is what taints on some devices would evict: pods that do not tolerate one of them
-// forever, in all and per namespace, and the allocated devices the taints are on.
+// tally is what taints would evict, in all and per namespace, and the devices they are on.
 type tally struct {
 	pods, devices int
 	namespaces    map[string]int
 }
 
-// count tallies the pods that taintsOn(id), the NoExecute taints a scope puts on device id,
-// would evict: scheduled pods, not leaving, bound to id with tolerations that let one of
-// them run out (kube's pending pods). With taintsOn nil it tallies every pod bound to a
-// device.
+// count tallies the pods that taintsOn(id), a scope's NoExecute taints on device id, would
+// evict: kube's pending pods. With taintsOn nil it tallies every pod bound to a device.
 func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally {
 	t := tally{namespaces: map[string]int{}}
 	seen := map[types.UID]bool{}
@@ -97,8 +92,7 @@ func (s *Source) count(taintsOn func(id string) []v1.Taint, now time.Time) tally
 	return t
 }
 
-// ruleTaints returns what rule puts on a device it selects, as a NoExecute taint: for
-// count, which simulates a rule of effect None as kube does.
+// ruleTaints returns rule's taint, as NoExecute (as kube counts), on the devices it selects.
 func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.Taint {
 	taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
 	taint[0].Effect = v1.TaintEffectNoExecute
@@ -111,45 +105,42 @@ func (s *Source) ruleTaints(rule *resourcev1.DeviceTaintRule) func(string) []v1.
 }
 
 // ruleStatus writes the EvictionInProgress condition of every DeviceTaintRule as kube's
-// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at the times
-// the Reason constants say. Kube's times, rather than a cadence of our own: an operator
-// reads the same status at the same times after switching over, an idle controller counts
-// nothing, and a write never races with an eviction of the same instant.
-//
-// Locks: mu guards the maps; it is not held while counting, writing, or calling the census.
+// maybeUpdateRuleStatus does, with server-side apply bound to the rule's UID, at kube's
+// times rather than a cadence of our own: an operator reads the same status after
+// switching over. Locks: mu guards the maps; it is not held while counting, writing, or
+// calling the census.
 type ruleStatus struct {
 	client kubernetes.Interface
 	src    *Source
 	census *census // nil without Confirm
 	clock  clock.Clock
 	period time.Duration
-	wake   chan struct{} // run's: due changed
-	live   atomic.Bool   // Lead started it: the caches have synced
+	queue  *timedqueue.Queue[string, struct{}] // by rule name: when to write its condition
+	live   atomic.Bool                         // Lead started it: the caches have synced
 
 	mu       sync.Mutex
-	evicted  map[types.UID]int64  // by rule: the pods its evictions removed
-	inflight map[types.UID]int    // by rule: the deletes under way, whose pods may have left the cache
-	due      map[string]time.Time // by rule name: when to write its condition
-	counted  map[string]counted   // by rule name: its condition, counted when it changed
-	written  map[string]counted   // by rule name: the condition last written, which the cache may not show yet
+	evicted  map[types.UID]int64 // by rule: the pods its evictions removed
+	inflight map[types.UID]int   // by rule: the deletes under way, whose pods may have left the cache
+	counted  map[string]counted  // by rule name: its condition, counted when it changed
+	written  map[string]counted  // by rule name: the condition last written, which the cache may not show yet
 }
 
-// counted is a rule's condition as counted when the rule changed, before the engine heard
-// of it; run writes it, if the rule is still that one.
+// counted is a rule's condition, counted for the rule of that UID and generation.
 type counted struct {
 	uid        types.UID
 	generation int64
 	condition  metav1.Condition
 }
 
-func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) *ruleStatus {
-	return &ruleStatus{client: client, src: src, clock: clk, period: period, wake: make(chan struct{}, 1), evicted: map[types.UID]int64{},
-		inflight: map[types.UID]int{}, due: map[string]time.Time{}, counted: map[string]counted{}, written: map[string]counted{}}
+func newRuleStatus(client kubernetes.Interface, src *Source, clk clock.Clock, period time.Duration) (r *ruleStatus, err error) {
+	r = &ruleStatus{client: client, src: src, clock: clk, period: period, evicted: map[types.UID]int64{},
+		inflight: map[types.UID]int{}, counted: map[string]counted{}, written: map[string]counted{}}
+	r.queue, err = timedqueue.New(r.write, timedqueue.Options{Clock: clk, Workers: 1})
+	return r, err
 }
 
 // counting returns d, counting each pod it removes for the rules blamed before the delete
-// (after it, the pod may be gone from the cache, with its tolerations), and making their
-// status due a period later.
+// (after it, the pod may be gone from the cache); their status is due a period later.
 func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 	return eviction.DeleterFunc(func(ctx context.Context, pod eviction.PodRef) error {
 		rules := r.blame(pod)
@@ -168,16 +159,15 @@ func (r *ruleStatus) counting(d eviction.Deleter) eviction.Deleter {
 			}
 			if err == nil { // not ErrPodGone: the pod was there, and this delete removed it
 				r.evicted[rule.UID]++
-				r.scheduleLocked(rule.Name, later)
+				r.queue.ScheduleEarlier(rule.Name, struct{}{}, later)
 			}
 		}
 		return err
 	})
 }
 
-// blame returns the rules a removal of pod counts for, as kube counts the rules among the
-// eviction's reasons: those of rulesOf for the pod's bindings; for a pod no longer in the
-// cache, every NoExecute rule that selects the device it is evicted for.
+// blame returns the rulesOf pod's bindings, as kube blames an eviction's rules; for a pod
+// no longer in the cache, every NoExecute rule on its device.
 func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	d := engine.Target{Bindings: []engine.Binding{{Holder: pod.Holder}}}
 	if p, ok, _ := r.src.Target(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}); ok && p.UID == pod.UID {
@@ -186,8 +176,7 @@ func (r *ruleStatus) blame(pod eviction.PodRef) []*resourcev1.DeviceTaintRule {
 	return r.rulesOf(d.Bindings)
 }
 
-// rulesOf returns the NoExecute rules that taint a device of bindings with a taint it does
-// not tolerate forever there: the rules whose pending pods a pod so bound counts among.
+// rulesOf returns the NoExecute rules with a taint that a binding does not tolerate forever.
 func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTaintRule {
 	if len(bindings) == 0 {
 		return nil
@@ -199,18 +188,16 @@ func (r *ruleStatus) rulesOf(bindings []engine.Binding) []*resourcev1.DeviceTain
 			continue
 		}
 		taint := tolerations.DeviceTaints([]resourcev1.DeviceTaint{rule.Spec.Taint})
-		for _, b := range bindings {
-			if ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay {
-				out = append(out, rule)
-				break
-			}
+		if slices.ContainsFunc(bindings, func(b engine.Binding) bool {
+			return ruleMatches(rule, b.Holder) && tolerations.Deadline(taint, b.Tolerations, now, now, deviceRules).Verdict != tolerations.Stay
+		}) {
+			out = append(out, rule)
 		}
 	}
 	return out
 }
 
-// start counts every rule's condition and makes it due at once; Lead calls it before the
-// engine runs. Until then, changes schedule nothing.
+// start counts every rule's condition and makes it due; before, changes schedule nothing.
 func (r *ruleStatus) start() {
 	r.live.Store(true) // first: a rule that comes while the others are counted is counted too
 	now := r.clock.Now()
@@ -219,8 +206,7 @@ func (r *ruleStatus) start() {
 	}
 }
 
-// ruleChanged is the Source's news, before the engine hears it, that the rule name changed:
-// its condition is counted and due at once; a rule that is gone is forgotten.
+// ruleChanged counts rule name's condition before the engine hears of it, or forgets it.
 func (r *ruleStatus) ruleChanged(name string) {
 	if !r.live.Load() {
 		return
@@ -233,15 +219,15 @@ func (r *ruleStatus) ruleChanged(name string) {
 	for _, rl := range r.src.ruleList() {
 		present[rl.UID] = true
 	}
+	r.queue.Cancel(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.due, name)
 	delete(r.counted, name)
 	delete(r.written, name)
 	maps.DeleteFunc(r.evicted, func(uid types.UID, _ int64) bool { return !present[uid] })
 }
 
-// count counts rule's condition now, keeps it for run, and makes it due at once.
+// count counts rule's condition, keeps it for update, and makes it due at once.
 func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 	c, settled := r.condition(rule, now)
 	r.mu.Lock()
@@ -251,12 +237,11 @@ func (r *ruleStatus) count(rule *resourcev1.DeviceTaintRule, now time.Time) {
 	} else {
 		delete(r.counted, rule.Name)
 	}
-	r.due[rule.Name] = now
-	poke(r.wake)
+	r.queue.Schedule(rule.Name, struct{}{}, now)
 }
 
-// touched is the Source's news that pod, or one of its claims, changed: the status of each
-// rule whose taint makes it due is due a period later, as kube's handlePod makes it.
+// touched is the news that pod, or one of its claims, changed: the status of each rule
+// that makes it due is due a period later, as in kube's handlePod.
 func (r *ruleStatus) touched(pod *v1.Pod) {
 	if !r.live.Load() {
 		return
@@ -264,87 +249,27 @@ func (r *ruleStatus) touched(pod *v1.Pod) {
 	var d engine.Target
 	r.src.Describe(pod, &d)
 	for _, rule := range r.rulesOf(d.Bindings) {
-		r.schedule(rule.Name, r.clock.Now().Add(r.period))
+		r.queue.ScheduleEarlier(rule.Name, struct{}{}, r.clock.Now().Add(r.period))
 	}
 }
 
-// dueNow makes rule name's status due at once: the census started or stopped holding it.
+// dueNow makes rule name's status due at once.
 func (r *ruleStatus) dueNow(name string) {
 	if r.live.Load() {
-		r.schedule(name, r.clock.Now())
+		r.queue.ScheduleEarlier(name, struct{}{}, r.clock.Now())
 	}
 }
 
-// schedule makes rule name's status due at, unless it is due earlier.
-func (r *ruleStatus) schedule(name string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.scheduleLocked(name, at)
-}
-
-// scheduleLocked is schedule, under mu.
-func (r *ruleStatus) scheduleLocked(name string, at time.Time) {
-	if d, ok := r.due[name]; !ok || at.Before(d) {
-		r.due[name] = at
-		poke(r.wake)
+// write writes rule name's condition when it is due, and a failed write a period later.
+func (r *ruleStatus) write(ctx context.Context, name string, _ struct{}) {
+	now := r.clock.Now()
+	if err := r.update(ctx, name, now); err != nil {
+		klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
+		r.queue.ScheduleEarlier(name, struct{}{}, now.Add(r.period))
 	}
 }
 
-// poke wakes the goroutine that waits on ch, a channel of capacity 1, without blocking.
-func poke(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// run writes the rules' status when it is due, until ctx is done.
-func (r *ruleStatus) run(ctx context.Context) {
-	timer := r.clock.NewTimer(r.period)
-	defer timer.Stop()
-	for {
-		now := r.clock.Now()
-		var ready []string
-		var next time.Time
-		r.mu.Lock()
-		for name, at := range r.due {
-			switch {
-			case !at.After(now):
-				ready = append(ready, name)
-				delete(r.due, name)
-			case next.IsZero() || at.Before(next):
-				next = at
-			}
-		}
-		r.mu.Unlock()
-		slices.Sort(ready)
-		for _, name := range ready {
-			if err := r.update(ctx, name, now); err != nil {
-				klog.FromContext(ctx).V(2).Info("Updating a DeviceTaintRule's status failed; will retry", "rule", name, "err", err)
-				r.schedule(name, now.Add(r.period))
-			}
-		}
-		if len(ready) > 0 {
-			continue // due may have changed meanwhile
-		}
-		timer.Stop()
-		var tc <-chan time.Time // none while nothing is due
-		if !next.IsZero() {
-			timer.Reset(next.Sub(now))
-			tc = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.wake:
-		case <-tc:
-		}
-	}
-}
-
-// update writes rule name's condition, if it changed: the one counted when the rule
-// changed, if it is still that rule, or one counted now. A write within a period of the
-// last one of the same generation waits until the period has passed, as in kube.
+// update writes rule name's condition, counted when it changed or now, if it changed.
 func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) error {
 	r.mu.Lock()
 	snap, haveSnap := r.counted[name]
@@ -360,7 +285,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 		old = &last.condition // the cache has not seen our last write yet
 	}
 	if old != nil && old.ObservedGeneration == rule.Generation && now.Sub(old.LastTransitionTime.Time) < r.period {
-		r.schedule(name, old.LastTransitionTime.Add(r.period))
+		r.queue.ScheduleEarlier(name, struct{}{}, old.LastTransitionTime.Add(r.period))
 		return nil
 	}
 	c := snap.condition
@@ -389,9 +314,7 @@ func (r *ruleStatus) update(ctx context.Context, name string, now time.Time) err
 }
 
 // condition is rule's EvictionInProgress condition now, in kube's words. It is not settled
-// when the rule selects no pod left to evict but deletes for it are under way: their pods
-// may have left the cache before the deletes were counted, and the condition would say
-// NotStarted, or miss them in its count, until they are.
+// while it selects no pod but deletes for it are under way, whose pods may be uncounted.
 func (r *ruleStatus) condition(rule *resourcev1.DeviceTaintRule, now time.Time) (c metav1.Condition, settled bool) {
 	c = metav1.Condition{Type: resourcev1.DeviceTaintConditionEvictionInProgress, Status: metav1.ConditionFalse, ObservedGeneration: rule.Generation}
 	r.mu.Lock()
