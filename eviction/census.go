@@ -109,9 +109,7 @@ func (c *nodeCensus) podChanged(old, new *v1.Pod) {
 			c.count(new, 1)
 		}
 	}
-	flips := c.flips(nil)
-	c.mu.Unlock()
-	c.tell(flips)
+	c.unlock(nil)
 }
 
 // nodeChanged counts a node update (new nil: the node name was deleted): when its NoExecute
@@ -147,9 +145,7 @@ func (c *nodeCensus) nodeChanged(name string, new *v1.Node) {
 	if retainted {
 		c.countNode(name, 1)
 	}
-	flips = c.flips(flips)
-	c.mu.Unlock()
-	c.tell(flips)
+	c.unlock(flips)
 }
 
 // countNode adds sign to the counts of the pods of node; under mu.
@@ -201,26 +197,22 @@ func (c *nodeCensus) forget(uid types.UID) {
 	}
 }
 
-// flips appends to out the keys whose verdict changed (over Confirm's rule, or not), and
-// forgets those that evict nothing; under mu. O(keys counted).
-func (c *nodeCensus) flips(out []string) []string {
+// unlock adds to flips the keys whose verdict changed (over Confirm's rule, or not),
+// forgets those that evict nothing, O(keys counted), releases mu and recounts flips.
+func (c *nodeCensus) unlock(flips []string) {
 	for k, n := range c.keys {
 		if over := c.rule.Exceeds(n.evicts, c.targets); over != n.over {
 			n.over = over
-			if !slices.Contains(out, k) {
-				out = append(out, k)
+			if !slices.Contains(flips, k) {
+				flips = append(flips, k)
 			}
 		}
 		if n.evicts == 0 && !n.over {
 			delete(c.keys, k)
 		}
 	}
-	return out
-}
-
-// tell tells the engine of the keys whose verdict changed.
-func (c *nodeCensus) tell(keys []string) {
-	for _, k := range keys {
+	c.mu.Unlock()
+	for _, k := range flips {
 		c.recount(k)
 	}
 }
