@@ -33,9 +33,8 @@ type Event struct {
 	Err     error           // Failed
 }
 
-// String returns a short line such as "Scheduled ns/pod at 10:05:00",
-// "Cancelled ns/pod: Tolerated", "Started ns/pod (attempt 1)", "Succeeded ns/pod (dry
-// run)" or "Failed ns/pod (before a call): ERR" (a recheck whose lookup failed).
+// String returns a short line such as "Scheduled ns/pod at 10:05:00", "Cancelled ns/pod:
+// Tolerated", "Started ns/pod (attempt 1)" or "Failed ns/pod (before a call): ERR".
 func (e Event) String() string {
 	head := fmt.Sprintf("%s %s", e.Kind, e.Pod)
 	switch {
@@ -53,8 +52,8 @@ func (e Event) String() string {
 	return fmt.Sprintf("%s (attempt %d)", head, e.Attempt)
 }
 
-// Observer is an [eviction.Observer] (the engine's [engine.Observer]) that records every
-// call. The zero value is ready to use.
+// Observer is an [eviction.Observer] that records every call. The zero value is ready to
+// use.
 type Observer struct {
 	mu     sync.Mutex
 	events []Event
