@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,14 +79,10 @@ func (c *stepClock) set(t time.Time) {
 func (c *stepClock) next() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var first time.Time
-	found := false
-	for _, at := range c.armed {
-		if !found || at.Before(first) {
-			first, found = at, true
-		}
+	if len(c.armed) == 0 {
+		return time.Time{}, false
 	}
-	return first, found
+	return slices.MinFunc(slices.Collect(maps.Values(c.armed)), time.Time.Compare), true
 }
 
 // untracked reports whether the fake clock has waiters this clock did not arm (an After, a

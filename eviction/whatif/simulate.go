@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -97,7 +98,7 @@ var End = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 // returns. It is safe to run several simulations at once.
 func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, build func(opts engine.Options, act engine.Actuator) (Engine, error)) (*Timeline, error) {
 	clk := newStepClock(start)
-	rec := &recorder{clock: clk, fates: map[types.NamespacedName]*Fate{}}
+	rec := &recorder{clock: clk, fates: map[types.NamespacedName]Fate{}}
 	act := &actuator{clock: clk, inFlight: opts.InFlight != engine.InFlight{}}
 	opts.Clock, opts.DryRun, opts.ActTimeout = clk, false, -1 // no call times out: each returns at once
 	if opts.Observer != nil {
@@ -246,7 +247,7 @@ type recorder struct {
 	engine.NopObserver
 	clock *stepClock
 	mu    sync.Mutex
-	fates map[types.NamespacedName]*Fate
+	fates map[types.NamespacedName]Fate
 }
 
 var _ engine.Observer = (*recorder)(nil)
@@ -255,12 +256,12 @@ var _ engine.Observer = (*recorder)(nil)
 func (r *recorder) update(ref engine.Ref, change func(f *Fate)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := r.fates[ref.Key()]
-	if f == nil {
-		f = &Fate{Verdict: Stays}
-		r.fates[ref.Key()] = f
+	f, ok := r.fates[ref.Key()]
+	if !ok {
+		f = Fate{Verdict: Stays}
 	}
-	change(f)
+	change(&f)
+	r.fates[ref.Key()] = f
 }
 
 func (r *recorder) len() int {
@@ -287,20 +288,19 @@ func (r *recorder) Succeeded(ref engine.Ref, a engine.Attempt, _ bool) {
 	})
 }
 
-// Cancelled records that the target stays after all, unless it was evicted (and left).
 func (r *recorder) Cancelled(ref engine.Ref, reason engine.Reason) {
-	r.update(ref, func(f *Fate) {
-		if f.Verdict != Evicted {
-			*f = Fate{Verdict: Stays, Reason: reason}
-		}
-	})
+	r.unlessEvicted(ref, Fate{Verdict: Stays, Reason: reason})
 }
 
-// Skipped records that the target is leaving on its own, unless it was evicted.
 func (r *recorder) Skipped(ref engine.Ref, reason engine.Reason) {
-	r.update(ref, func(f *Fate) {
-		if f.Verdict != Evicted {
-			*f = Fate{Verdict: Leaving, Reason: reason}
+	r.unlessEvicted(ref, Fate{Verdict: Leaving, Reason: reason})
+}
+
+// unlessEvicted sets the fate of ref's target to f, unless it was evicted (and left).
+func (r *recorder) unlessEvicted(ref engine.Ref, f Fate) {
+	r.update(ref, func(old *Fate) {
+		if old.Verdict != Evicted {
+			*old = f
 		}
 	})
 }
@@ -321,9 +321,5 @@ func (r *recorder) held(p engine.Pending) {
 func (r *recorder) result() map[types.NamespacedName]Fate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[types.NamespacedName]Fate, len(r.fates))
-	for k, f := range r.fates {
-		out[k] = *f
-	}
-	return out
+	return maps.Clone(r.fates)
 }
