@@ -74,12 +74,9 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 	if len(changed) == 0 {
 		return res, nil
 	}
-	res.Before, res.After, err = beforeAfter(true, wasTainted, func(changed bool) (*Timeline, error) {
-		if !changed {
-			return SimulateHolders(ctx, h.Before, before, h.Options)
-		}
-		return SimulateHolders(ctx, h.After, after, h.Options)
-	})
+	res.Before, res.After, err = beforeAfter(true, wasTainted,
+		func() (*Timeline, error) { return SimulateHolders(ctx, h.Before, before, h.Options) },
+		func() (*Timeline, error) { return SimulateHolders(ctx, h.After, after, h.Options) })
 	if err != nil {
 		return nil, err
 	}

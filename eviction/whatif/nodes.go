@@ -101,12 +101,9 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 		return nil, err
 	}
 	res := &Result{Start: opts.Start, Nodes: changed}
-	res.Before, res.After, err = beforeAfter(anyChanged, wasTainted, func(changed bool) (*Timeline, error) {
-		if !changed {
-			return simulateNodes(ctx, cluster, nil, opts)
-		}
-		return simulateNodes(ctx, cluster, after, opts)
-	})
+	res.Before, res.After, err = beforeAfter(anyChanged, wasTainted,
+		func() (*Timeline, error) { return simulateNodes(ctx, cluster, nil, opts) },
+		func() (*Timeline, error) { return simulateNodes(ctx, cluster, after, opts) })
 	if err != nil {
 		return nil, err
 	}
@@ -156,18 +153,17 @@ func applyChange(nodes []*v1.Node, change Change) (map[string]*v1.Node, []*v1.No
 	return after, changed, anyChanged, wasTainted, nil
 }
 
-// beforeAfter returns the timelines of a what-if, sim(false) before the change and
-// sim(true) after: after alone when nothing was tainted before, and one for both when
-// nothing changes.
-func beforeAfter(changed, wasTainted bool, sim func(changed bool) (*Timeline, error)) (before, after *Timeline, err error) {
-	if after, err = sim(true); err != nil {
+// beforeAfter returns the timelines of a what-if, simBefore's and simAfter's: after alone
+// when nothing was tainted before, and one for both when nothing changes.
+func beforeAfter(changed, wasTainted bool, simBefore, simAfter func() (*Timeline, error)) (before, after *Timeline, err error) {
+	if after, err = simAfter(); err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case !changed:
 		return after, after, nil
 	case wasTainted:
-		if before, err = sim(false); err != nil {
+		if before, err = simBefore(); err != nil {
 			return nil, nil, err
 		}
 	}
