@@ -46,7 +46,7 @@ func Why(taints []v1.Taint, tols []v1.Toleration, start time.Time, source engine
 			m.Since, m.FromTimeAdded = t.TimeAdded.Time, true
 		}
 		used, ok := tolerations.Match(taints[i:i+1], tols, opts)
-		if !ok || len(used) == 0 {
+		if !ok {
 			m.Deadline = start
 			out = append(out, m)
 			continue
