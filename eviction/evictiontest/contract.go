@@ -84,17 +84,7 @@ func Targets(events []Event) []types.NamespacedName {
 
 // EventsOf returns the events about the target key, in order.
 func EventsOf(events []Event, key types.NamespacedName) []Event {
-	return filter(events, func(e Event) bool { return e.Pod.Key() == key })
-}
-
-func filter(events []Event, keep func(Event) bool) []Event {
-	var out []Event
-	for _, e := range events {
-		if keep(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(events), func(e Event) bool { return e.Pod.Key() != key })
 }
 
 // retryReasons are the Delayed reasons of the budgets that hold a retry too.

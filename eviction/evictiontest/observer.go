@@ -2,6 +2,7 @@ package evictiontest
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,7 +77,7 @@ func (o *Observer) Events() []Event {
 
 // Of returns the events of kind k, in order.
 func (o *Observer) Of(k Kind) []Event {
-	return filter(o.Events(), func(e Event) bool { return e.Kind == k })
+	return slices.DeleteFunc(o.Events(), func(e Event) bool { return e.Kind != k })
 }
 
 // Reset forgets the events recorded so far.
