@@ -130,10 +130,7 @@ func (c *nodeCensus) nodeChanged(name string, new *v1.Node) {
 			}
 		}
 	}
-	// What the counts read of a taint: TimeAdded does not change whether it is tolerated forever.
-	retainted := !slices.EqualFunc(prev.taints, next.taints, func(x, y v1.Taint) bool {
-		return x.Key == y.Key && x.Value == y.Value && x.Effect == y.Effect
-	})
+	retainted := engine.TaintsChanged(prev.taints, next.taints)
 	if retainted {
 		c.countNode(name, -1)
 	}
