@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -209,10 +210,8 @@ func (a *actuator) Act(_ context.Context, target engine.Ref) error {
 	d := departure{at: a.clock.Now().Add(a.departing.Grace(target)), target: target}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	i, _ := slices.BinarySearchFunc(a.due, d.at, func(x departure, at time.Time) int { return x.at.Compare(at) })
-	for i < len(a.due) && a.due[i].at.Equal(d.at) {
-		i++ // after those at the same time: in the order they went
-	}
+	// After those due at the same time: in the order they went.
+	i := sort.Search(len(a.due), func(i int) bool { return a.due[i].at.After(d.at) })
 	a.due = slices.Insert(a.due, i, d)
 	return nil
 }
