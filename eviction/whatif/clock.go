@@ -1,8 +1,6 @@
 package whatif
 
 import (
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -79,10 +77,14 @@ func (c *stepClock) set(t time.Time) {
 func (c *stepClock) next() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.armed) == 0 {
-		return time.Time{}, false
+	var first time.Time
+	found := false
+	for _, at := range c.armed {
+		if !found || at.Before(first) {
+			first, found = at, true
+		}
 	}
-	return slices.MinFunc(slices.Collect(maps.Values(c.armed)), time.Time.Compare), true
+	return first, found
 }
 
 // untracked reports whether the fake clock has waiters this clock did not arm (an After, a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -99,7 +98,7 @@ var End = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 // returns. It is safe to run several simulations at once.
 func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, build func(opts engine.Options, act engine.Actuator) (Engine, error)) (*Timeline, error) {
 	clk := newStepClock(start)
-	rec := &recorder{clock: clk, fates: map[types.NamespacedName]Fate{}}
+	rec := &recorder{clock: clk, fates: map[types.NamespacedName]*Fate{}}
 	act := &actuator{clock: clk, inFlight: opts.InFlight != engine.InFlight{}}
 	opts.Clock, opts.DryRun, opts.ActTimeout = clk, false, -1 // no call times out: each returns at once
 	if opts.Observer != nil {
@@ -246,7 +245,7 @@ type recorder struct {
 	engine.NopObserver
 	clock *stepClock
 	mu    sync.Mutex
-	fates map[types.NamespacedName]Fate
+	fates map[types.NamespacedName]*Fate
 }
 
 var _ engine.Observer = (*recorder)(nil)
@@ -255,12 +254,12 @@ var _ engine.Observer = (*recorder)(nil)
 func (r *recorder) update(ref engine.Ref, change func(f *Fate)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, ok := r.fates[ref.Key()]
-	if !ok {
-		f = Fate{Verdict: Stays}
+	f := r.fates[ref.Key()]
+	if f == nil {
+		f = &Fate{Verdict: Stays}
+		r.fates[ref.Key()] = f
 	}
-	change(&f)
-	r.fates[ref.Key()] = f
+	change(f)
 }
 
 func (r *recorder) len() int {
@@ -320,5 +319,9 @@ func (r *recorder) held(p engine.Pending) {
 func (r *recorder) result() map[types.NamespacedName]Fate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return maps.Clone(r.fates)
+	out := make(map[types.NamespacedName]Fate, len(r.fates))
+	for k, f := range r.fates {
+		out[k] = *f
+	}
+	return out
 }
