@@ -13,9 +13,9 @@ import (
 // under the same name is never deleted in its place.
 type PodRef = engine.Ref
 
-// Deleter removes a pod whose time is up: the [Manager]'s [engine.Actuator]. It is called
-// at most once at a time for a pod, with a context that is cancelled after
-// Options.ActTimeout and when the Manager stops; Delete must return when it is.
+// Deleter removes a pod whose time is up. The [Manager] calls it at most once at a time for
+// a pod, with a context that is cancelled after Options.ActTimeout and when the Manager
+// stops; Delete must return when it is.
 //
 // Returning nil, or an error for which [engine.IsGone] is true (it wraps [ErrPodGone], or
 // is a Kubernetes NotFound), ends the eviction: that pod (that UID) is not evicted again.
