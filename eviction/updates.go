@@ -11,8 +11,10 @@ import (
 // NodeUpdated takes a node event: old nil for an added node, new nil for a deleted one. It
 // queues the node when it was added, deleted or renamed, or when its NoExecute taints or
 // its zone changed, and returns at once; other updates, such as heartbeats, are ignored.
-// With Options.Confirm it first counts what the node's NoExecute taints would evict (O(its
-// pods) when they changed) and reads its [ConfirmAnnotation]. Nil for both does nothing.
+// With Options.Brake it also counts the node, O(its taints), and wakes the evictions a
+// pause it ends held; with Options.Confirm it first counts what the node's NoExecute taints
+// would evict (O(its pods) when they changed) and reads its [ConfirmAnnotation]. Nil for
+// both does nothing.
 func (m *Manager) NodeUpdated(old, new *v1.Node) {
 	gone := old != nil && (new == nil || old.Name != new.Name) // deleted, or renamed
 	if m.census != nil {
