@@ -11,26 +11,22 @@ import (
 )
 
 // Cache is the caller's view of the cluster, usually informer listers. The [Manager] reads
-// it, never writes it, and never changes the objects it returns.
+// it, never writes it, and never changes the objects it returns. Its methods are called
+// from several goroutines at once.
 //
-// A lookup of something that does not exist returns either a nil object and a nil error, or
-// an error for which k8s.io/apimachinery/pkg/api/errors.IsNotFound is true. Any other error
-// is treated as passing: the work that needed the lookup is retried later.
-//
-// Its methods are called from several goroutines at once.
+// A lookup of something that does not exist returns a nil object and a nil error, or an
+// error for which k8s.io/apimachinery/pkg/api/errors.IsNotFound is true. Any other error
+// is taken as passing: the work that needed the lookup is retried later.
 type Cache interface {
-	// PodsOnNode returns the pods bound to the node (spec.nodeName == node), for the
-	// Manager to decide again about each when the node's taints change.
+	// PodsOnNode returns the pods bound to the node (spec.nodeName == node).
 	PodsOnNode(node string) ([]*v1.Pod, error)
-	// Pod returns the pod: its state when an update of it is processed, and right before a
-	// delete.
+	// Pod returns the pod, read when an update of it is processed and right before a delete.
 	Pod(namespace, name string) (*v1.Pod, error)
-	// Node returns the node, for the recheck right before a delete.
+	// Node returns the node, read right before a delete.
 	Node(name string) (*v1.Node, error)
 }
 
-// podSource is the engine's view of pods bound to nodes, read from a Cache: each pod is a
-// target with one binding, to its node, with spec.tolerations.
+// podSource is the engine's view of pods bound to nodes, read from a Cache.
 type podSource struct{ c Cache }
 
 var _ engine.Source[*v1.Pod] = podSource{}
@@ -65,8 +61,7 @@ func (s podSource) Holder(name string) (engine.Holder, bool, error) {
 	return nodeHolder(node), true, nil
 }
 
-// ignoreNotFound returns nil for a NotFound error, which the Cache's contract allows for
-// what does not exist.
+// ignoreNotFound returns nil for a NotFound error: what does not exist.
 func ignoreNotFound(err error) error {
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -87,9 +82,8 @@ func (podSource) Describe(pod *v1.Pod, d *engine.Target) {
 	}
 }
 
-// nodeHolder returns node as a holder: its name, its taints, and its zone as its group,
-// for [Brake.ZoneFraction]. Nodes without a zone label form one group, as in the node
-// lifecycle controller.
+// nodeHolder returns node as a holder, its zone its group (for [Brake.ZoneFraction]);
+// nodes without a zone label form one group, as in the node lifecycle controller.
 func nodeHolder(node *v1.Node) engine.Holder {
 	return engine.Holder{Name: node.Name, Taints: node.Spec.Taints, Group: zoneOf(node)}
 }

@@ -42,16 +42,11 @@ func Confirms(value, key string) bool {
 // carry it, not leaving, that do not tolerate one of them forever), of all pods bound to a
 // node and not leaving; confirmed on the nodes whose [ConfirmAnnotation] names the key.
 //
-// It counts from the updates the Manager is given, before it passes them on to the engine,
-// so that the counts are there when the evictions an update causes fall due; it keeps the
-// pods it was told of by node, so that a node whose taints change is counted again from
-// them, with no lookup that could fail: a pod update costs O(the NoExecute taints of its
-// node), a node update whose NoExecute taints changed O(its pods). It calls recount (the
-// engine's Recounted) with each key whose verdict changed. Like the brake, it counts what it
-// is told, which is why an engine with Confirm waits for Synced.
-//
-// Locks: mu guards the counts; it is taken in the Manager's update methods and in Reach
-// (under the engine's locks), and recount is called with it released.
+// It counts the updates the Manager is given before the engine sees them, so that the
+// counts are there when the evictions an update causes fall due. It keeps the pods by
+// node, so that a node whose taints change is counted again with no lookup that could
+// fail. It calls recount (the engine's Recounted) with each key whose verdict changed,
+// with mu released: the engine calls Reach under its own locks.
 type nodeCensus struct {
 	rule    engine.Confirm
 	tol     tolerations.Options
@@ -60,7 +55,7 @@ type nodeCensus struct {
 	mu      sync.Mutex
 	targets int                               // pods bound to a node and not leaving
 	nodes   map[string]censusNode             // nodes with NoExecute taints or a confirmation
-	pods    map[types.UID]censusPod           // the pods told of, bound to a node
+	pods    map[types.UID]*v1.Pod             // the pods told of, bound to a node
 	byNode  map[string]map[types.UID]struct{} // their UIDs by node
 	keys    map[string]*censusCount           // by taint key
 }
@@ -69,31 +64,6 @@ type nodeCensus struct {
 type censusNode struct {
 	taints  []v1.Taint // its NoExecute taints
 	confirm string     // its ConfirmAnnotation
-}
-
-// censusPod is a pod the census was told of, and the keys it counts for.
-type censusPod struct {
-	pod  *v1.Pod
-	keys podKeys
-}
-
-// podKeys are the keys a pod counts for: most pods, one at most, which takes no slice.
-type podKeys struct {
-	some  bool // first is set
-	first string
-	more  []string
-}
-
-// has reports whether k is among the keys.
-func (p podKeys) has(k string) bool { return p.some && p.first == k || slices.Contains(p.more, k) }
-
-// add adds k, which it does not have.
-func (p *podKeys) add(k string) {
-	if !p.some {
-		p.some, p.first = true, k
-		return
-	}
-	p.more = append(p.more, k)
 }
 
 // censusCount is what a key would evict, and whether that is over Confirm's rule as last
@@ -107,7 +77,7 @@ var _ engine.Census = (*nodeCensus)(nil)
 
 func newNodeCensus(rule engine.Confirm, tol tolerations.Options) *nodeCensus {
 	return &nodeCensus{rule: rule, tol: tol, recount: func(string) {}, nodes: map[string]censusNode{},
-		pods: map[types.UID]censusPod{}, byNode: map[string]map[types.UID]struct{}{}, keys: map[string]*censusCount{}}
+		pods: map[types.UID]*v1.Pod{}, byNode: map[string]map[types.UID]struct{}{}, keys: map[string]*censusCount{}}
 }
 
 // Reach gives the count of the cause's key, confirmed when the cause's node confirms it.
@@ -122,11 +92,6 @@ func (c *nodeCensus) Reach(cause engine.Cause, into []engine.Reach) []engine.Rea
 	return append(into, r)
 }
 
-// counted reports whether pod counts among all pods: bound to a node, and not leaving.
-func counted(pod *v1.Pod) bool {
-	return pod != nil && pod.Spec.NodeName != "" && LeavingReason(pod) == ""
-}
-
 // podChanged counts a pod update (old nil: added; new nil: deleted).
 func (c *nodeCensus) podChanged(old, new *v1.Pod) {
 	c.mu.Lock()
@@ -135,18 +100,16 @@ func (c *nodeCensus) podChanged(old, new *v1.Pod) {
 	}
 	if new != nil {
 		c.forget(new.UID)
-		if new.Spec.NodeName != "" {
-			c.pods[new.UID] = censusPod{pod: new}
-			if c.byNode[new.Spec.NodeName] == nil {
-				c.byNode[new.Spec.NodeName] = map[types.UID]struct{}{}
+		if node := new.Spec.NodeName; node != "" {
+			c.pods[new.UID] = new
+			if c.byNode[node] == nil {
+				c.byNode[node] = map[types.UID]struct{}{}
 			}
-			c.byNode[new.Spec.NodeName][new.UID] = struct{}{}
-			c.count(new.UID)
+			c.byNode[node][new.UID] = struct{}{}
+			c.count(new, 1)
 		}
 	}
-	flips := c.flips(nil)
-	c.mu.Unlock()
-	c.tell(flips)
+	c.unlock(nil)
 }
 
 // nodeChanged counts a node update (new nil: the node name was deleted): when its NoExecute
@@ -167,106 +130,86 @@ func (c *nodeCensus) nodeChanged(name string, new *v1.Node) {
 			}
 		}
 	}
+	retainted := engine.TaintsChanged(prev.taints, next.taints)
+	if retainted {
+		c.countNode(name, -1)
+	}
 	if len(next.taints) == 0 && next.confirm == "" {
 		delete(c.nodes, name)
 	} else {
 		c.nodes[name] = next
 	}
-	if changedTaints(prev.taints, next.taints) {
-		for uid := range c.byNode[name] {
-			c.uncount(uid)
-			c.count(uid)
-		}
+	if retainted {
+		c.countNode(name, 1)
 	}
-	flips = c.flips(flips)
-	c.mu.Unlock()
-	c.tell(flips)
+	c.unlock(flips)
 }
 
-// changedTaints reports whether a and b differ in a taint's key, value or effect: what the
-// counts read (TimeAdded does not change whether a taint is tolerated forever).
-func changedTaints(a, b []v1.Taint) bool {
-	return !slices.EqualFunc(a, b, func(x, y v1.Taint) bool { return x.Key == y.Key && x.Value == y.Value && x.Effect == y.Effect })
+// countNode adds sign to the counts of the pods of node; under mu.
+func (c *nodeCensus) countNode(node string, sign int) {
+	for uid := range c.byNode[node] {
+		c.count(c.pods[uid], sign)
+	}
 }
 
-// count counts the pod uid among all pods, and for each key of its node's NoExecute taints
-// that it does not tolerate forever; under mu.
-func (c *nodeCensus) count(uid types.UID) {
-	cp := c.pods[uid]
-	if !counted(cp.pod) {
+// count adds sign to the counts of pod, when it is not leaving: to all pods, and to each
+// key of its node's NoExecute taints, once, that it does not tolerate forever; under mu.
+func (c *nodeCensus) count(pod *v1.Pod, sign int) {
+	if LeavingReason(pod) != "" {
 		return
 	}
-	c.targets++
-	taints := c.nodes[cp.pod.Spec.NodeName].taints
+	c.targets += sign
+	taints := c.nodes[pod.Spec.NodeName].taints
 	for i := range taints {
 		k := taints[i].Key
-		// Whether a taint is tolerated forever does not depend on the time: any will do.
-		if cp.keys.has(k) || tolerations.Deadline(taints[i:i+1], cp.pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict == tolerations.Stay {
-			continue
+		if slices.ContainsFunc(taints[:i], func(t v1.Taint) bool { return t.Key == k }) {
+			continue // counted at its first taint
 		}
-		cp.keys.add(k)
-		if c.keys[k] == nil {
-			c.keys[k] = &censusCount{}
+		for j := i; j < len(taints); j++ {
+			// Whether a taint is tolerated forever does not depend on the time: any will do.
+			if taints[j].Key == k && tolerations.Deadline(taints[j:j+1], pod.Spec.Tolerations, time.Time{}, time.Time{}, c.tol).Verdict != tolerations.Stay {
+				if c.keys[k] == nil {
+					c.keys[k] = &censusCount{}
+				}
+				c.keys[k].evicts += sign
+				break
+			}
 		}
-		c.keys[k].evicts++
 	}
-	c.pods[uid] = cp
-}
-
-// uncount takes the pod uid out of the counts; under mu.
-func (c *nodeCensus) uncount(uid types.UID) {
-	cp, ok := c.pods[uid]
-	if !ok || !counted(cp.pod) {
-		return
-	}
-	c.targets--
-	if cp.keys.some {
-		c.keys[cp.keys.first].evicts--
-	}
-	for _, k := range cp.keys.more {
-		c.keys[k].evicts--
-	}
-	cp.keys = podKeys{}
-	c.pods[uid] = cp
 }
 
 // forget uncounts the pod uid and forgets it; under mu.
 func (c *nodeCensus) forget(uid types.UID) {
-	cp, ok := c.pods[uid]
-	if !ok {
+	pod := c.pods[uid]
+	if pod == nil {
 		return
 	}
-	c.uncount(uid)
+	c.count(pod, -1)
 	delete(c.pods, uid)
-	if on := c.byNode[cp.pod.Spec.NodeName]; on != nil {
+	if on := c.byNode[pod.Spec.NodeName]; on != nil {
 		delete(on, uid)
 		if len(on) == 0 {
-			delete(c.byNode, cp.pod.Spec.NodeName)
+			delete(c.byNode, pod.Spec.NodeName)
 		}
 	}
 }
 
-// flips appends to out the keys whose verdict changed (over Confirm's rule, or not), and
-// forgets those that evict nothing; under mu. O(keys counted).
-func (c *nodeCensus) flips(out []string) []string {
+// unlock adds to flips the keys whose verdict changed (over Confirm's rule, or not),
+// forgets those that evict nothing, O(keys counted), releases mu and recounts flips.
+func (c *nodeCensus) unlock(flips []string) {
 	for k, n := range c.keys {
 		if over := c.rule.Exceeds(n.evicts, c.targets); over != n.over {
 			n.over = over
-			if !slices.Contains(out, k) {
-				out = append(out, k)
+			if !slices.Contains(flips, k) {
+				flips = append(flips, k)
 			}
 		}
 		if n.evicts == 0 && !n.over {
 			delete(c.keys, k)
 		}
 	}
-	return out
-}
-
-// tell tells the engine of the keys whose verdict changed; not under mu, since the engine
-// calls Reach under its own lock.
-func (c *nodeCensus) tell(keys []string) {
-	for _, k := range keys {
+	c.mu.Unlock()
+	for _, k := range flips {
 		c.recount(k)
 	}
 }

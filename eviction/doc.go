@@ -34,10 +34,8 @@
 //
 // # Budgets
 //
-// The fields of [Options] that bound mass eviction, each off by default: RateLimit and
-// TaintRateLimits; the [Brake] (by fraction or floor of the nodes, per zone, and a fully
-// disrupted zone's rule); [InFlight]; NamespaceLimit and OwnerLimit (by [PodOwner]);
-// [LoopDamping]; and [Confirm] (confirmed with [ConfirmAnnotation] on the node). A due
+// The fields of [Options] that bound mass eviction (rate limits, [Brake], [InFlight],
+// windows per namespace and owner, [LoopDamping], [Confirm]) are each off by default. A due
 // eviction that waits stays in [Manager.Pending] with its reason, and the [Observer]'s
 // Delayed is told when that reason changes; none is dropped.
 //

@@ -18,9 +18,8 @@ var ErrRunTwice = errors.New("eviction: Run called more than once")
 // no goroutine will do: updates not processed, or evictions that are due.
 var ErrStopped = errors.New("eviction: Run has returned and work is left")
 
-// PanicError is the error a failed attempt reports (to [engine.Observer.Failed]) when the
-// [Deleter] panicked, and what [Manager.Run] returns when the Cache or the Observer
-// panicked in one of its workers; see [engine.PanicError].
+// PanicError is what a failed attempt reports when the [Deleter] panicked, and what
+// [Manager.Run] returns when the Cache or the Observer panicked; see [engine.PanicError].
 type PanicError = engine.PanicError
 
 // Manager evicts pods from nodes with NoExecute taints they do not tolerate, when their
@@ -30,15 +29,15 @@ type PanicError = engine.PanicError
 //
 // It is the [engine.Engine] for pods bound to their nodes: each pod is a target with one
 // binding, to the node in spec.nodeName, with spec.tolerations; each node is a holder, its
-// zone label its group. Options.Workers goroutines process the updates, each node's on one
-// of them (hashed by name), in order and before its pods'. Processing reads a pod's current
-// state from the Cache, so updates that arrive out of order or coalesce lose nothing.
+// zone label its group. A node's updates are processed in order and before its pods'.
+// Processing reads a pod's current state from the Cache, so updates that arrive out of
+// order or coalesce lose nothing.
 //
 // All methods are safe for concurrent use. NodeUpdated and PodUpdated never block on
 // processing. The zero Manager is not usable: create one with [New].
 type Manager struct {
 	e      *engine.Engine[*v1.Pod]
-	census *nodeCensus // Options.Confirm's, when the caller gives none
+	census *nodeCensus // nil unless Options.Confirm needs one and the caller gives none
 }
 
 // New returns a Manager that reads cache and evicts through deleter. It returns an error,
@@ -71,11 +70,8 @@ func New(deleter Deleter, cache Cache, opts Options) (*Manager, error) {
 }
 
 // Run processes updates and evicts pods until ctx is done, then waits for every goroutine it
-// started (a running Deleter call sees its context cancelled) and returns ctx's error; see
-// [engine.Engine.Run]. Updates that arrive before Run are processed when it starts. A
-// Manager runs once: a second call returns [ErrRunTwice]. When the Cache or the Observer
-// panics in one of its workers, Run stops in the same way and returns a *[PanicError] (a new
-// Manager, started afresh from the cache, keeps the deadlines of taints with TimeAdded).
+// started and returns ctx's error, or a *[PanicError]; see [engine.Engine.Run]. Updates
+// that arrive before Run are processed when it starts. A second call returns [ErrRunTwice].
 func (m *Manager) Run(ctx context.Context) error {
 	err := m.e.Run(ctx)
 	if errors.Is(err, engine.ErrRunTwice) {
@@ -84,14 +80,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	return err
 }
 
-// WaitIdle blocks until every NodeUpdated and PodUpdated made before the call has been
-// processed and no eviction due at the clock's current time is queued, waiting for a
-// delete worker, or running (its Deleter call and the updates that call makes included),
-// or until ctx is done; it then returns nil, or ctx's error. Evictions due later, or that
-// wait for a budget, are not waited for. It is meant for tests and simulations on a fake
-// clock; see [engine.Engine.WaitIdle]. After Run has returned, it returns nil when nothing
-// was left and [ErrStopped] otherwise. It must not be called from an Observer or a Deleter
-// of this Manager, whose work it would wait for.
+// WaitIdle blocks until every update made before the call has been processed and no
+// eviction due at the clock's current time is queued or running, or until ctx is done, for
+// tests and simulations on a fake clock; see [engine.Engine.WaitIdle], which says what it
+// returns. After Run has returned, it returns [ErrStopped] when work was left. It must not
+// be called from an Observer or a Deleter of this Manager.
 func (m *Manager) WaitIdle(ctx context.Context) error {
 	err := m.e.WaitIdle(ctx)
 	if errors.Is(err, engine.ErrStopped) {
@@ -101,18 +94,16 @@ func (m *Manager) WaitIdle(ctx context.Context) error {
 }
 
 // Synced tells the Manager that the caller's informers have synced and their handlers have
-// delivered what they listed. Until then, a Manager with a Brake or Confirm evicts nothing
-// (a due eviction waits, Delayed with [engine.ReasonNotSynced]), so that one started in the
-// middle of an outage counts every node first; see [engine.Engine.Synced].
+// delivered what they listed. Until then, a Manager with a Brake or Confirm evicts nothing;
+// see [engine.Engine.Synced].
 func (m *Manager) Synced() { m.e.Synced() }
 
-// Stats returns the Manager's counts of evictions by where they stand, from counters, O(1):
-// what metrics read. See [engine.Engine.Stats].
+// Stats returns the Manager's counts of evictions by where they stand, O(1); see
+// [engine.Engine.Stats].
 func (m *Manager) Stats() Stats { return m.e.Stats() }
 
-// Pending returns the open evictions that wait, earliest first (ties by namespace and
-// name), in the location of the clock's time. It looks at every one, O(n), for previews
-// and debugging; metrics read [Manager.Stats].
+// Pending returns the open evictions that wait, earliest first, O(n); see
+// [engine.Engine.Pending].
 func (m *Manager) Pending() []Pending { return m.e.Pending() }
 
 // PendingOf returns the pod's open eviction when it waits, as Pending lists it. O(1).
@@ -123,8 +114,7 @@ func (m *Manager) PendingOf(key types.NamespacedName) (Pending, bool) { return m
 func (m *Manager) DeleteWorkers() int { return m.e.ActWorkers() }
 
 // RetryUnreachable retries at once, and returns how many, the evictions whose last Deleter
-// call failed with an error for which Options.Unreachable returned true, keeping their
-// backoff for the next failure: call it when the API server answers again. See
+// call failed with an error for which Options.Unreachable returned true; see
 // [engine.Engine.RetryUnreachable].
 func (m *Manager) RetryUnreachable() int { return m.e.RetryUnreachable() }
 

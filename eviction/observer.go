@@ -2,26 +2,22 @@ package eviction
 
 import "github.com/taintevict/taintevict/eviction/engine"
 
-// Observer is told everything a [Manager] decides, so that the caller can turn it into
-// Kubernetes Events, metrics and logs. It is the engine's [engine.Observer]: the same
-// contract, with each pod as a [PodRef] whose Holder is its node.
+// Observer is told everything a [Manager] decides (for Events, metrics and logs): the
+// engine's [engine.Observer], with each pod as a [PodRef] whose Holder is its node.
 type Observer = engine.Observer
 
-// Attempt is one try at an eviction, as the Observer's Started, Failed and Succeeded report
-// it; see [engine.Attempt].
+// Attempt is one try at an eviction; see [engine.Attempt].
 type Attempt = engine.Attempt
 
-// NopObserver implements [Observer] with methods that do nothing; embed it to implement
-// only some of them. See [engine.NopObserver].
+// NopObserver implements [Observer] with methods that do nothing; see [engine.NopObserver].
 type NopObserver = engine.NopObserver
 
-// Observers is an [Observer] that tells each of its observers every decision, in order;
-// see [engine.Observers].
+// Observers tells each of its observers every decision, in order; see [engine.Observers].
 type Observers = engine.Observers
 
-// Reason says why an eviction was cancelled or skipped, or why a due one waits. It is the
-// engine's [engine.Reason]; the constants below give the engine's reasons their names for
-// pods on nodes, and add the reasons a pod gives for leaving on its own.
+// Reason says why an eviction was cancelled or skipped, or why a due one waits; see
+// [engine.Reason]. The constants name the engine's reasons for pods on nodes, and add a
+// pod's own reasons for leaving.
 type Reason = engine.Reason
 
 // Reasons given to [engine.Observer.Cancelled].

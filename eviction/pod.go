@@ -12,9 +12,8 @@ import (
 
 // LeavingReason returns why the pod's own state says it must not be evicted, or "": it is
 // being deleted ([ReasonPodTerminating]), or it has finished ([ReasonPodFinished]). It,
-// [GoneBy] and [PodOwner] read only the pod, so they are safe for concurrent use, and a
-// Source of pods on other holders (the device side) uses them too; [Manager.PodUpdated]
-// compares each between the old and the new pod, so none of their changes is filtered out.
+// [GoneBy] and [PodOwner] read only the pod, so they are safe for concurrent use; a Source
+// of pods on other holders (the device side) uses them too.
 func LeavingReason(pod *v1.Pod) Reason {
 	switch {
 	case pod.DeletionTimestamp != nil:
@@ -35,12 +34,10 @@ func GoneBy(pod *v1.Pod) time.Time {
 	return pod.DeletionTimestamp.Time
 }
 
-// PodOwner returns the workload pod belongs to, for the budgets per owner
-// (Options.OwnerLimit, Options.LoopDamping): its controller owner reference, or the zero
-// Owner without one. A ReplicaSet of apps whose name is the pod's pod-template-hash label
-// after "-" gives the Deployment named by the rest, as the Deployment controller names
-// them, so that the pods of every ReplicaSet of a rollout count as one owner without a
-// lookup. It allocates nothing.
+// PodOwner returns the workload pod belongs to, for Options.OwnerLimit and LoopDamping: its
+// controller owner reference, or the zero Owner without one. A ReplicaSet of apps whose
+// name is the pod's pod-template-hash label after "-" gives the Deployment named by the
+// rest, so that every ReplicaSet of a rollout counts as one owner. It allocates nothing.
 func PodOwner(pod *v1.Pod) engine.Owner {
 	for i := range pod.OwnerReferences {
 		ref := &pod.OwnerReferences[i]

@@ -10,11 +10,11 @@ import (
 
 // NodeUpdated takes a node event: old nil for an added node, new nil for a deleted one. It
 // queues the node when it was added, deleted or renamed, or when its NoExecute taints or
-// its zone changed, and returns at once; other updates, such as status heartbeats, are
-// ignored. With Options.Brake it also counts the node's taint keys and zone, O(its taints),
-// and wakes the evictions that a pause it ends held; with Options.Confirm it first counts
-// what the node's NoExecute taints would evict (O(its pods) when they changed) and reads
-// its [ConfirmAnnotation]. Nil for both does nothing.
+// its zone changed, and returns at once; other updates, such as heartbeats, are ignored.
+// With Options.Brake it also counts the node, O(its taints), and wakes the evictions a
+// pause it ends held; with Options.Confirm it first counts what the node's NoExecute taints
+// would evict (O(its pods) when they changed) and reads its [ConfirmAnnotation]. Nil for
+// both does nothing.
 func (m *Manager) NodeUpdated(old, new *v1.Node) {
 	gone := old != nil && (new == nil || old.Name != new.Name) // deleted, or renamed
 	if m.census != nil {
@@ -35,10 +35,9 @@ func (m *Manager) NodeUpdated(old, new *v1.Node) {
 
 // PodUpdated takes a pod event: old nil for an added pod, new nil for a deleted one. It
 // queues the pod when it was added bound to a node, deleted, bound, re-created under the
-// same name, or when its tolerations changed or it started leaving (finished or being
-// deleted), and returns at once. Other changes, such as status, are ignored, as in kube.
-// With Options.Confirm, it first counts the pod for the taints of its node (O(those
-// taints)). Nil for both does nothing.
+// same name, or when a field a decision reads changed (tolerations, leaving, owner), and
+// returns at once; other changes, such as status, are ignored, as in kube. With
+// Options.Confirm it first counts the pod. Nil for both does nothing.
 func (m *Manager) PodUpdated(old, new *v1.Pod) {
 	if m.census != nil && (old != nil || new != nil) {
 		m.census.podChanged(old, new)
@@ -70,12 +69,9 @@ func podChanged(old, new *v1.Pod) bool {
 }
 
 // tolerationsEqual reports whether a and b are the same tolerations in the same order, as
-// apiequality.Semantic.DeepEqual does (nil and empty are equal; TolerationSeconds compares
-// the numbers), without its reflection, which cost most status-only updates more than the
-// rest of their processing. The rest of the struct is compared with ==, so that a field a
-// newer API adds is compared too: one that is not comparable would not compile, and a
-// pointer would compare by address (an unchanged toleration taken as changed is processed
-// once more, never missed).
+// apiequality.Semantic.DeepEqual does, without its reflection. The rest of the struct is
+// compared with ==, so that a field a newer API adds is compared too (a pointer by
+// address: an unchanged toleration taken as changed is processed once more, never missed).
 func tolerationsEqual(a, b []v1.Toleration) bool {
 	return slices.EqualFunc(a, b, func(x, y v1.Toleration) bool {
 		xs, ys := x.TolerationSeconds, y.TolerationSeconds

@@ -7,9 +7,8 @@ import (
 	"github.com/taintevict/taintevict/eviction"
 )
 
-// Cache is an in-memory [eviction.Cache], indexed by node like an informer with a
-// spec.nodeName index. It stores the pointers it is given and returns them: callers must
-// not change an object after storing it (store a changed copy instead), as with informer
+// Cache is an in-memory [eviction.Cache], indexed by node. It stores the pointers it is
+// given and returns them: do not change an object after storing it, as with informer
 // caches. The zero value is an empty cache ready to use.
 type Cache struct{ s store[*v1.Node, *v1.Pod] }
 

@@ -13,12 +13,11 @@ import (
 // [EventsOf]), keep [engine.Observer]'s contract: an eviction opens with its first Scheduled
 // and closes with exactly one Succeeded, Cancelled or Skipped, and nothing comes while none
 // is open; its UID stays the same while it is open; Delayed comes before its first call, or
-// before a retry for the budgets that hold retries too (Paused, Unconfirmed, NotSynced),
-// after which the retry is let go anew and any budget may delay it;
-// each Started is followed by exactly one outcome before the next, and the calls count 1,
-// 2, 3...; a Failed with no call (Attempt 0) never comes while a call runs. running says a
-// call is under way as the reports end, so that its Started may lack an outcome. It
-// returns whether the reports leave an eviction open, or what broke the contract.
+// before a retry for the budgets that hold retries too (Paused, Unconfirmed, NotSynced);
+// each Started has exactly one outcome before the next, and the calls count 1, 2, 3...; a
+// Failed with no call (Attempt 0) never comes while a call runs. running says a call is
+// under way as the reports end. It returns whether the reports leave an eviction open, or
+// what broke the contract.
 func CheckContract(events []Event, running bool) (open bool, err error) {
 	var uid types.UID
 	started, calls := -1, 0
@@ -85,19 +84,8 @@ func Targets(events []Event) []types.NamespacedName {
 
 // EventsOf returns the events about the target key, in order.
 func EventsOf(events []Event, key types.NamespacedName) []Event {
-	return filter(events, func(e Event) bool { return e.Pod.Key() == key })
+	return slices.DeleteFunc(slices.Clone(events), func(e Event) bool { return e.Pod.Key() != key })
 }
 
-func filter(events []Event, keep func(Event) bool) []Event {
-	var out []Event
-	for _, e := range events {
-		if keep(e) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// retryReasons are the Delayed reasons of the budgets that hold a retry too, while a
-// condition of the cluster lasts.
+// retryReasons are the Delayed reasons of the budgets that hold a retry too.
 var retryReasons = []engine.Reason{engine.ReasonPaused, engine.ReasonUnconfirmed, engine.ReasonNotSynced}

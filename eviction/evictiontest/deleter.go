@@ -8,8 +8,7 @@ import (
 )
 
 // Deleter is an [eviction.Deleter] that records every call. Each call succeeds unless Func,
-// set before the Deleter is used, decides otherwise (to fail, block, or remove the pod from
-// a [Cache]). The zero value is ready to use.
+// set before the Deleter is used, decides otherwise. The zero value is ready to use.
 type Deleter struct {
 	// Func, when not nil, is called for each Delete and its result returned.
 	Func func(ctx context.Context, pod eviction.PodRef) error

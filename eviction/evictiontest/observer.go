@@ -2,6 +2,7 @@ package evictiontest
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,9 +34,8 @@ type Event struct {
 	Err     error           // Failed
 }
 
-// String returns a short line such as "Scheduled ns/pod at 10:05:00",
-// "Cancelled ns/pod: Tolerated", "Started ns/pod (attempt 1)", "Succeeded ns/pod (dry
-// run)" or "Failed ns/pod (before a call): ERR" (a recheck whose lookup failed).
+// String returns a short line such as "Scheduled ns/pod at 10:05:00", "Cancelled ns/pod:
+// Tolerated", "Started ns/pod (attempt 1)" or "Failed ns/pod (before a call): ERR".
 func (e Event) String() string {
 	head := fmt.Sprintf("%s %s", e.Kind, e.Pod)
 	switch {
@@ -53,8 +53,8 @@ func (e Event) String() string {
 	return fmt.Sprintf("%s (attempt %d)", head, e.Attempt)
 }
 
-// Observer is an [eviction.Observer] (the engine's [engine.Observer]) that records every
-// call. The zero value is ready to use.
+// Observer is an [eviction.Observer] that records every call. The zero value is ready to
+// use.
 type Observer struct {
 	mu     sync.Mutex
 	events []Event
@@ -77,7 +77,7 @@ func (o *Observer) Events() []Event {
 
 // Of returns the events of kind k, in order.
 func (o *Observer) Of(k Kind) []Event {
-	return filter(o.Events(), func(e Event) bool { return e.Kind == k })
+	return slices.DeleteFunc(o.Events(), func(e Event) bool { return e.Kind != k })
 }
 
 // Reset forgets the events recorded so far.

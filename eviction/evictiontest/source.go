@@ -10,11 +10,9 @@ import (
 )
 
 // Source is an in-memory [engine.Source] whose target objects are [engine.Target] values
-// themselves: a test or a simulation sets holders and targets by hand, then tells the
-// Engine (HolderUpdated, TargetUpdated), as an informer would. It indexes targets by the
-// holders of their bindings. It keeps the values it is given; their slices must not be
-// changed afterwards (set a new value instead), as with informer caches. It is safe for
-// concurrent use; the zero value is an empty Source ready to use.
+// themselves, indexed by the holders of their bindings: set holders and targets, then tell
+// the Engine, as an informer would. Do not change the slices of a value after setting it.
+// The zero value is an empty Source ready to use.
 type Source struct {
 	s store[engine.Holder, engine.Target]
 }

@@ -8,9 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// store is what Cache and Source share: an in-memory informer cache of holders (H) by name
-// and targets (T) by key, with an index of the targets bound to each holder, and an error
-// that every lookup returns while it is set. Its zero value is empty and ready to use.
+// store is what Cache and Source share: holders (H) by name and targets (T) by key, indexed
+// by holder, and an error that every lookup returns while it is set.
 type store[H, T any] struct {
 	mu      sync.RWMutex
 	holders map[string]H

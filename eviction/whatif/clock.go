@@ -8,8 +8,8 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 )
 
-// stepClock is the simulation's clock: a fake clock that knows when each of its armed
-// timers fires, for the simulation to step straight to it. It is safe for concurrent use.
+// stepClock is a fake clock that knows when each of its armed timers fires, for the
+// simulation to step straight to it.
 type stepClock struct {
 	*testclock.FakeClock
 
@@ -23,23 +23,21 @@ func newStepClock(start time.Time) *stepClock {
 	return &stepClock{FakeClock: testclock.NewFakeClock(start), armed: map[*stepTimer]time.Time{}}
 }
 
-// stepTimer is a timer of a stepClock: the fake clock's, with its arming recorded.
+// stepTimer is the fake clock's timer, with its arming recorded.
 type stepTimer struct {
 	clock.Timer
 	c *stepClock
 }
 
-// NewTimer returns a timer that fires d from now on the fake clock.
 func (c *stepClock) NewTimer(d time.Duration) clock.Timer {
 	return c.arm(d, func() clock.Timer { return c.FakeClock.NewTimer(d) })
 }
 
-// AfterFunc runs f in its own goroutine d from now on the fake clock.
 func (c *stepClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	return c.arm(d, func() clock.Timer { return c.FakeClock.AfterFunc(d, f) })
 }
 
-// arm makes the fake clock's timer and records when it fires, under mu.
+// arm makes the fake clock's timer and records when it fires.
 func (c *stepClock) arm(d time.Duration, make func() clock.Timer) clock.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -48,7 +46,6 @@ func (c *stepClock) arm(d time.Duration, make func() clock.Timer) clock.Timer {
 	return t
 }
 
-// Stop stops the timer and forgets when it was to fire.
 func (t *stepTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
@@ -56,7 +53,6 @@ func (t *stepTimer) Stop() bool {
 	return t.Timer.Stop()
 }
 
-// Reset arms the timer again, d from now.
 func (t *stepTimer) Reset(d time.Duration) bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
@@ -76,9 +72,8 @@ func (c *stepClock) set(t time.Time) {
 	}
 }
 
-// next returns when the earliest armed timer fires, and false when none is armed. A timer
-// armed since the last set for a time at or before now (a zero or negative duration) has
-// not fired yet: the fake clock fires it when it is next set, so next returns it as it is.
+// next returns when the earliest armed timer fires, and false when none is armed. One
+// armed for a time at or before now fires at the next set, so next returns it as it is.
 func (c *stepClock) next() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -65,9 +65,8 @@ func (s holderSim[T]) Gone(ref engine.Ref) {
 	}
 }
 
-// goneSource is a Source without the targets gone. (Its lists still hold them: the engine
-// lists a holder's targets when its taints change, which a simulation does before it
-// starts only.)
+// goneSource is a Source without the targets gone (its lists, read only before the
+// simulation starts, still hold them).
 type goneSource[T any] struct {
 	engine.Source[T]
 	gone *goneSet

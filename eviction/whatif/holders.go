@@ -1,12 +1,10 @@
 package whatif
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -16,24 +14,22 @@ import (
 )
 
 // Holders is a what-if of holders of any kind (DRA devices, for one), as [Nodes] is of
-// nodes, over two Sources: the holders as they are and as a change makes them (the device
-// Source of clientgo/device over the cluster's lists, without and with a DeviceTaintRule).
+// nodes, over two Sources: the holders as they are and as a change makes them.
 type Holders[T any] struct {
 	// Before and After read the targets and holders as they are, and as the change makes
 	// them. The targets are the same in both; only the holders' taints differ.
 	Before, After engine.Source[T]
 	// IDs names every holder to look at: the engine is told those that carry NoExecute
-	// taints (all of them, with a Brake, which counts them), and those whose NoExecute
-	// taints differ between Before and After are the changed ones.
+	// taints (all of them, with a Brake); those whose NoExecute taints differ between
+	// Before and After are the changed ones.
 	IDs []string
 	// Options are as for [Nodes]; set Engine.Tolerations to the rules of the holders (the
 	// device rules, for devices).
 	Options Options
 }
 
-// TargetFate is the what-if of one target bound to a changed holder: its fates with the
-// holders as they are and changed, and its bindings to holders with NoExecute taints after
-// the change.
+// TargetFate is the what-if of one target bound to a changed holder: its fates before and
+// after the change, and its bindings to holders with NoExecute taints after it.
 type TargetFate[T any] struct {
 	Target        T
 	Key           types.NamespacedName
@@ -60,10 +56,9 @@ type HoldersResult[T any] struct {
 	Before, After *Timeline
 }
 
-// Simulate runs the what-if h: an engine over h.After, told the holders of h.IDs as After
-// gives them (and, when a holder already carried NoExecute taints, the same over
-// h.Before), as [Nodes] does for nodes. It fails on a zero Options.Start, a nil Source,
-// invalid engine options, and a failing Source lookup.
+// Simulate runs the what-if h, as [Nodes] does for nodes: an engine over h.After, and,
+// when a holder already carried NoExecute taints, one over h.Before. It fails on a zero
+// Options.Start, a nil Source, invalid engine options, and a failing Source lookup.
 func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 	if err := h.Options.check(); err != nil {
 		return nil, err
@@ -79,12 +74,9 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 	if len(changed) == 0 {
 		return res, nil
 	}
-	res.Before, res.After, err = beforeAfter(true, wasTainted, func(changed bool) (*Timeline, error) {
-		if !changed {
-			return SimulateHolders(ctx, h.Before, before, h.Options)
-		}
-		return SimulateHolders(ctx, h.After, after, h.Options)
-	})
+	res.Before, res.After, err = beforeAfter(true, wasTainted,
+		func() (*Timeline, error) { return SimulateHolders(ctx, h.Before, before, h.Options) },
+		func() (*Timeline, error) { return SimulateHolders(ctx, h.After, after, h.Options) })
 	if err != nil {
 		return nil, err
 	}
@@ -109,16 +101,12 @@ func (h Holders[T]) Simulate(ctx context.Context) (*HoldersResult[T], error) {
 			}
 		}
 	}
-	slices.SortFunc(res.Targets, func(a, b TargetFate[T]) int {
-		return cmp.Or(compareAt(a.After, b.After), strings.Compare(a.Key.Namespace, b.Key.Namespace), strings.Compare(a.Key.Name, b.Key.Name))
-	})
+	sortFates(res.Targets, func(t *TargetFate[T]) (Fate, types.NamespacedName) { return t.After, t.Key })
 	return res, nil
 }
 
 // read returns the holders of h.IDs as Before and After give them, those whose NoExecute
-// taints differ, and whether any carried one before: a target may be bound to several
-// holders, and one that is tainted already gives the targets of a changed holder a fate
-// before the change.
+// taints differ, and whether any carried one before (a target may be bound to several).
 func (h Holders[T]) read() (before, after, changed []engine.Holder, wasTainted bool, err error) {
 	ids := slices.Clone(h.IDs)
 	slices.Sort(ids)
@@ -141,9 +129,8 @@ func (h Holders[T]) read() (before, after, changed []engine.Holder, wasTainted b
 	return before, after, changed, wasTainted, nil
 }
 
-// SimulateHolders runs an engine over src, told holders (those with NoExecute
-// taints, or all of them with a Brake, which counts them), from opts.Start to opts.Until:
-// the cluster as src has it, for the fate of the targets on those holders (see [Simulate]).
+// SimulateHolders runs an engine over src, told holders (those with NoExecute taints, or
+// all of them with a Brake), from opts.Start to opts.Until (see [Simulate]).
 func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders []engine.Holder, opts Options) (*Timeline, error) {
 	gs := goneSource[T]{Source: src, gone: &goneSet{}}
 	return Simulate(ctx, opts.Start, opts.Until, opts.Engine, func(eo engine.Options, act engine.Actuator) (Engine, error) {
@@ -161,9 +148,8 @@ func SimulateHolders[T any](ctx context.Context, src engine.Source[T], holders [
 	})
 }
 
-// WhyBound returns the why of each binding of t to a holder with NoExecute taints, as src
-// describes t and its holders: which toleration of the binding decides each taint (see
-// [Why]), counted from start as opts.DeadlineSource says, under opts.Tolerations.
+// WhyBound returns the [Why] of each binding of t to a holder with NoExecute taints, as
+// src describes them, counted from start as opts.DeadlineSource says.
 func WhyBound[T any](src engine.Source[T], t T, start time.Time, opts engine.Options) ([]Bound, error) {
 	var d engine.Target
 	src.Describe(t, &d)

@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -18,31 +20,24 @@ var _ Pods = (*Index)(nil)
 // and name the last counts.
 func NewIndex(pods []*v1.Pod) *Index {
 	x := &Index{byKey: make(map[types.NamespacedName]*v1.Pod, len(pods)), byNode: map[string][]*v1.Pod{}}
-	for _, p := range pods {
+	for i := len(pods) - 1; i >= 0; i-- { // from the end: the last of a key counts
+		p := pods[i]
 		if p == nil {
 			continue
 		}
 		k := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-		if old, ok := x.byKey[k]; ok {
-			x.drop(old)
+		if _, later := x.byKey[k]; later {
+			continue
 		}
 		x.byKey[k] = p
 		if p.Spec.NodeName != "" {
 			x.byNode[p.Spec.NodeName] = append(x.byNode[p.Spec.NodeName], p)
 		}
 	}
-	return x
-}
-
-// drop takes old out of its node's list.
-func (x *Index) drop(old *v1.Pod) {
-	list := x.byNode[old.Spec.NodeName]
-	for i, p := range list {
-		if p == old {
-			x.byNode[old.Spec.NodeName] = append(list[:i:i], list[i+1:]...)
-			return
-		}
+	for _, list := range x.byNode {
+		slices.Reverse(list)
 	}
+	return x
 }
 
 // PodsOnNode returns the pods bound to node, in the order of the list. The slice is the

@@ -28,9 +28,8 @@ type Pods interface {
 
 // Cluster is the state a what-if about nodes starts from.
 type Cluster struct {
-	// Nodes are every node of the cluster as it is now. The brake counts them; the pods of
-	// those that carry NoExecute taints are simulated too, since the controller has their
-	// evictions in hand and they take the same rate limits' tokens.
+	// Nodes are every node of the cluster as it is now. The pods of those that carry
+	// NoExecute taints are simulated too: they take the same budgets.
 	Nodes []*v1.Node
 	// Pods are the cluster's pods.
 	Pods Pods
@@ -44,19 +43,17 @@ type Change map[string][]v1.Taint
 type Options struct {
 	// Start is the simulation's "now", when the change is made; it must be set.
 	Start time.Time
-	// Engine is the options of the controller simulated: every budget, Tolerations and
-	// DeadlineSource (Clock, ActTimeout and Observer are the simulation's; workers and
-	// backoff change no verdict). No target is re-created, so LoopDamping damps none.
+	// Engine is the options of the controller simulated (Clock, ActTimeout and Observer
+	// are the simulation's). No target is re-created, so LoopDamping damps none.
 	Engine engine.Options
-	// Until is the simulation's horizon: evictions due later are reported Pending at their
-	// deadline, not stepped to. Zero means [End]. A rate limit over many evictions costs a
-	// step per slot: a bound keeps an answer quick (the admission webhook's).
+	// Until is the simulation's horizon: evictions due later are reported Pending, not
+	// stepped to. Zero means [End]. A rate limit costs a step per slot: a bound keeps an
+	// answer quick.
 	Until time.Time
 }
 
-// PodFate is the what-if of one pod on a changed node: its fates with the nodes as they
-// are and as the change makes them; why, the NoExecute taints of its node after the
-// change and what its tolerations make of them ([Why]); its node's zone label.
+// PodFate is the what-if of one pod on a changed node: its fates before and after the
+// change; the [Why] of its node's NoExecute taints after it; its node's zone label.
 type PodFate struct {
 	Pod           *v1.Pod
 	Before, After Fate
@@ -69,8 +66,7 @@ func (p PodFate) Key() types.NamespacedName {
 	return types.NamespacedName{Namespace: p.Pod.Namespace, Name: p.Pod.Name}
 }
 
-// Changed reports whether the change changes what happens to the pod: its verdict, or
-// when it is evicted.
+// Changed reports whether the change changes the pod's verdict or time.
 func (p PodFate) Changed() bool { return changed(p.Before, p.After) }
 
 // changed reports whether two fates differ in verdict or time.
@@ -78,8 +74,7 @@ func changed(a, b Fate) bool { return a.Verdict != b.Verdict || !a.At.Equal(b.At
 
 // Result is a what-if about nodes: the changed nodes, by name; the fate of every pod on
 // one, earliest eviction first (those that stay last), ties by key; the engine's timelines
-// of the pods of every tainted node (Before nil when no changed node carried a NoExecute
-// taint before the change: every pod of one stayed).
+// (Before nil when no changed node carried a NoExecute taint before the change).
 type Result struct {
 	Start         time.Time
 	Nodes         []*v1.Node
@@ -87,11 +82,10 @@ type Result struct {
 	Before, After *Timeline
 }
 
-// Nodes simulates change on cluster with an [eviction.Manager] (see [Simulate]); when a
-// changed node already carries NoExecute taints, also the cluster as it is, so that each
-// pod's fate before the change is known (what the change cancels, or brings forward). Every
-// pod on a changed node is in the result, with its fates and the why of the after. A
-// change of no NoExecute taint simulates the cluster as it is, once: an explanation.
+// Nodes simulates change on cluster with an [eviction.Manager] (see [Simulate]) and, when
+// a changed node already carries NoExecute taints, the cluster as it is, for each pod's
+// fate before the change. A change of no NoExecute taint simulates the cluster as it is,
+// once: an explanation.
 //
 // It fails on a zero opts.Start, a node of change not in cluster.Nodes, invalid engine
 // options, and a failing pod lookup. It blocks until the simulation ends or ctx is done.
@@ -107,12 +101,9 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 		return nil, err
 	}
 	res := &Result{Start: opts.Start, Nodes: changed}
-	res.Before, res.After, err = beforeAfter(anyChanged, wasTainted, func(changed bool) (*Timeline, error) {
-		if !changed {
-			return simulateNodes(ctx, cluster, nil, opts)
-		}
-		return simulateNodes(ctx, cluster, after, opts)
-	})
+	res.Before, res.After, err = beforeAfter(anyChanged, wasTainted,
+		func() (*Timeline, error) { return simulateNodes(ctx, cluster, nil, opts) },
+		func() (*Timeline, error) { return simulateNodes(ctx, cluster, after, opts) })
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +121,7 @@ func Nodes(ctx context.Context, cluster Cluster, change Change, opts Options) (*
 				Why: Why(n.Spec.Taints, p.Spec.Tolerations, opts.Start, opts.Engine.DeadlineSource, opts.Engine.Tolerations)})
 		}
 	}
-	sortPods(res.Pods)
+	sortFates(res.Pods, func(p *PodFate) (Fate, types.NamespacedName) { return p.After, p.Key() })
 	return res, nil
 }
 
@@ -162,18 +153,17 @@ func applyChange(nodes []*v1.Node, change Change) (map[string]*v1.Node, []*v1.No
 	return after, changed, anyChanged, wasTainted, nil
 }
 
-// beforeAfter returns the timelines of a what-if, sim(false) before the change and
-// sim(true) after: after alone when nothing was tainted before (every target stayed), and
-// one simulation for both when nothing changes (an explanation of the cluster as it is).
-func beforeAfter(changed, wasTainted bool, sim func(changed bool) (*Timeline, error)) (before, after *Timeline, err error) {
-	if after, err = sim(true); err != nil {
+// beforeAfter returns the timelines of a what-if, simBefore's and simAfter's: after alone
+// when nothing was tainted before, and one for both when nothing changes.
+func beforeAfter(changed, wasTainted bool, simBefore, simAfter func() (*Timeline, error)) (before, after *Timeline, err error) {
+	if after, err = simAfter(); err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case !changed:
 		return after, after, nil
 	case wasTainted:
-		if before, err = sim(false); err != nil {
+		if before, err = simBefore(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -189,7 +179,6 @@ func (o Options) check() error {
 }
 
 // simulateNodes runs the Manager over cluster with the nodes of after in place of theirs.
-// Confirm's census counts every pod bound to a node: it is told them all.
 func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.Node, opts Options) (*Timeline, error) {
 	nodes := make([]*v1.Node, 0, len(cluster.Nodes))
 	byName := make(map[string]*v1.Node, len(cluster.Nodes))
@@ -202,8 +191,6 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 			n = a
 		}
 		byName[n.Name] = n
-		// Without a brake or Confirm, an untainted node changes nothing: the engine would
-		// look at it and pass on.
 		if counts || len(tolerations.NoExecuteTaints(n.Spec.Taints)) > 0 {
 			nodes = append(nodes, n)
 		}
@@ -217,7 +204,7 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 		for _, n := range nodes {
 			m.NodeUpdated(nil, n)
 			if opts.Engine.Confirm.Fraction == 0 {
-				continue
+				continue // else its census counts the pods it is told of
 			}
 			pods, err := cache.PodsOnNode(n.Name)
 			if err != nil {
@@ -233,8 +220,8 @@ func simulateNodes(ctx context.Context, cluster Cluster, after map[string]*v1.No
 }
 
 // nodeCache is the simulation's [eviction.Cache]: the cluster's pods but those gone (its
-// lists, read when a node's taints change, before the simulation starts, still hold them),
-// and its nodes as the change makes them.
+// lists, read only before the simulation starts, still hold them), and its nodes as the
+// change makes them.
 type nodeCache struct {
 	Pods
 	nodes map[string]*v1.Node
@@ -250,8 +237,8 @@ func (c *nodeCache) Pod(namespace, name string) (*v1.Pod, error) {
 	return c.Pods.Pod(namespace, name)
 }
 
-// fateIn returns the fate of key in tl: Stays if the engine never reported about it (or tl
-// is nil), Leaving with leaving as reason for a target leaving on its own.
+// fateIn returns the fate of key in tl (nil: Stays), Leaving when leaving is set and it
+// stays.
 func fateIn(tl *Timeline, key types.NamespacedName, leaving engine.Reason) Fate {
 	f := Fate{Verdict: Stays}
 	if tl != nil {
@@ -265,29 +252,30 @@ func fateIn(tl *Timeline, key types.NamespacedName, leaving engine.Reason) Fate 
 	return f
 }
 
-// sortPods orders pods by their fate after the change, earliest eviction first, those
-// that stay last, ties by namespace and name. It sorts small keys and moves each PodFate
-// once: swapping the large structs themselves took most of the time at 150,000 pods.
-func sortPods(pods []PodFate) {
+// sortFates orders xs by the At of their fate after the change, those without one (they
+// stay) last, ties by namespace and name. It sorts small keys and moves each element once:
+// swapping large structs is slow at 150,000 pods.
+func sortFates[X any](xs []X, after func(*X) (Fate, types.NamespacedName)) {
 	type key struct {
-		at       int64 // unix nanoseconds; math.MaxInt64 for no time
-		ns, name string
-		i        int
+		at  int64 // unix nanoseconds; math.MaxInt64 for no time
+		key types.NamespacedName
+		i   int
 	}
-	keys := make([]key, len(pods))
-	for i, p := range pods {
+	keys := make([]key, len(xs))
+	for i := range xs {
+		f, k := after(&xs[i])
 		at := int64(math.MaxInt64)
-		if !p.After.At.IsZero() {
-			at = p.After.At.UnixNano()
+		if !f.At.IsZero() {
+			at = f.At.UnixNano()
 		}
-		keys[i] = key{at: at, ns: p.Pod.Namespace, name: p.Pod.Name, i: i}
+		keys[i] = key{at: at, key: k, i: i}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.ns, b.ns), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key.Namespace, b.key.Namespace), strings.Compare(a.key.Name, b.key.Name))
 	})
-	sorted := make([]PodFate, len(pods))
+	sorted := make([]X, len(xs))
 	for i, k := range keys {
-		sorted[i] = pods[k.i]
+		sorted[i] = xs[k.i]
 	}
-	copy(pods, sorted)
+	copy(xs, sorted)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -22,10 +23,9 @@ type Engine interface {
 }
 
 // Departing is what an [Engine] also implements so that, under [engine.InFlight], the
-// targets it acts on leave: Grace is how long after the call the target is gone (a pod's
-// terminationGracePeriodSeconds: its deletionTimestamp, when an unreachable node's pod
-// counts as gone, and the latest a kubelet confirms it), and Gone takes the target out of
-// the engine's Source and tells the engine. Otherwise a target acted on stays.
+// targets it acts on leave (otherwise they stay): Grace is how long after the call the
+// target is gone (a pod's terminationGracePeriodSeconds), and Gone takes the target out of
+// the engine's Source and tells the engine.
 type Departing interface {
 	Grace(target engine.Ref) time.Duration
 	Gone(target engine.Ref)
@@ -35,9 +35,7 @@ type Departing interface {
 type Verdict string
 
 const (
-	// Stays: the engine never acted on the target: it tolerates every NoExecute taint of
-	// its holders forever, or none of them is tainted. An eviction that opened and was
-	// cancelled (its tolerations now tolerate the taints forever) stays too.
+	// Stays: the engine never acted on the target, or cancelled its eviction.
 	Stays Verdict = "Stays"
 	// Evicted: the engine acted on the target at [Fate.At].
 	Evicted Verdict = "Evicted"
@@ -50,8 +48,8 @@ const (
 	Leaving Verdict = "Leaving"
 )
 
-// Fate is what the engine did with one target in a simulation, as its Observer and, at
-// the end, its Pending list said.
+// Fate is what the engine did with one target in a simulation, as its Observer and its
+// final Pending list said.
 type Fate struct {
 	Verdict Verdict
 	// Holder is the holder whose taint made the target due (the Ref's holder); "" for a
@@ -63,8 +61,7 @@ type Fate struct {
 	// At is when the engine acted on the target (Evicted), or when it fell due and started
 	// to wait (Held). Later than Deadline when a budget delayed it.
 	At time.Time
-	// Delayed is the budget the target waited at last, if any: [engine.ReasonRateLimited],
-	// [engine.ReasonPaused], [engine.ReasonInFlight], [engine.ReasonUnconfirmed]...
+	// Delayed is the budget the target waited at last, if any.
 	Delayed engine.Reason
 	// Reason is the engine's reason for a target whose eviction was cancelled (Stays) or
 	// skipped (Leaving); "" otherwise.
@@ -72,48 +69,33 @@ type Fate struct {
 }
 
 // Timeline is the outcome of a simulation: the fate of every target the engine reported
-// about, by key (one it never scheduled stays, and is not in it), from Start, "now" for
-// the taints and the deadlines, to End, when nothing was left to step to, in Steps steps.
+// about, by key (one it never scheduled stays, and is not in it), from Start to End, when
+// nothing was left to step to, in Steps steps.
 type Timeline struct {
 	Start, End time.Time
 	Fates      map[types.NamespacedName]Fate
 	Steps      int
 }
 
-// compareAt orders fates by At, those without one (they stay) last.
-func compareAt(a, b Fate) int {
-	switch {
-	case a.At.IsZero() && b.At.IsZero():
-		return 0
-	case a.At.IsZero():
-		return 1
-	case b.At.IsZero():
-		return -1
-	}
-	return a.At.Compare(b.At)
-}
-
 // ErrUnsettled is returned by [Simulate] when the engine re-arms timers without end, arms
 // one the simulation cannot step to, or waits with nothing armed.
 var ErrUnsettled = errors.New("whatif: the engine did not settle")
 
-// End is the end of the engine's schedule, early in 2262 (the end of int64 nanoseconds,
-// where the engine keeps evictions that wait for no time, such as those the brake holds):
+// End is the end of the engine's schedule, early in 2262 (the end of int64 nanoseconds):
 // a simulation steps to no time at or after it.
 var End = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Simulate runs an engine on a fake clock from start to the horizon until (zero, or later
-// than [End], means End), and returns what it did. build makes the engine with opts (the
-// caller's, with Clock, ActTimeout and Observer set: the caller's Observer is told every
-// decision after the simulation's) and act, an Actuator that acts on nothing and answers
-// at once, and tells it the state to simulate. Simulate runs it, waits until it is idle,
-// and steps the clock straight to the next timer the engine armed (a deadline, a budget's
-// slot or window) or the next departure ([Departing]), again and again, until none is
-// before until: every eviction has then been acted on, waits at a budget that only a
-// change would release (the brake, Confirm: Held), or is due after until (Pending).
+// than [End], means End), and returns what it did. build makes the engine with opts (with
+// the simulation's Clock, ActTimeout and Observer; the caller's Observer is told every
+// decision after it) and act, an Actuator that acts on nothing and answers at once, and
+// tells it the state to simulate. Simulate runs it, and steps the clock straight to the
+// next timer the engine armed or the next departure ([Departing]), each time it is idle,
+// until none is before until: every eviction has then been acted on, is held by the brake
+// or Confirm (Held), or is due after until (Pending).
 //
-// It blocks until the simulation ends or ctx is done (then it returns ctx's error), and
-// stops the engine before it returns. It is safe to run several simulations at once.
+// It blocks until the simulation ends or ctx is done, and stops the engine before it
+// returns. It is safe to run several simulations at once.
 func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, build func(opts engine.Options, act engine.Actuator) (Engine, error)) (*Timeline, error) {
 	clk := newStepClock(start)
 	rec := &recorder{clock: clk, fates: map[types.NamespacedName]*Fate{}}
@@ -132,20 +114,13 @@ func Simulate(ctx context.Context, start, until time.Time, opts engine.Options, 
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	stopped := func() error {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("whatif: the engine stopped: %w", err)
-		}
-		return nil
-	}
-
 	if until.IsZero() || until.After(End) {
 		until = End
 	}
 	tl, err := step(ctx, clk, e, rec, act, until)
-	if serr := stopped(); serr != nil {
-		return nil, serr
+	cancel()
+	if rerr := <-done; rerr != nil && !errors.Is(rerr, context.Canceled) {
+		return nil, fmt.Errorf("whatif: the engine stopped: %w", rerr)
 	}
 	if err != nil {
 		return nil, err
@@ -173,15 +148,12 @@ func step(ctx context.Context, clk *stepClock, e Engine, rec *recorder, act *act
 			if unarmed(pending, next, ok, until) {
 				return nil, fmt.Errorf("%w: evictions are pending before the horizon with no timer armed", ErrUnsettled)
 			}
-			// What waits now is due after the horizon, or waits for a change that will not
-			// come: the brake or Confirm holds it.
 			for _, p := range pending {
 				rec.held(p)
 			}
 			break
 		}
-		// Each step acts on at least one target or moves a budget's slot; far more than that
-		// means an engine that re-arms without end.
+		// Far more steps than targets means an engine that re-arms without end.
 		if limit := 4*rec.len() + 1024; steps > limit {
 			return nil, fmt.Errorf("%w after %d steps (simulated time %s)", ErrUnsettled, steps, clk.Now())
 		}
@@ -214,7 +186,7 @@ func held(reason engine.Reason) bool {
 }
 
 // actuator is the simulation's Actuator: it acts on nothing, and, for InFlight, keeps when
-// each target departs, the earliest first. It is safe for concurrent use.
+// each target departs, the earliest first.
 type actuator struct {
 	clock     *stepClock
 	inFlight  bool
@@ -237,10 +209,8 @@ func (a *actuator) Act(_ context.Context, target engine.Ref) error {
 	d := departure{at: a.clock.Now().Add(a.departing.Grace(target)), target: target}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	i, _ := slices.BinarySearchFunc(a.due, d.at, func(x departure, at time.Time) int { return x.at.Compare(at) })
-	for i < len(a.due) && a.due[i].at.Equal(d.at) {
-		i++ // after those at the same time: in the order they went
-	}
+	// After those due at the same time: in the order they went.
+	i := sort.Search(len(a.due), func(i int) bool { return a.due[i].at.After(d.at) })
 	a.due = slices.Insert(a.due, i, d)
 	return nil
 }
@@ -270,7 +240,7 @@ func (a *actuator) depart(now time.Time) {
 	}
 }
 
-// recorder is the simulation's Observer: the fates. It is safe for concurrent use.
+// recorder is the simulation's Observer: the fates.
 type recorder struct {
 	engine.NopObserver
 	clock *stepClock
@@ -298,17 +268,14 @@ func (r *recorder) len() int {
 	return len(r.fates)
 }
 
-// Scheduled records the deadline and the holder.
 func (r *recorder) Scheduled(ref engine.Ref, at time.Time) {
 	r.update(ref, func(f *Fate) { f.Holder, f.Deadline = ref.Holder, at })
 }
 
-// Delayed records the budget the eviction waits at.
 func (r *recorder) Delayed(ref engine.Ref, reason engine.Reason) {
 	r.update(ref, func(f *Fate) { f.Delayed = reason })
 }
 
-// Succeeded records the eviction, at the simulated time.
 func (r *recorder) Succeeded(ref engine.Ref, a engine.Attempt, _ bool) {
 	now := r.clock.Now()
 	r.update(ref, func(f *Fate) {
@@ -319,20 +286,19 @@ func (r *recorder) Succeeded(ref engine.Ref, a engine.Attempt, _ bool) {
 	})
 }
 
-// Cancelled records that the target stays after all, unless it was evicted (and left).
 func (r *recorder) Cancelled(ref engine.Ref, reason engine.Reason) {
-	r.update(ref, func(f *Fate) {
-		if f.Verdict != Evicted {
-			*f = Fate{Verdict: Stays, Reason: reason}
-		}
-	})
+	r.unlessEvicted(ref, Fate{Verdict: Stays, Reason: reason})
 }
 
-// Skipped records that the target is leaving on its own, unless it was evicted.
 func (r *recorder) Skipped(ref engine.Ref, reason engine.Reason) {
-	r.update(ref, func(f *Fate) {
-		if f.Verdict != Evicted {
-			*f = Fate{Verdict: Leaving, Reason: reason}
+	r.unlessEvicted(ref, Fate{Verdict: Leaving, Reason: reason})
+}
+
+// unlessEvicted sets the fate of ref's target to f, unless it was evicted (and left).
+func (r *recorder) unlessEvicted(ref engine.Ref, f Fate) {
+	r.update(ref, func(old *Fate) {
+		if old.Verdict != Evicted {
+			*old = f
 		}
 	})
 }
@@ -350,7 +316,6 @@ func (r *recorder) held(p engine.Pending) {
 	})
 }
 
-// result returns the fates recorded.
 func (r *recorder) result() map[types.NamespacedName]Fate {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -36,7 +36,7 @@ type Summary struct {
 
 // Summary counts r's pods.
 func (r *Result) Summary() Summary {
-	t := newTally(r.Start)
+	t := tally{start: r.Start}
 	for _, p := range r.Pods {
 		t.add(p.Before, p.After, tolerated(p.Why), p.Pod.Namespace, p.Zone)
 	}
@@ -46,7 +46,7 @@ func (r *Result) Summary() Summary {
 // Summary counts r's targets; HeldZones are the groups (a device's pool) of the holders
 // whose taints the held targets wait on.
 func (r *HoldersResult[T]) Summary() Summary {
-	t := newTally(r.Start)
+	t := tally{start: r.Start}
 	groups := map[string]string{}
 	for _, h := range r.Changed {
 		groups[h.Name] = h.Group
@@ -63,14 +63,9 @@ func (r *HoldersResult[T]) Summary() Summary {
 
 // tally counts outcomes into a Summary.
 type tally struct {
-	start      time.Time
-	s          Summary
-	namespaces map[string]bool
-	zones      map[string]bool
-}
-
-func newTally(start time.Time) *tally {
-	return &tally{start: start, namespaces: map[string]bool{}, zones: map[string]bool{}}
+	start             time.Time
+	s                 Summary
+	namespaces, zones []string // of the pods evicted now, and held by the brake
 }
 
 // add counts one target: its fates, whether it tolerates every NoExecute taint forever, its
@@ -88,7 +83,7 @@ func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
 		}
 	case after.Verdict == Evicted && !after.At.After(t.start):
 		s.Now++
-		t.namespaces[namespace] = true
+		t.namespaces = append(t.namespaces, namespace)
 	case after.Verdict == Evicted || after.Verdict == Pending:
 		s.Later++
 		s.Last = max(s.Last, after.At.Sub(t.start))
@@ -96,7 +91,7 @@ func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
 		s.Unconfirmed++
 	case after.Verdict == Held:
 		s.Held++
-		t.zones[zone] = true
+		t.zones = append(t.zones, zone)
 	case after.Verdict == Stays:
 		if before.Verdict == Evicted || before.Verdict == Held || before.Verdict == Pending {
 			s.Cancelled++
@@ -107,12 +102,10 @@ func (t *tally) add(before, after Fate, forever bool, namespace, zone string) {
 }
 
 func (t *tally) summary(n int) Summary {
+	slices.Sort(t.namespaces)
+	slices.Sort(t.zones)
 	s := t.s
-	s.Pods, s.Namespaces = n, len(t.namespaces)
-	for z := range t.zones {
-		s.HeldZones = append(s.HeldZones, z)
-	}
-	slices.Sort(s.HeldZones)
+	s.Pods, s.Namespaces, s.HeldZones = n, len(slices.Compact(t.namespaces)), slices.Compact(t.zones)
 	return s
 }
 
@@ -134,17 +127,17 @@ func (s Summary) String() string {
 	if last >= time.Second && last%time.Second != 0 {
 		last = last.Truncate(time.Second) + time.Second
 	}
-	var parts []string
+	head := "evicts no pod"
 	switch {
-	case s.Now > 0 && s.Later > 0:
-		parts = append(parts, fmt.Sprintf("evicts %s now (%s), %d more within %s", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"), s.Later, last))
 	case s.Now > 0:
-		parts = append(parts, fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace")))
+		head = fmt.Sprintf("evicts %s now (%s)", plural(s.Now, "pod"), plural(s.Namespaces, "namespace"))
+		if s.Later > 0 {
+			head += fmt.Sprintf(", %d more within %s", s.Later, last)
+		}
 	case s.Later > 0:
-		parts = append(parts, fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), last))
-	default:
-		parts = append(parts, "evicts no pod")
+		head = fmt.Sprintf("evicts %s within %s", plural(s.Later, "pod"), last)
 	}
+	parts := []string{head}
 	if s.Held > 0 {
 		where := ""
 		if zones := slices.DeleteFunc(slices.Clone(s.HeldZones), func(z string) bool { return z == "" }); len(zones) > 0 {

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -45,12 +46,13 @@ func Why(taints []v1.Taint, tols []v1.Toleration, start time.Time, source engine
 			m.Since, m.FromTimeAdded = t.TimeAdded.Time, true
 		}
 		used, ok := tolerations.Match(taints[i:i+1], tols, opts)
-		if !ok || len(used) == 0 {
+		if !ok {
 			m.Deadline = start
 			out = append(out, m)
 			continue
 		}
-		m.Index = indexOf(tols, used[0])
+		// Match's copy shares the original's TolerationSeconds pointer: == finds it.
+		m.Index = slices.Index(tols, used[0])
 		if m.Index >= 0 {
 			m.Toleration = &tols[m.Index]
 		}
@@ -71,20 +73,3 @@ func Why(taints []v1.Taint, tols []v1.Toleration, start time.Time, source engine
 
 // maxSeconds is the largest tolerationSeconds that fits a time.Duration.
 const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
-
-// indexOf returns the index of the first toleration of tols equal to t, or -1.
-func indexOf(tols []v1.Toleration, t v1.Toleration) int {
-	ts := t.TolerationSeconds
-	t.TolerationSeconds = nil
-	for i, x := range tols {
-		xs := x.TolerationSeconds
-		if (xs == nil) != (ts == nil) || xs != nil && *xs != *ts {
-			continue
-		}
-		x.TolerationSeconds = nil
-		if x == t {
-			return i
-		}
-	}
-	return -1
-}
