@@ -96,7 +96,8 @@ type Controller struct {
 	handled   []cache.DoneChecker // the event handlers have been handed the initial listing
 	synced    chan struct{}
 	started   atomic.Bool
-	handoff   *Handoff // nil without Options.WaitIdle
+	elected   atomic.Bool // the Elector's Run has returned
+	handoff   *Handoff    // nil without Options.WaitIdle
 }
 
 // NewController wires a Controller over factory, which must not have been started yet; Run
@@ -263,6 +264,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.manager.Synced() // every node is counted: the brake and Confirm may let evictions go
 	close(c.synced)
 	if c.opts.Elector != nil {
+		defer c.elected.Store(true)
 		return c.opts.Elector.Run(ctx, c.lead)
 	}
 	<-ctx.Done()
@@ -345,7 +347,8 @@ func (c *Controller) lead(ctx context.Context) error {
 }
 
 // Ready returns nil when the controller is ready: its caches have synced, the API server
-// answers (with [Options.Reachability]) and, with leader election, the Elector is ready.
+// answers (with [Options.Reachability]) and, with leader election, the Elector is ready or,
+// its caches synced, Run is about to call the Elector's Run ([ErrNotElecting] until then).
 // It does not block.
 func (c *Controller) Ready() error {
 	select {
@@ -359,7 +362,11 @@ func (c *Controller) Ready() error {
 		}
 	}
 	if c.opts.Elector != nil {
-		return c.opts.Elector.Ready()
+		err := c.opts.Elector.Ready()
+		if errors.Is(err, ErrNotElecting) && !c.elected.Load() {
+			return nil // synced: Run calls the Elector's Run next
+		}
+		return err
 	}
 	return nil
 }

@@ -233,3 +233,64 @@ func TestControllerStartsAtOnceUnderLease(t *testing.T) {
 		clientgo.StartsAtOnce(t, testLease(t, client, "a", false))
 	})
 }
+
+// slowElector is an Elector whose Run campaigns only once begin is closed: until then it is
+// not electing, as any Elector is for a moment between the caches' sync and its Run.
+type slowElector struct {
+	begin    chan struct{}
+	electing chan struct{}
+	ended    chan struct{}
+}
+
+func (e *slowElector) Run(ctx context.Context, _ func(context.Context) error) error {
+	<-e.begin
+	close(e.electing)
+	<-ctx.Done()
+	close(e.ended)
+	return nil
+}
+
+func (e *slowElector) Ready() error {
+	select {
+	case <-e.ended:
+		return clientgo.ErrNotElecting
+	default:
+	}
+	select {
+	case <-e.electing:
+		return nil
+	default:
+		return clientgo.ErrNotElecting
+	}
+}
+
+func (e *slowElector) Healthy() error { return nil }
+func (e *slowElector) Leading() bool  { return false }
+
+// TestControllerReadyBeforeElecting: a Controller whose caches have synced is ready while its
+// Elector has not begun to campaign yet (a readiness probe in that moment used to fail, and
+// TestLeaderElectionFailover with it, about one run in 30), and not ready once Run returned.
+func TestControllerReadyBeforeElecting(t *testing.T) {
+	client := fake.NewClientset(clientgo.TaintedNode("node-1", time.Now().Add(-time.Minute)))
+	e := &slowElector{begin: make(chan struct{}), electing: make(chan struct{}), ended: make(chan struct{})}
+	c, err := clientgo.NewController(t.Context(), client, clientgo.NewFactory(client), clientgo.Options{Elector: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := clientgo.StartController(t, c)
+	<-c.Synced()
+	if err := c.Ready(); err != nil {
+		t.Errorf("synced, the Elector's Run not begun: Ready() = %v, want nil", err)
+	}
+	close(e.begin)
+	<-e.electing
+	if err := c.Ready(); err != nil {
+		t.Errorf("electing: Ready() = %v, want nil", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ready(); !errors.Is(err, clientgo.ErrNotElecting) {
+		t.Errorf("after Run: Ready() = %v, want ErrNotElecting", err)
+	}
+}

@@ -151,6 +151,7 @@ type Controller struct {
 	synced           chan struct{}
 	syncOnce         sync.Once
 	started, leading atomic.Bool
+	elected          atomic.Bool // the Elector's Run has returned
 }
 
 // NewController wires a Controller over factory, which must not have started yet; ctx
@@ -416,11 +417,13 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.waitSynced(ctx) {
 		return nil // ctx is done
 	}
+	defer c.elected.Store(true)
 	return c.opts.Elector.Run(ctx, c.Lead)
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]) and while the Elector is ready. It does not block.
+// [Options.Reachability]) and while the Elector is ready or, its caches synced, about to be
+// run ([clientgo.ErrNotElecting] until then). It does not block.
 func (c *Controller) Ready() error {
 	var err error
 	select {
@@ -433,6 +436,9 @@ func (c *Controller) Ready() error {
 	}
 	if err == nil && c.opts.Elector != nil {
 		err = c.opts.Elector.Ready()
+		if errors.Is(err, clientgo.ErrNotElecting) && !c.elected.Load() {
+			return nil // synced: Run calls the Elector's Run next
+		}
 	}
 	return err
 }

@@ -191,7 +191,7 @@ func (e *Elector) Ready() error {
 	if err := e.ended(); err != nil || e.electing.Load() {
 		return err
 	}
-	return errors.New("lease: leader election not running")
+	return fmt.Errorf("lease: %w", clientgo.ErrNotElecting)
 }
 
 // Healthy returns nil unless the Lease was lost, lead failed, or this replica leads and has
