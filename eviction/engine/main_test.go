@@ -6,7 +6,6 @@
 //     per holder and group.
 //   - concurrency_test.go: the act workers follow the actuator's latency, against a
 //     simulated client rate limiter and API server.
-//   - pause_test.go: Options.Pauser and Engine.Resume.
 //   - robustness_test.go: failures at awkward moments (a lookup failing as an attempt ends,
 //     a replacement seen by the recheck, a failed recheck at the gate), panics of the
 //     caller's Source and Observer, and a failure count past its range.
@@ -17,10 +16,15 @@
 //     from run to run, Stats of a held eviction whose recheck fails, an update left at
 //     shutdown, a held eviction whose causes change. The model test over random runs is
 //     eviction's budget_model_test.go.
-//   - bucket_internal_test.go, brake_internal_test.go, budget_internal_test.go,
-//     due_internal_test.go, fifo_internal_test.go: the parts: the token bucket, the brake's
-//     counts, the budgets' validation and causes, the deadlines kept in nanoseconds, the
-//     fifo; gate_bench_internal_test.go: the gate's benchmark.
+//   - model_test.go: the model-based test over random fleets (the Actuator called only when
+//     due, nothing due left standing, the Observer's contract, every transition in
+//     eviction.go's table); defects_test.go,
+//     heldretry_test.go, unreachable_test.go, unreachable_held_test.go: the defects the
+//     safety issue found, and RetryUnreachable.
+//   - actuator_test.go, backoff_test.go, budgets_internal_test.go, decide_internal_test.go,
+//     eviction_internal_test.go, nanos_internal_test.go, stats_reasons_internal_test.go: the
+//     parts: the Actuator's errors, the backoff, the budgets' validation, the decision, the
+//     transitions, the deadlines kept in nanoseconds, the Stats' reasons.
 //
 // The behaviours the Engine shares with every instantiation (deadlines, cancellation,
 // rechecks, retries, budgets, the Observer contract) are tested in package eviction, where
