@@ -27,9 +27,8 @@ import (
 	"github.com/taintevict/taintevict/eviction/engine"
 )
 
-// Kube's device taint eviction controller: its name (the Events' source, the field manager
-// of the rules' status), the reason of its Events, and the condition it sets on a pod
-// before deleting it.
+// Kube's device taint eviction controller's name (the Events' source, the rules' status
+// field manager), its Events' reason and the condition it sets on a pod before deleting it.
 const (
 	Component         = "device-taint-eviction-controller"
 	EventReason       = "DeviceTaintManagerEviction"
@@ -81,10 +80,9 @@ type Options struct {
 	Mode clientgo.Mode
 	// PDBTimeout is clientgo.EvictionDeleterOptions.PDBTimeout, for ModeEvict.
 	PDBTimeout time.Duration
-	// Engine is the engine's options, but: Tolerations.Rules is always DeviceRules; DryRun
-	// and Confirm.Census must not be set (Mode says the one, the controller counts for the
-	// other); Observer is told every decision after the Events and the metrics. Clock is
-	// the Controller's one clock, for all of its parts (nil: the real one).
+	// Engine is the engine's options, but Tolerations.Rules is always DeviceRules, DryRun and
+	// Confirm.Census must not be set (Mode and the controller's census set them), Observer
+	// hears each decision after the Events and metrics, and Clock (nil: real) serves all parts.
 	Engine engine.Options
 	// StatusPeriod is kube's rule status period (see the Reason constants), and how often
 	// Engine.Confirm's census counts every scope again. 0 means [DefaultStatusPeriod].
@@ -117,8 +115,7 @@ type PodGroupMode string
 
 // The PodGroupModes.
 const (
-	// PodGroupsAuto follows them when the API server serves PodGroups, as discovery says
-	// when the controller starts to lead.
+	// PodGroupsAuto follows them when discovery says PodGroups are served (Options.PodGroups).
 	PodGroupsAuto PodGroupMode = ""
 	// PodGroupsOn follows them, as kube with DRAWorkloadResourceClaims on.
 	PodGroupsOn PodGroupMode = "on"
@@ -327,7 +324,7 @@ func (c *Controller) Lead(ctx context.Context) error {
 	return fmt.Errorf("device: stopped: %w", err)
 }
 
-// discoverPodGroups tells the Source, with PodGroupsAuto, whether PodGroups are served; it
+// discoverPodGroups tells the Source, with PodGroupsAuto, whether PodGroups are served, or
 // reports false when ctx ended first.
 func (c *Controller) discoverPodGroups(ctx context.Context) bool {
 	if c.opts.PodGroups != PodGroupsAuto {
@@ -378,8 +375,8 @@ func servesPodGroups(ctx context.Context, d discovery.DiscoveryInterface) (bool,
 	return false, nil
 }
 
-// waitSynced waits until the informers and the handlers have synced, or reports false when
-// ctx ended first. It waits on channels: client-go's WaitForCacheSync polls every 100 ms.
+// waitSynced waits on channels (client-go's WaitForCacheSync polls every 100 ms) until the
+// informers and the handlers have synced, or reports false when ctx ended first.
 func (c *Controller) waitSynced(ctx context.Context) bool {
 	if !cache.WaitFor(ctx, "", c.handlers...) {
 		return false
@@ -422,8 +419,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // Ready returns nil once the caches have synced, while the API server answers (with
-// [Options.Reachability]) and while the Elector is ready or, its caches synced, about to be
-// run ([clientgo.ErrNotElecting] until then). It does not block.
+// [Options.Reachability]) and while the Elector is ready or about to run. It does not block.
 func (c *Controller) Ready() error {
 	var err error
 	select {
