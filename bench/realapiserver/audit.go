@@ -60,13 +60,20 @@ type AuditReader struct {
 	path    string
 	off     int64
 	partial []byte
+	bad     int // Reads in a row that met a line that does not parse
 }
+
+// auditRereads is how many Reads in a row may meet a line that does not parse, each
+// reading the same lines again, before Read returns the error: at 100,000 pods a Read
+// once met a line cut at its start, and an error that stays is the file's, not the read's.
+const auditRereads = 25
 
 // NewAuditReader reads the audit log at path, from its start.
 func NewAuditReader(path string) *AuditReader { return &AuditReader{path: path} }
 
 // Read returns the records of the lines written since the last Read. A log not created
-// yet has none.
+// yet has none. A line that does not parse is read again at the next Read, and returned as
+// an error once auditRereads Reads in a row have met one.
 func (a *AuditReader) Read() ([]Record, error) {
 	f, err := os.Open(a.path)
 	if os.IsNotExist(err) {
@@ -83,11 +90,19 @@ func (a *AuditReader) Read() ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("realapiserver: audit log: %w", err)
 	}
-	a.off += int64(len(data))
-	data = append(a.partial, data...)
+	data = append(slices.Clone(a.partial), data...)
 	end := bytes.LastIndexByte(data, '\n') + 1
+	recs, err := ParseAudit(data[:end])
+	if err != nil {
+		if a.bad++; a.bad < auditRereads {
+			return nil, nil // read from the same offset again next time
+		}
+		return nil, err
+	}
+	a.bad = 0
+	a.off += int64(len(data) - len(a.partial))
 	a.partial = slices.Clone(data[end:])
-	return ParseAudit(data[:end])
+	return recs, nil
 }
 
 // ParseAudit parses audit log lines.

@@ -96,9 +96,27 @@ func TestAuditReader(t *testing.T) {
 	if recs, err = r.Read(); err != nil || len(recs) != 1 || recs[0] != want {
 		t.Errorf("the rest of the cut line: got %v, %v, want %v", recs, err, want)
 	}
+	// A line cut at its start is read again: once it reads whole, nothing is lost.
+	if err := os.WriteFile(path, []byte(line+line+line[60:]+line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = r.Read(); err != nil || len(recs) != 0 {
+		t.Errorf("a cut line: got %v, %v, want nothing yet", recs, err)
+	}
+	if err := os.WriteFile(path, []byte(line+line+line+line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = r.Read(); err != nil || len(recs) != 2 {
+		t.Errorf("the cut line read whole: got %v, %v, want its record and the next", recs, err)
+	}
 	write("{not json\n")
+	for i := 1; i < auditRereads; i++ {
+		if recs, err := r.Read(); err != nil || len(recs) != 0 {
+			t.Fatalf("a bad line, read %d: got %v, %v, want nothing yet", i, recs, err)
+		}
+	}
 	if _, err := r.Read(); err == nil || !strings.HasPrefix(err.Error(), "realapiserver: ") {
-		t.Errorf("a bad line: got %v, want a realapiserver error", err)
+		t.Errorf("a bad line that stays: got %v, want a realapiserver error", err)
 	}
 }
 
