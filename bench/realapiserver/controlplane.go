@@ -102,6 +102,8 @@ type PlaneOptions struct {
 	// as it is (a cluster saved earlier), and Stop leaves it. "" is a new folder that Stop
 	// removes.
 	EtcdDataDir string
+	// EtcdFlags are etcd flags beyond envtest's, by name without "--".
+	EtcdFlags map[string]string
 }
 
 // StartControlPlane starts kube-apiserver and etcd from the folder assets.
@@ -129,8 +131,10 @@ func StartControlPlaneWith(assets string, o PlaneOptions) (*ControlPlane, error)
 		ControlPlaneStartTimeout: 5 * time.Minute, // a saved cluster of 150,000 pods is read first
 		ControlPlaneStopTimeout:  time.Minute,
 	}
-	if o.EtcdDataDir != "" {
-		cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: o.EtcdDataDir}
+	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: o.EtcdDataDir}
+	etcdArgs := cp.env.ControlPlane.Etcd.Configure()
+	for k, v := range o.EtcdFlags {
+		etcdArgs.Set(k, v)
 	}
 	args := cp.env.ControlPlane.GetAPIServer().Configure().
 		Set("audit-policy-file", policy).

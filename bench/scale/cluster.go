@@ -60,6 +60,11 @@ func (s Shape) apiserverFlags() map[string]string {
 	}
 }
 
+// etcdFlags are the etcd flags the cluster is built and run with: the backend quota at
+// the 8 GiB etcd recommends as the most for a large cluster, where its default of 2 GiB
+// ran out in the outage at 100,020 pods ("mvcc: database space exceeded").
+var etcdFlags = map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)}
+
 // builderUser makes the cluster; the audit policy leaves its requests out.
 const builderUser = "scale-builder"
 
@@ -139,7 +144,7 @@ func LoadOrBuild(ctx context.Context, assets, flowSchema, dir string, shape Shap
 // build makes the cluster on a control plane whose etcd keeps its data in dir/etcd.
 func build(ctx context.Context, assets, flowSchema, dir string, shape Shape, log io.Writer) (oursUser string, err error) {
 	cp, err := realapiserver.StartControlPlaneWith(assets, realapiserver.PlaneOptions{
-		AuditPolicy: auditPolicy, APIServerFlags: shape.apiserverFlags(), EtcdDataDir: filepath.Join(dir, "etcd"),
+		AuditPolicy: auditPolicy, APIServerFlags: shape.apiserverFlags(), EtcdFlags: etcdFlags, EtcdDataDir: filepath.Join(dir, "etcd"),
 	})
 	if err != nil {
 		return "", err
@@ -272,7 +277,7 @@ func (s *Saved) Start(ctx context.Context, assets string) (*Plane, error) {
 		return nil, fmt.Errorf("scale: copying the saved cluster: %v: %s", err, out)
 	}
 	cp, err := realapiserver.StartControlPlaneWith(assets, realapiserver.PlaneOptions{
-		AuditPolicy: auditPolicy, APIServerFlags: s.Shape.apiserverFlags(), EtcdDataDir: filepath.Join(dir, "etcd"),
+		AuditPolicy: auditPolicy, APIServerFlags: s.Shape.apiserverFlags(), EtcdFlags: etcdFlags, EtcdDataDir: filepath.Join(dir, "etcd"),
 	})
 	if err != nil {
 		os.RemoveAll(dir)
