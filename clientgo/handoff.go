@@ -27,9 +27,10 @@ import (
 // place of the Manager ([Options.WaitIdle] does). It keeps an entry per node and pod.
 //
 // A fake clientset loses a deletion made between an informer's list and its watch, so on
-// one NewHandoff opens the node and pod watches itself, and WaitIdle first waits until both
-// are open: create the Handoff (the Controller) before the informers start (else WaitIdle
-// fails), and prepend any watch reactor of your own for nodes or pods after it.
+// one NewHandoff opens the node and pod watches itself, replaying to each the deletions
+// requested before it opened, and WaitIdle first waits until both are open: create the
+// Handoff (the Controller) before the informers start (else WaitIdle fails), and prepend
+// any watch or delete reactor of your own for nodes or pods after it.
 //
 // Its methods are safe for concurrent use. The zero Handoff is not usable: create one with
 // [NewHandoff].
@@ -43,6 +44,8 @@ type Handoff struct {
 	pods     map[types.NamespacedName]*v1.Pod
 	unopened map[string]bool // a fake clientset's watches not open yet
 	late     []string        // a fake clientset's watches opened before NewHandoff
+	// deleted are the keys a delete request named before the watch of its resource opened.
+	deleted map[string]map[types.NamespacedName]bool
 }
 
 // NewHandoff returns the Handoff that hands every change on to m, and lists through client.
@@ -58,6 +61,7 @@ func NewHandoff(client kubernetes.Interface, m *eviction.Manager) *Handoff {
 
 // fakeClientset is what the fake Clientset offers, which openWatches uses.
 type fakeClientset interface {
+	PrependReactor(verb, resource string, reaction k8stesting.ReactionFunc)
 	PrependWatchReactor(resource string, reaction k8stesting.WatchReactionFunc)
 	Tracker() k8stesting.ObjectTracker
 	Actions() []k8stesting.Action
@@ -67,12 +71,19 @@ type fakeClientset interface {
 // notes them open; and notes those opened already, which it cannot see.
 func (h *Handoff) openWatches(f fakeClientset) {
 	h.unopened = map[string]bool{"nodes": true, "pods": true}
+	h.deleted = map[string]map[types.NamespacedName]bool{}
 	for _, resource := range []string{"nodes", "pods"} {
 		if slices.ContainsFunc(f.Actions(), func(a k8stesting.Action) bool {
 			return a.GetVerb() == "watch" && a.GetResource().Resource == resource
 		}) {
 			h.late = append(h.late, resource)
 		}
+		f.PrependReactor("delete", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if d, ok := a.(k8stesting.DeleteAction); ok && a.GetSubresource() == "" {
+				h.noteDeleted(resource, types.NamespacedName{Namespace: a.GetNamespace(), Name: d.GetName()})
+			}
+			return false, nil, nil // the fake's own reactor deletes
+		})
 		f.PrependWatchReactor(resource, func(a k8stesting.Action) (bool, watch.Interface, error) {
 			var opts metav1.ListOptions
 			if wa, ok := a.(k8stesting.WatchActionImpl); ok {
@@ -80,6 +91,7 @@ func (h *Handoff) openWatches(f fakeClientset) {
 			}
 			w, err := f.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
 			if err == nil {
+				h.replayDeletions(f, a.GetResource(), w)
 				h.mu.Lock()
 				delete(h.unopened, resource)
 				h.mu.Unlock()
@@ -87,6 +99,52 @@ func (h *Handoff) openWatches(f fakeClientset) {
 			}
 			return true, w, err
 		})
+	}
+}
+
+// replayDeletions sends w a Deleted event for each object of resource that a delete
+// request removed before w opened: the fake's watch replays what exists, not what went, so
+// an informer that listed such an object would keep it for ever (the Manager's first
+// evictions come as the pods are listed, before the pod watch opens). An informer ignores
+// the event of an object it does not hold.
+func (h *Handoff) replayDeletions(f fakeClientset, gvr schema.GroupVersionResource, w watch.Interface) {
+	fw, ok := w.(interface{ Delete(runtime.Object) })
+	h.mu.Lock()
+	deleted := h.deleted[gvr.Resource]
+	delete(h.deleted, gvr.Resource)
+	h.mu.Unlock()
+	for key := range deleted {
+		if _, err := f.Tracker().Get(gvr, key.Namespace, key.Name); ok && err != nil {
+			fw.Delete(h.gone(gvr.Resource, key)) // not recreated since
+		}
+	}
+}
+
+// gone is the last version handed on of the node or pod key, or one with its name alone.
+func (h *Handoff) gone(resource string, key types.NamespacedName) runtime.Object {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if resource == "nodes" {
+		if n := h.nodes[key.Name]; n != nil {
+			return n
+		}
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: key.Name}}
+	}
+	if p := h.pods[key]; p != nil {
+		return p
+	}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+}
+
+// noteDeleted notes a delete request of key, until the watch of resource opens.
+func (h *Handoff) noteDeleted(resource string, key types.NamespacedName) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.unopened[resource] {
+		if h.deleted[resource] == nil {
+			h.deleted[resource] = map[types.NamespacedName]bool{}
+		}
+		h.deleted[resource][key] = true
 	}
 }
 

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -183,4 +186,55 @@ func TestHandoffAfterTheInformers(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestHandoffDeletionBeforeTheWatch: a pod deleted after the pod informer's list and
+// before its watch opened (the Manager evicts as the pods are listed) reaches the
+// informer all the same, so WaitIdle returns. Before, the fake's watch did not replay the
+// deletion, the informer kept the pod for ever, and WaitIdle waited until its ctx ended
+// (a CI run hung in ExampleNewMeter).
+func TestHandoffDeletionBeforeTheWatch(t *testing.T) {
+	client := fake.NewClientset(taintedNode("node-1", testNow), podOn("shop", "gone", "node-1"))
+	factory := NewFactory(client)
+	inf, err := NewInformers(factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(testNow)
+	cache := NewInformerCache(inf)
+	m, err := eviction.New(NewPodDeleter(client, PodDeleterOptions{Pods: cache, Clock: clk}), cache, eviction.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandoff(client, m)
+	if _, err := inf.AddHandlers(h, klog.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := client.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Pods("shop").Delete(t.Context(), "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The informer's list, the first, is the one taken before the deletion.
+	var once sync.Once
+	client.PrependReactor("list", "pods", func(k8stesting.Action) (handled bool, obj runtime.Object, err error) {
+		once.Do(func() { handled, obj = true, stale.DeepCopy() })
+		return handled, obj, nil
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), failAfter)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if err := h.WaitIdle(ctx); err != nil {
+		t.Fatalf("WaitIdle: %v", err)
+	}
+	if _, ok, _ := inf.Pods.GetIndexer().GetByKey("shop/gone"); ok {
+		t.Error("the informer still holds the pod deleted before its watch")
+	}
+	cancel()
+	<-done
 }
